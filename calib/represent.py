@@ -1,0 +1,160 @@
+"""Representation: how a text becomes a set of hashed shingles.
+
+A :class:`Representation` is a frozen, hashable config (normalization, shingle
+type and size k, shingle hash function, number of hashes, seed, signature
+scheme). Its :meth:`~Representation.fingerprint` is a short hash of its
+canonical JSON, so two results computed under different representations can
+always be told apart.
+
+Shingling rules (documented, deliberate):
+
+* ``word`` shingles: the normalized text is split on Unicode whitespace
+  (``str.split()``); a shingle is k consecutive tokens joined by one space.
+  Scripts written without spaces (CJK) are therefore one token per run of
+  text: use ``char`` shingles for them.
+* ``char`` shingles: k consecutive Unicode code points of the normalized text.
+* A text with at least one but fewer than k units is one shingle: the whole
+  normalized text. A text with no unit at all (empty after normalization) has
+  an empty shingle set; it never becomes an LSH candidate and its Jaccard
+  similarity to anything is 0.
+* A shingle's bytes are its UTF-8 encoding; its hash is a 32-bit integer:
+  ``xxhash`` = ``xxhash.xxh32_intdigest(b, seed=0)``, ``mmh3`` =
+  ``mmh3.hash(b, 0, signed=False)``, ``sha1`` = datasketch's ``sha1_hash32``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Literal
+
+SHINGLE_TYPES = ("word", "char")
+HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
+SCHEMES = ("fast", "datasketch")
+
+# Punctuation and symbols (Unicode categories P* and S*) are removed when
+# strip_punct is on; they become a space so that "end.Start" stays two words.
+_PUNCT_RE = re.compile(r"[^\w\s]|_", re.UNICODE)
+_WS_RE = re.compile(r"\s+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Representation:
+    """How documents are normalized, shingled, hashed and sketched.
+
+    Parameters use the literature's names: ``k`` is the shingle size,
+    ``num_perm`` the number of hash functions (signature length), ``seed``
+    draws the permutations.
+    """
+
+    lowercase: bool = True
+    nfkc: bool = True
+    strip_punct: bool = False
+    collapse_ws: bool = True
+    shingle: Literal["word", "char"] = "word"
+    k: int = 5
+    hashfunc: Literal["xxhash", "sha1", "mmh3"] = "xxhash"
+    num_perm: int = 128
+    seed: int = 1
+    scheme: Literal["fast", "datasketch"] = "fast"
+
+    def __post_init__(self) -> None:
+        for name in ("lowercase", "nfkc", "strip_punct", "collapse_ws"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"Representation.{name} must be true or false, got {getattr(self, name)!r}")
+        if self.shingle not in SHINGLE_TYPES:
+            raise ValueError(f"Representation.shingle must be one of {SHINGLE_TYPES}, got {self.shingle!r}")
+        if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
+            raise ValueError(f"Representation.k (shingle size) must be an integer >= 1, got {self.k!r}")
+        if self.hashfunc not in HASH_FUNCTIONS:
+            raise ValueError(f"Representation.hashfunc must be one of {HASH_FUNCTIONS}, got {self.hashfunc!r}")
+        if not isinstance(self.num_perm, int) or isinstance(self.num_perm, bool) or not 1 <= self.num_perm <= 8192:
+            raise ValueError(f"Representation.num_perm must be an integer in [1, 8192], got {self.num_perm!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**32:
+            raise ValueError(f"Representation.seed must be an integer in [0, 2**32), got {self.seed!r}")
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"Representation.scheme must be one of {SCHEMES}, got {self.scheme!r}")
+
+    # -- identity -----------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Representation":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown Representation field(s): {', '.join(unknown)}")
+        return cls(**d)
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def fingerprint(self) -> str:
+        """Short stable id: first 12 hex digits of sha256(canonical JSON)."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:12]
+
+    def shingling(self) -> "Representation":
+        """The part that fixes the shingle hash sets (num_perm, seed, scheme reset)."""
+        return replace(self, num_perm=1, seed=0, scheme="fast")
+
+    def shingling_fingerprint(self) -> str:
+        return self.shingling().fingerprint()
+
+    def with_(self, **changes) -> "Representation":
+        return replace(self, **changes)
+
+    def normalization_label(self) -> str:
+        parts = [n for n, on in (("lower", self.lowercase), ("nfkc", self.nfkc),
+                                 ("nopunct", self.strip_punct), ("ws", self.collapse_ws)) if on]
+        return "+".join(parts) or "raw"
+
+    def shingle_label(self) -> str:
+        return f"{self.shingle}{self.k}"
+
+    def __str__(self) -> str:
+        return (f"{self.shingle_label()} [{self.normalization_label()}] {self.hashfunc} "
+                f"{self.scheme}/{self.num_perm} seed={self.seed}")
+
+
+def normalize(text: str, rep: Representation) -> str:
+    """Apply the representation's normalization to one text.
+
+    Order: NFKC, lowercase, punctuation -> space, whitespace collapse (and
+    strip). Word shingling always splits on whitespace, so collapse only
+    changes char shingles.
+    """
+    if rep.nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    if rep.lowercase:
+        text = text.lower()
+    if rep.strip_punct:
+        text = _PUNCT_RE.sub(" ", text)
+    if rep.collapse_ws:
+        text = _WS_RE.sub(" ", text).strip()
+    if rep.shingle == "word":
+        text = " ".join(text.split())
+    return text
+
+
+def shingle_strings(text: str, rep: Representation) -> list[str]:
+    """Reference (slow, pure Python) shingles of one text, with repeats.
+
+    The vectorized path in :mod:`calib.shingles` must produce exactly the
+    hashes of these strings; tests hold it to that.
+    """
+    norm = normalize(text, rep)
+    if rep.shingle == "word":
+        units = norm.split(" ") if norm else []
+        joiner = " "
+    else:
+        units = list(norm)
+        joiner = ""
+    if not units:
+        return []
+    if len(units) < rep.k:
+        return [joiner.join(units)]
+    return [joiner.join(units[i:i + rep.k]) for i in range(len(units) - rep.k + 1)]
