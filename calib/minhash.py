@@ -1,0 +1,122 @@
+"""MinHash signatures for a whole sample: an (n, num_perm) uint32 matrix.
+
+Both schemes use datasketch 2.x's ``affine32`` construction::
+
+    x = fmix32(h(shingle))                  # MurmurHash3 finalizer, a bijection
+    sig[d, p] = min over shingles of (a_p * x + b_p) mod 2^32     (a_p odd)
+
+and differ only in how (a_p, b_p) are drawn from ``seed``:
+
+* ``datasketch``: ``np.random.RandomState(seed)`` exactly as
+  ``datasketch.MinHash(num_perm, seed)`` does (all a's, then all b's), so the
+  rows are bit-identical to ``MinHash(num_perm, seed, hashfunc).hashvalues``.
+  Because all a's are drawn before the b's, a signature of 128 permutations is
+  NOT a prefix of the one of 256: compute one matrix per hash count.
+* ``fast``: (a_p, b_p) = splitmix64(seed, p), so permutation p does not depend
+  on num_perm: the first m columns of a 256-column matrix are the m-column
+  matrix (prefix reuse in sweeps).
+
+A document with no shingle gets the all-0xFFFFFFFF row (datasketch's empty
+MinHash). The estimate of Jaccard similarity is the fraction of equal columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._hashing import M32, fmix32
+from .represent import Representation
+from .shingles import ShingleSets, shingle_hashes
+
+EMPTY = np.uint32(0xFFFFFFFF)
+
+
+def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) uint32 arrays of the affine permutations; a is odd."""
+    if scheme == "datasketch":
+        gen = np.random.RandomState(seed)
+        a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+        b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+        return a, b
+    if scheme == "fast":
+        p = np.arange(num_perm, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            za = _splitmix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + 2 * p)
+            zb = _splitmix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + 2 * p + np.uint64(1))
+        a = (za & np.uint64(0xFFFFFFFF)).astype(np.uint32) | np.uint32(1)
+        b = (zb & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        return a, b
+    raise ValueError(f"unknown signature scheme {scheme!r} (expected 'fast' or 'datasketch')")
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, parallel=True)
+def _signatures(offsets, hashes, a, b):
+    n = len(offsets) - 1
+    k = len(a)
+    out = np.empty((n, k), dtype=np.uint32)
+    for d in prange(n):
+        row = np.full(k, 0xFFFFFFFF, dtype=np.uint32)
+        for t in range(offsets[d], offsets[d + 1]):
+            x = fmix32(np.uint64(hashes[t]))
+            for p in range(k):
+                # uint64 product, low 32 bits: the mod 2^32 of affine32
+                v = np.uint32((np.uint64(a[p]) * x + np.uint64(b[p])) & M32)
+                if v < row[p]:
+                    row[p] = v
+        out[d, :] = row
+    return out
+
+
+def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "fast",
+               *, batch_size: int = 20_000) -> np.ndarray:
+    """(n, num_perm) uint32 signature matrix of the shingle sets.
+
+    Computed in batches of documents so the working set stays bounded.
+    """
+    if num_perm < 1:
+        raise ValueError(f"num_perm must be >= 1, got {num_perm}")
+    a, b = permutations(num_perm, seed, scheme)
+    out = np.empty((sets.n, num_perm), dtype=np.uint32)
+    for s in range(0, sets.n, batch_size):
+        e = min(s + batch_size, sets.n)
+        off = sets.offsets[s:e + 1]
+        out[s:e] = _signatures(off - off[0], sets.hashes[off[0]:off[-1]], a, b)
+    return out
+
+
+def signatures_from_texts(texts: list[str], rep: Representation, *, batch_size: int = 20_000) -> np.ndarray:
+    """Text in -> signature out, in batches (memory grows with batch, not corpus)."""
+    out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
+    for s in range(0, len(texts), batch_size):
+        sets = shingle_hashes(texts[s:s + batch_size], rep, unique=False)
+        out[s:s + len(sets.offsets) - 1] = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _estimate(sig, i, j, m):
+    out = np.empty(len(i), dtype=np.float64)
+    for t in prange(len(i)):
+        c = 0
+        for p in range(m):
+            c += sig[i[t], p] == sig[j[t], p]
+        out[t] = c / m
+    return out
+
+
+def estimate_jaccard(sig: np.ndarray, i: np.ndarray, j: np.ndarray, num_perm: int | None = None) -> np.ndarray:
+    """MinHash estimate of J for pairs (i, j): fraction of equal values in the
+    first ``num_perm`` columns."""
+    m = sig.shape[1] if num_perm is None else int(num_perm)
+    if not 1 <= m <= sig.shape[1]:
+        raise ValueError(f"num_perm={m} outside 1..{sig.shape[1]}")
+    return _estimate(sig, np.asarray(i, np.int64), np.asarray(j, np.int64), m)

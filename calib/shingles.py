@@ -1,0 +1,217 @@
+"""Shingling: texts -> hashed shingle sets for a whole sample at once.
+
+The result is CSR-like: ``offsets`` (int64[n+1]) and ``hashes`` (uint32),
+document d owning ``hashes[offsets[d]:offsets[d+1]]``. Texts are normalized
+in Python (C-level string methods), encoded to one UTF-8 byte buffer, and the
+compiled kernel enumerates shingle byte spans and hashes them: no Python
+object per shingle. Rules (short documents, empty ones) are stated in
+:mod:`calib.represent`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from ._hashing import murmur3_32, xxh32
+from .represent import Representation, normalize
+
+_HASH_CODES = {"xxhash": 0, "mmh3": 1, "sha1": 2}
+
+
+@dataclass(frozen=True, eq=False)
+class ShingleSets:
+    """Hashed shingles of n documents, CSR layout.
+
+    ``unique`` tells whether each document's hashes are sorted and distinct
+    (a set), which exact Jaccard requires; signatures accept either.
+    """
+
+    offsets: np.ndarray  # int64[n + 1]
+    hashes: np.ndarray   # uint32[offsets[-1]]
+    unique: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.offsets) - 1
+
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def of(self, d: int) -> np.ndarray:
+        return self.hashes[self.offsets[d]:self.offsets[d + 1]]
+
+    @property
+    def nbytes(self) -> int:
+        return self.offsets.nbytes + self.hashes.nbytes
+
+
+def encode(texts: list[str], rep: Representation) -> tuple[np.ndarray, np.ndarray]:
+    """Normalize and UTF-8 encode texts into (buffer uint8, offsets int64[n+1])."""
+    enc = [normalize(t, rep).encode("utf-8", "surrogatepass") for t in texts]
+    lengths = np.fromiter((len(e) for e in enc), dtype=np.int64, count=len(enc))
+    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    buf = np.frombuffer(b"".join(enc), dtype=np.uint8)
+    return buf, offsets
+
+
+@njit(cache=True)
+def _unit_starts(buf, s, e, word):
+    """Byte offsets where each unit starts, plus one past the last unit's end.
+
+    char: a unit is a code point (UTF-8 lead byte). word: a unit is a run of
+    non-space bytes (text already joined by single spaces); for words the
+    returned ``ends`` give each token's end.
+    """
+    n = e - s
+    starts = np.empty(n + 1, dtype=np.int64)
+    ends = np.empty(n + 1, dtype=np.int64)
+    m = 0
+    if word:
+        p = s
+        while p < e:
+            while p < e and buf[p] == 32:
+                p += 1
+            if p >= e:
+                break
+            starts[m] = p
+            while p < e and buf[p] != 32:
+                p += 1
+            ends[m] = p
+            m += 1
+    else:
+        for p in range(s, e):
+            if (buf[p] & 0xC0) != 0x80:
+                starts[m] = p
+                m += 1
+        starts[m] = e
+        for u in range(m):
+            ends[u] = starts[u + 1]
+    return starts, ends, m
+
+
+@njit(cache=True)
+def _n_shingles(m, k):
+    if m == 0:
+        return 0
+    if m < k:
+        return 1
+    return m - k + 1
+
+
+@njit(cache=True, parallel=True)
+def _count(buf, doc_off, k, word):
+    n = len(doc_off) - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in prange(n):
+        _, _, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
+        counts[d] = _n_shingles(m, k)
+    return counts
+
+
+@njit(cache=True, parallel=True)
+def _spans(buf, doc_off, out_off, k, word):
+    """Byte span (start, end) of every shingle, in CSR order."""
+    n = len(doc_off) - 1
+    total = out_off[n]
+    span_s = np.empty(total, dtype=np.int64)
+    span_e = np.empty(total, dtype=np.int64)
+    for d in prange(n):
+        starts, ends, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
+        o = out_off[d]
+        c = out_off[d + 1] - o
+        for t in range(c):
+            last = min(t + k, m) - 1
+            span_s[o + t] = starts[t]
+            span_e[o + t] = ends[last]
+    return span_s, span_e
+
+
+@njit(cache=True, parallel=True)
+def _hash_spans(buf, doc_off, out_off, k, word, code):
+    n = len(doc_off) - 1
+    out = np.empty(out_off[n], dtype=np.uint32)
+    for d in prange(n):
+        starts, ends, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
+        o = out_off[d]
+        c = out_off[d + 1] - o
+        for t in range(c):
+            last = min(t + k, m) - 1
+            if code == 0:
+                h = xxh32(buf, starts[t], ends[last])
+            else:
+                h = murmur3_32(buf, starts[t], ends[last])
+            out[o + t] = np.uint32(h)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _sort_unique(offsets, hashes):
+    n = len(offsets) - 1
+    tmp = np.empty_like(hashes)
+    counts = np.zeros(n, dtype=np.int64)
+    for d in prange(n):
+        s, e = offsets[d], offsets[d + 1]
+        if e == s:
+            continue
+        v = np.sort(hashes[s:e])
+        c = 1
+        tmp[s] = v[0]
+        for t in range(1, e - s):
+            if v[t] != v[t - 1]:
+                tmp[s + c] = v[t]
+                c += 1
+        counts[d] = c
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        new_off[d + 1] = new_off[d] + counts[d]
+    out = np.empty(new_off[n], dtype=np.uint32)
+    for d in prange(n):
+        out[new_off[d]:new_off[d + 1]] = tmp[offsets[d]:offsets[d] + counts[d]]
+    return new_off, out
+
+
+def _sha1_hashes(buf: np.ndarray, span_s: np.ndarray, span_e: np.ndarray) -> np.ndarray:
+    # datasketch.hashfunc.sha1_hash32; sha1 has no compiled path here (it is
+    # the slow, compatibility-only choice), so hash spans with hashlib.
+    raw = buf.tobytes()
+    sha1 = hashlib.sha1
+    unpack = struct.Struct("<I").unpack_from
+    return np.fromiter((unpack(sha1(raw[s:e]).digest())[0] for s, e in zip(span_s.tolist(), span_e.tolist())),
+                       dtype=np.uint32, count=len(span_s))
+
+
+def shingle_hashes(texts: list[str], rep: Representation, *, unique: bool = True) -> ShingleSets:
+    """Hashed shingles of every text under ``rep`` (sets when ``unique``)."""
+    buf, doc_off = encode(texts, rep)
+    word = rep.shingle == "word"
+    counts = _count(buf, doc_off, rep.k, word)
+    out_off = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_off[1:])
+    if rep.hashfunc == "sha1":
+        span_s, span_e = _spans(buf, doc_off, out_off, rep.k, word)
+        hashes = _sha1_hashes(buf, span_s, span_e)
+    else:
+        hashes = _hash_spans(buf, doc_off, out_off, rep.k, word, _HASH_CODES[rep.hashfunc])
+    if unique:
+        out_off, hashes = _sort_unique(out_off, hashes)
+    return ShingleSets(offsets=out_off, hashes=hashes, unique=unique)
+
+
+def hash_bytes(b: bytes, hashfunc: str) -> int:
+    """The 32-bit shingle hash of one UTF-8 shingle, via the reference library."""
+    if hashfunc == "xxhash":
+        import xxhash
+        return xxhash.xxh32_intdigest(b)
+    if hashfunc == "mmh3":
+        import mmh3
+        return mmh3.hash(b, 0, signed=False)
+    if hashfunc == "sha1":
+        from datasketch.hashfunc import sha1_hash32
+        return sha1_hash32(b)
+    raise ValueError(f"unknown hashfunc {hashfunc!r}")
