@@ -1,0 +1,264 @@
+"""LSH banding: b bands of r rows over the first b*r signature columns.
+
+Two documents are candidates when all r values of at least one band agree.
+For Jaccard similarity s the probability of that is the S-curve::
+
+    P(s) = 1 - (1 - s^r)^b,     steepest near  t ~ (1/b)^(1/r).
+
+Band keys are 64-bit hashes of a band's r values; candidate pairs come from
+sorting each band's keys and pairing documents in runs of equal keys (a pair
+is emitted only by the first band it collides in, so no global dedup pass
+is needed). Pairs are returned as int64 arrays (i, j) with i < j, sorted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+from scipy.integrate import quad
+
+
+class TooManyCandidates(RuntimeError):
+    """The (b, r) split would emit more candidate pairs than allowed."""
+
+    def __init__(self, b: int, r: int, upper_bound: int, limit: int):
+        self.b, self.r, self.upper_bound, self.limit = b, r, upper_bound, limit
+        super().__init__(f"(b={b}, r={r}) collides up to {upper_bound:,} pairs, more than "
+                         f"max_pairs={limit:,}: a split this loose returns most of the corpus")
+
+
+def check_split(b: int, r: int, num_perm: int) -> None:
+    for name, v in (("b", b), ("r", r)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if b * r > num_perm:
+        raise ValueError(f"b*r = {b}*{r} = {b * r} exceeds num_perm = {num_perm}")
+
+
+def splits(num_perm: int, *, exact: bool = True) -> list[tuple[int, int]]:
+    """All (b, r) with b*r == num_perm (exact) or b*r <= num_perm."""
+    out = []
+    for r in range(1, num_perm + 1):
+        if exact:
+            if num_perm % r == 0:
+                out.append((num_perm // r, r))
+        else:
+            out.extend((b, r) for b in range(1, num_perm // r + 1))
+    return out
+
+
+# -- theory -------------------------------------------------------------------
+
+def s_curve(s, b: int, r: int) -> np.ndarray:
+    """P(candidate | Jaccard s) = 1 - (1 - s^r)^b."""
+    s = np.asarray(s, dtype=np.float64)
+    return 1.0 - (1.0 - s ** r) ** b
+
+
+def threshold_approx(b: int, r: int) -> float:
+    """The classic approximation of the S-curve's threshold, (1/b)^(1/r)."""
+    return (1.0 / b) ** (1.0 / r)
+
+
+def s_at_probability(b: int, r: int, p: float = 0.5) -> float:
+    """The similarity where the S-curve reaches probability p (exact inverse)."""
+    return float((1.0 - (1.0 - p) ** (1.0 / b)) ** (1.0 / r))
+
+
+def false_positive_area(threshold: float, b: int, r: int) -> float:
+    """Integral of P(s) over [0, t]: chance mass of candidates below t."""
+    return quad(lambda s: 1 - (1 - s ** r) ** b, 0.0, threshold)[0]
+
+
+def false_negative_area(threshold: float, b: int, r: int) -> float:
+    """Integral of 1 - P(s) over [t, 1]: chance mass of misses above t."""
+    return quad(lambda s: (1 - s ** r) ** b, threshold, 1.0)[0]
+
+
+def optimal_split(threshold: float, num_perm: int, weights: tuple[float, float] = (0.5, 0.5)) -> tuple[int, int]:
+    """(b, r) minimizing w_fp*FP-area + w_fn*FN-area over b*r <= num_perm.
+
+    The same grid search and the same tie-break (first minimum, b outer
+    loop) as ``datasketch.lsh._optimal_param``, so it returns what
+    ``MinHashLSH(threshold, num_perm, weights)`` would use.
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+    w_fp, w_fn = weights
+    best, opt = float("inf"), (0, 0)
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            err = w_fp * false_positive_area(threshold, b, r) + w_fn * false_negative_area(threshold, b, r)
+            if err < best:
+                best, opt = err, (b, r)
+    return opt
+
+
+# -- banding ------------------------------------------------------------------
+
+@njit(cache=True, parallel=True)
+def _band_keys(sig, b, r):
+    n = sig.shape[0]
+    keys = np.empty((b, n), dtype=np.uint64)
+    for d in prange(n):
+        for band in range(b):
+            h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(band)
+            for t in range(band * r, band * r + r):
+                h ^= np.uint64(sig[d, t])
+                h *= np.uint64(0x100000001B3)
+                h ^= h >> np.uint64(29)
+            h ^= h >> np.uint64(33)
+            h *= np.uint64(0xFF51AFD7ED558CCD)
+            h ^= h >> np.uint64(33)
+            keys[band, d] = h
+    return keys
+
+
+def band_keys(sig: np.ndarray, b: int, r: int) -> np.ndarray:
+    """(b, n) uint64: a hash of each document's r values in each band."""
+    check_split(b, r, sig.shape[1])
+    return _band_keys(np.ascontiguousarray(sig), b, r)
+
+
+@njit(cache=True, parallel=True)
+def _sort_bands(keys, active):
+    b, n = keys.shape
+    order = np.empty((b, n), dtype=np.int64)
+    for band in prange(b):
+        order[band] = np.argsort(keys[band], kind="mergesort")
+    return order
+
+
+@njit(cache=True, parallel=True)
+def _count_pairs(keys, order, active):
+    b, n = keys.shape
+    counts = np.zeros(b, dtype=np.int64)
+    for band in prange(b):
+        c = 0
+        s = 0
+        while s < n:
+            e = s + 1
+            while e < n and keys[band, order[band, e]] == keys[band, order[band, s]]:
+                e += 1
+            m = 0
+            for t in range(s, e):
+                if active[order[band, t]]:
+                    m += 1
+            c += m * (m - 1) // 2
+            s = e
+        counts[band] = c
+    return counts
+
+
+@njit(cache=True, parallel=True)
+def _emit_pairs(keys, order, active, offsets):
+    b, n = keys.shape
+    out_i = np.empty(offsets[b], dtype=np.int64)
+    out_j = np.empty(offsets[b], dtype=np.int64)
+    fill = np.zeros(b, dtype=np.int64)
+    for band in prange(b):
+        o = offsets[band]
+        s = 0
+        while s < n:
+            e = s + 1
+            while e < n and keys[band, order[band, e]] == keys[band, order[band, s]]:
+                e += 1
+            for x in range(s, e):
+                p = order[band, x]
+                if not active[p]:
+                    continue
+                for y in range(x + 1, e):
+                    q = order[band, y]
+                    if not active[q]:
+                        continue
+                    lo = min(p, q)
+                    hi = max(p, q)
+                    first = True
+                    for prev in range(band):
+                        if keys[prev, lo] == keys[prev, hi]:
+                            first = False
+                            break
+                    if first:
+                        out_i[o] = lo
+                        out_j[o] = hi
+                        o += 1
+            s = e
+        fill[band] = o - offsets[band]
+    return out_i, out_j, fill
+
+
+def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | None = None,
+                    keys: np.ndarray | None = None, max_pairs: int | None = 50_000_000
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (i < j, sorted) colliding in at least one of the b bands.
+
+    ``active`` (bool[n]) masks documents out of banding: documents with no
+    shingle must be masked, since their all-max signatures would all collide.
+    Raises :class:`TooManyCandidates` when the sum over bands of colliding
+    pairs exceeds ``max_pairs`` (checked before any pair is materialized).
+    """
+    n = sig.shape[0]
+    if keys is None:
+        keys = band_keys(sig, b, r)
+    act = np.ones(n, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
+    order = _sort_bands(keys, act)
+    counts = _count_pairs(keys, order, act)
+    upper = int(counts.sum())
+    if max_pairs is not None and upper > max_pairs:
+        raise TooManyCandidates(b, r, upper, max_pairs)
+    offsets = np.zeros(b + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    ii, jj, fill = _emit_pairs(keys, order, act, offsets)
+    keep = np.concatenate([np.arange(offsets[t], offsets[t] + fill[t]) for t in range(b)]) if b else np.empty(0, np.int64)
+    ii, jj = ii[keep], jj[keep]
+    code = ii * np.int64(n) + jj
+    srt = np.argsort(code, kind="stable")
+    return ii[srt], jj[srt]
+
+
+@njit(cache=True, parallel=True)
+def _collides(sig, i, j, b, r):
+    out = np.zeros(len(i), dtype=np.bool_)
+    for t in prange(len(i)):
+        x, y = i[t], j[t]
+        for band in range(b):
+            same = True
+            for c in range(band * r, band * r + r):
+                if sig[x, c] != sig[y, c]:
+                    same = False
+                    break
+            if same:
+                out[t] = True
+                break
+    return out
+
+
+def collides(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> np.ndarray:
+    """bool per pair: do documents i and j agree on all r rows of some band?
+
+    The direct test, used for labeled and reference pairs without
+    materializing every candidate.
+    """
+    check_split(b, r, sig.shape[1])
+    return _collides(sig, np.asarray(i, np.int64), np.asarray(j, np.int64), b, r)
+
+
+@dataclass(frozen=True)
+class Split:
+    """An LSH split with its theory, for display."""
+
+    b: int
+    r: int
+
+    @property
+    def threshold(self) -> float:
+        return threshold_approx(self.b, self.r)
+
+    @property
+    def s50(self) -> float:
+        return s_at_probability(self.b, self.r, 0.5)
+
+    def __str__(self) -> str:
+        return f"b={self.b} r={self.r} (t~{self.threshold:.3f}, P=0.5 at s={self.s50:.3f})"
