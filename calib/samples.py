@@ -5,14 +5,22 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
+import math
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 PAIR_COLUMNS = ("i", "j", "is_duplicate", "category")
 EXCLUSION_COLUMNS = ("file", "line", "id", "reason")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CLOUGH_DIR = REPO_ROOT.parent / "shared" / "corpora" / "clough"
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,3 +128,537 @@ def from_frames(docs: pd.DataFrame, pairs: pd.DataFrame | None = None, *, name: 
                         "is_duplicate": lab.to_numpy(bool),
                         "category": pairs["category"].astype(str).to_numpy() if "category" in pairs else ""})
     return Sample(docs=docs, pairs=out, name=name, slice_columns=tuple(slice_columns))
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+class SampleError(ValueError):
+    """A sample file is invalid. ``file`` is the file's name, ``line`` the
+    1-based line (JSONL; CSV counting the header as line 1) or row (Parquet),
+    ``field`` the column; any of them may be None."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.file, self.line, self.field, self.detail = file, line, field, message
+        where = file or ""
+        if line is not None:
+            where += f"{' ' if where else ''}line {line}"
+        if field is not None:
+            where += f"{', ' if where else ''}field {field!r}"
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+DOC_EXTENSIONS = (".jsonl", ".csv", ".parquet")
+LABELS = {"duplicate": True, "not_duplicate": False, "true": True, "false": False,
+          "1": True, "0": False}
+HEAVY_CHOICES = ("not_duplicate", "duplicate", "exclude")
+
+
+@dataclass
+class _Table:
+    """Raw records of one file: dicts of Python values plus their line numbers."""
+
+    file: str
+    records: list[dict]
+    lines: list[int]
+    columns: list[str]
+    typed: bool  # False for CSV (every value is a string)
+
+
+def _is_null(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+
+# ---------------------------------------------------------------------------
+# Reading files into records
+# ---------------------------------------------------------------------------
+
+def _read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise SampleError("file not found", file=path.name)
+    if path.is_dir():
+        raise SampleError("is a directory, expected a file", file=path.name)
+    return path.read_bytes()
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise SampleError(f"not valid UTF-8: byte 0x{data[e.start]:02x} at byte offset {e.start} "
+                          f"({e.reason})", file=name, line=line) from None
+
+
+def _read_jsonl(path: Path) -> _Table:
+    data = _read_bytes(path)
+    _decode(data, path.name)  # whole-file check names the first bad byte
+    records, lines, columns = [], [], {}
+    for no, raw in enumerate(data.split(b"\n"), start=1):
+        s = raw.decode("utf-8-sig" if no == 1 else "utf-8").strip()
+        if not s:
+            continue
+        try:
+            rec = json.loads(s)
+        except json.JSONDecodeError as e:
+            raise SampleError(f"invalid JSON ({e.msg} at column {e.colno})", file=path.name, line=no) from None
+        if not isinstance(rec, dict):
+            raise SampleError(f"expected a JSON object, got {type(rec).__name__}", file=path.name, line=no)
+        records.append(rec)
+        lines.append(no)
+        columns.update(dict.fromkeys(rec))
+    return _Table(path.name, records, lines, list(columns), typed=True)
+
+
+def _read_csv(path: Path) -> _Table:
+    text = _decode(_read_bytes(path), path.name)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise SampleError("empty file (no header)", file=path.name, line=1) from None
+    header = [h.strip() for h in header]
+    records, lines, start = [], [], reader.line_num + 1
+    try:
+        for row in reader:
+            if row and any(c != "" for c in row):
+                if len(row) != len(header):
+                    raise SampleError(f"{len(row)} values, header has {len(header)}",
+                                      file=path.name, line=start)
+                records.append(dict(zip(header, row)))
+                lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as e:
+        raise SampleError(f"malformed CSV ({e})", file=path.name, line=start) from None
+    return _Table(path.name, records, lines, header, typed=False)
+
+
+def _read_parquet(path: Path) -> _Table:
+    _read_bytes(path)
+    try:
+        df = pd.read_parquet(path)
+    except Exception as e:  # pyarrow raises several types
+        raise SampleError(f"unreadable Parquet file ({e})", file=path.name) from None
+    df = df.reset_index(drop=True)
+    records = df.astype(object).to_dict("records")
+    return _Table(path.name, records, list(range(1, len(df) + 1)), [str(c) for c in df.columns], typed=True)
+
+
+def _read_table(path: Path) -> _Table:
+    ext = path.suffix.lower()
+    readers = {".jsonl": _read_jsonl, ".csv": _read_csv, ".parquet": _read_parquet}
+    if ext not in readers:
+        raise SampleError(f"unknown extension {ext or '(none)'!r}; expected one of .jsonl, .csv, .parquet",
+                          file=path.name)
+    return readers[ext](path)
+
+
+def _require(table: _Table, columns: tuple[str, ...]) -> None:
+    for c in columns:
+        if c not in table.columns:
+            raise SampleError(f"missing column {c!r} (columns: {', '.join(table.columns) or 'none'})",
+                              file=table.file, line=1 if not table.typed else None, field=c)
+
+
+# ---------------------------------------------------------------------------
+# Value checks
+# ---------------------------------------------------------------------------
+
+def _as_id(v, file: str, line: int, field: str) -> str:
+    """Ids are strings; integers (and integral floats) become their decimal text."""
+    if isinstance(v, bool) or _is_null(v):
+        raise SampleError("empty id" if _is_null(v) else f"id must be text or an integer, got {v!r}",
+                          file=file, line=line, field=field)
+    if isinstance(v, (int, np.integer)):
+        s = str(int(v))
+    elif isinstance(v, float) and v.is_integer():
+        s = str(int(v))
+    elif isinstance(v, str):
+        s = v
+    else:
+        raise SampleError(f"id must be text or an integer, got {type(v).__name__} {v!r}",
+                          file=file, line=line, field=field)
+    if not s.strip():
+        raise SampleError("empty id", file=file, line=line, field=field)
+    return s
+
+
+def _as_text(v, file: str, line: int, field: str) -> str:
+    if not isinstance(v, str):
+        got = "null" if _is_null(v) else f"{type(v).__name__} {v!r}"[:80]
+        raise SampleError(f"text must be a string, got {got}", file=file, line=line, field=field)
+    return v
+
+
+def _as_label(v, file: str, line: int, field: str = "label") -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    key = str(int(v)) if isinstance(v, (int, np.integer)) else (v.strip().lower() if isinstance(v, str) else None)
+    if key not in LABELS:
+        raise SampleError(f"label {v!r} not in duplicate, not_duplicate (or true/false/1/0)",
+                          file=file, line=line, field=field)
+    return LABELS[key]
+
+
+def _as_category(v) -> str:
+    return "" if _is_null(v) else str(v)
+
+
+# ---------------------------------------------------------------------------
+# Documents
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Docs:
+    """Documents being assembled: kept rows, their source lines, exclusions."""
+
+    rows: list[dict]
+    lines: dict[str, tuple[str, int]]          # id -> (file, line) for kept and excluded docs
+    excluded: set[str]
+    exclusions: list[dict]
+
+
+def _collect_docs(table: _Table) -> _Docs:
+    _require(table, ("id", "text"))
+    out = _Docs([], {}, set(), [])
+    for rec, line in zip(table.records, table.lines):
+        did = _as_id(rec.get("id"), table.file, line, "id")
+        text = _as_text(rec.get("text"), table.file, line, "text")
+        if did in out.lines:
+            f, first = out.lines[did]
+            raise SampleError(f"duplicate id {did!r} (first seen on line {first})",
+                              file=table.file, line=line, field="id")
+        out.lines[did] = (table.file, line)
+        if not text.strip():
+            out.excluded.add(did)
+            out.exclusions.append({"file": table.file, "line": line, "id": did,
+                                   "reason": "empty text" if not text else "whitespace-only text"})
+            continue
+        row = {k: v for k, v in rec.items() if k not in ("id", "text")}
+        row["id"], row["text"], row["_line"] = did, text, line
+        out.rows.append(row)
+    return out
+
+
+def _slice_values(values: list, file: str, lines: list[int], col: str, typed: bool) -> pd.Series:
+    """A slice column: numeric when every present value is a number (for CSV:
+    parses as one), else str with NA for missing values."""
+    present = [v for v in values if not _is_null(v) and v != ""]
+    for v, line in zip(values, lines):
+        if isinstance(v, (list, dict)):
+            raise SampleError(f"value must be text or a number, got {type(v).__name__}",
+                              file=file, line=line, field=col)
+    if present and typed and all(isinstance(v, (int, float, np.integer, np.floating))
+                                 and not isinstance(v, bool) for v in present):
+        return pd.to_numeric(pd.Series([None if _is_null(v) else v for v in values], dtype=object))
+    if present and not typed:
+        num = pd.to_numeric(pd.Series(values, dtype=object).replace("", None), errors="coerce")
+        if num.notna().sum() == len(present):
+            return num
+    return pd.Series([pd.NA if (_is_null(v) or v == "") else str(v) for v in values], dtype="str")
+
+
+def _docs_frame(docs: _Docs, table_file: str, typed: bool) -> pd.DataFrame:
+    if not docs.rows:
+        raise SampleError(f"empty sample: no documents left ({len(docs.exclusions)} excluded)", file=table_file)
+    cols = list(dict.fromkeys(k for r in docs.rows for k in r if k not in ("id", "text", "_line")))
+    lines = [r["_line"] for r in docs.rows]
+    frame = {"id": pd.Series([r["id"] for r in docs.rows], dtype="str"),
+             "text": pd.Series([r["text"] for r in docs.rows], dtype="str")}
+    for c in cols:
+        vals = [r.get(c) for r in docs.rows]
+        if c == "group":
+            frame[c] = pd.Series([pd.NA if (_is_null(v) or v == "") else
+                                  _as_id(v, table_file, ln, "group") for v, ln in zip(vals, lines)], dtype="str")
+        else:
+            frame[c] = _slice_values(vals, table_file, lines, c, typed)
+    return pd.DataFrame(frame)
+
+
+# ---------------------------------------------------------------------------
+# Pairs
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _PairRow:
+    a: str
+    b: str
+    label: bool
+    category: str
+    file: str
+    line: int
+
+
+def _pairs_from_table(table: _Table) -> list[_PairRow]:
+    _require(table, ("id_a", "id_b", "label"))
+    out = []
+    for rec, line in zip(table.records, table.lines):
+        a = _as_id(rec.get("id_a"), table.file, line, "id_a")
+        b = _as_id(rec.get("id_b"), table.file, line, "id_b")
+        out.append(_PairRow(a, b, _as_label(rec.get("label"), table.file, line),
+                            _as_category(rec.get("category")), table.file, line))
+    return out
+
+
+def _resolve_pairs(rows: list[_PairRow], docs: _Docs, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
+    """Check pair rows against the documents; return the pairs frame and exclusions."""
+    pos = {d: k for k, d in enumerate(frame["id"])}
+    groups = frame["group"].tolist() if "group" in frame.columns else None
+    seen: dict[tuple[int, int], tuple[bool, int]] = {}
+    kept, excl = [], []
+    for r in rows:
+        for fld, did in (("id_a", r.a), ("id_b", r.b)):
+            if did not in docs.lines:
+                raise SampleError(f"unknown id {did!r} (no such document)", file=r.file, line=r.line, field=fld)
+        if r.a == r.b:
+            raise SampleError(f"pair of document {r.a!r} with itself", file=r.file, line=r.line, field="id_b")
+        gone = [d for d in (r.a, r.b) if d in docs.excluded]
+        if gone:
+            excl.append({"file": r.file, "line": r.line, "id": f"{r.a}|{r.b}",
+                         "reason": f"pair names excluded document {gone[0]!r}"})
+            continue
+        i, j = sorted((pos[r.a], pos[r.b]))
+        if (i, j) in seen:
+            label, first = seen[(i, j)]
+            if label != r.label:
+                raise SampleError(f"contradictory labels for pair ({r.a!r}, {r.b!r}): "
+                                  f"{_label_name(r.label)} here, {_label_name(label)} on line {first}",
+                                  file=r.file, line=r.line, field="label")
+            excl.append({"file": r.file, "line": r.line, "id": f"{r.a}|{r.b}",
+                         "reason": f"repeated pair (same label as line {first})"})
+            continue
+        if groups is not None:
+            _check_group(r, groups[pos[r.a]], groups[pos[r.b]])
+        seen[(i, j)] = (r.label, r.line)
+        kept.append((i, j, r.label, r.category))
+    pairs = pd.DataFrame({"i": pd.Series([k[0] for k in kept], dtype="int64"),
+                          "j": pd.Series([k[1] for k in kept], dtype="int64"),
+                          "is_duplicate": pd.Series([k[2] for k in kept], dtype="bool"),
+                          "category": pd.Series([k[3] for k in kept], dtype="str")})
+    return pairs, excl
+
+
+def _label_name(v: bool) -> str:
+    return "duplicate" if v else "not_duplicate"
+
+
+def _check_group(r: _PairRow, ga, gb) -> None:
+    same = not _is_null(ga) and not _is_null(gb) and ga == gb
+    if same != r.label:
+        why = (f"both documents are in group {ga!r}" if same else
+               f"groups differ ({'none' if _is_null(ga) else repr(ga)} vs {'none' if _is_null(gb) else repr(gb)})")
+        raise SampleError(f"label {_label_name(r.label)} contradicts the group column: {why}",
+                          file=r.file, line=r.line, field="label")
+
+
+# ---------------------------------------------------------------------------
+# Public loaders
+# ---------------------------------------------------------------------------
+
+def _assemble(docs: _Docs, docs_file: str, typed: bool, pair_rows: list[_PairRow], name: str) -> Sample:
+    frame = _docs_frame(docs, docs_file, typed)
+    pairs, pair_excl = _resolve_pairs(pair_rows, docs, frame)
+    exclusions = pd.DataFrame(docs.exclusions + pair_excl, columns=list(EXCLUSION_COLUMNS))
+    slices = tuple(c for c in frame.columns
+                   if c not in ("id", "text", "group") and not pd.api.types.is_numeric_dtype(frame[c]))
+    return Sample(docs=frame, pairs=pairs, exclusions=exclusions, name=name, slice_columns=slices)
+
+
+def _find_one(directory: Path, stem: str, required: bool) -> Path | None:
+    found = [directory / f"{stem}{ext}" for ext in DOC_EXTENSIONS if (directory / f"{stem}{ext}").exists()]
+    if len(found) > 1:
+        raise SampleError(f"several {stem} files ({', '.join(p.name for p in found)}); keep one",
+                          file=directory.name)
+    if not found and required:
+        raise SampleError(f"no {stem}.jsonl, {stem}.csv or {stem}.parquet in directory", file=directory.name)
+    return found[0] if found else None
+
+
+def _is_inline(table: _Table) -> bool:
+    return {"id_a", "id_b", "text_a", "text_b"} <= set(table.columns)
+
+
+def load_sample(path, pairs=None, *, name: str | None = None) -> Sample:
+    """Load a labeled sample from a directory (docs.* [+ pairs.*], or the
+    Clough corpus), a documents file plus optional pair-label file, or one
+    JSONL file of inline pairs. Raises :class:`SampleError` on invalid input."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / "file_information.csv").exists():
+            return load_clough(path, name=name)
+        docs_path = _find_one(path, "docs", required=True)
+        pairs = pairs if pairs is not None else _find_one(path, "pairs", required=False)
+        name = name or path.name
+    else:
+        docs_path = path
+        name = name or path.stem
+    table = _read_table(docs_path)
+    if _is_inline(table):
+        if pairs is not None:
+            raise SampleError("inline-pair file given together with a pair-label file", file=table.file)
+        docs, rows = _inline_docs_and_pairs(table)
+        return _assemble(docs, table.file, True, rows, name)
+    docs = _collect_docs(table)
+    rows = _pairs_from_table(_read_table(Path(pairs))) if pairs is not None else []
+    return _assemble(docs, table.file, table.typed, rows, name)
+
+
+def _inline_docs_and_pairs(table: _Table) -> tuple[_Docs, list[_PairRow]]:
+    """Documents and pairs of an inline-pair JSONL file (docs deduplicated by id)."""
+    _require(table, ("id_a", "text_a", "id_b", "text_b", "label"))
+    docs = _Docs([], {}, set(), [])
+    texts: dict[str, str] = {}
+    rows = []
+    for rec, line in zip(table.records, table.lines):
+        ids = []
+        for side in ("a", "b"):
+            did = _as_id(rec.get(f"id_{side}"), table.file, line, f"id_{side}")
+            text = _as_text(rec.get(f"text_{side}"), table.file, line, f"text_{side}")
+            ids.append(did)
+            if did in texts:
+                if texts[did] != text:
+                    raise SampleError(f"id {did!r} has a different text than on line {docs.lines[did][1]}",
+                                      file=table.file, line=line, field=f"text_{side}")
+                continue
+            texts[did] = text
+            docs.lines[did] = (table.file, line)
+            if not text.strip():
+                docs.excluded.add(did)
+                docs.exclusions.append({"file": table.file, "line": line, "id": did,
+                                        "reason": "empty text" if not text else "whitespace-only text"})
+            else:
+                docs.rows.append({"id": did, "text": text, "_line": line})
+        rows.append(_PairRow(ids[0], ids[1], _as_label(rec.get("label"), table.file, line),
+                             _as_category(rec.get("category")), table.file, line))
+    return docs, rows
+
+
+def _decode_legacy(data: bytes) -> str:
+    """UTF-8, else Windows-1252 (some Clough files are cp1252); CRLF -> LF."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="replace")
+    return text.replace("\r\n", "\n")
+
+
+def load_clough(path=None, *, heavy: str = "not_duplicate", name: str | None = None) -> Sample:
+    """The Clough & Stevenson short-answer corpus as a Sample: 100 documents
+    (id = file stem, ``domain`` = task, ``category``), each answer paired with
+    its task's source: cut/light duplicate, non not_duplicate, heavy per
+    ``heavy`` ("not_duplicate", "duplicate" or "exclude")."""
+    if heavy not in HEAVY_CHOICES:
+        raise ValueError(f"heavy must be one of {HEAVY_CHOICES}, got {heavy!r}")
+    path = Path(path) if path is not None else CLOUGH_DIR
+    info = _read_csv(path / "file_information.csv")
+    _require(info, ("File", "Task", "Category"))
+    rows, lines, docs, heavy_excl = [], {}, [], []
+    for rec, line in zip(info.records, info.lines):
+        f = path / rec["File"]
+        text = _decode_legacy(_read_bytes(f))
+        did = Path(rec["File"]).stem
+        docs.append({"id": did, "text": text, "domain": f"task{rec['Task']}", "category": rec["Category"]})
+        lines[did] = line
+    frame = pd.DataFrame(docs).astype("str")
+    src = {d["domain"]: d["id"] for d in docs if d["category"] == "orig"}
+    labels = {"cut": True, "light": True, "non": False, "heavy": heavy == "duplicate"}
+    for d in docs:
+        if d["category"] == "orig":
+            continue
+        if d["category"] not in labels:
+            raise SampleError(f"unknown category {d['category']!r}", file=info.file, line=lines[d["id"]],
+                              field="Category")
+        if d["category"] == "heavy" and heavy == "exclude":
+            heavy_excl.append({"file": info.file, "line": lines[d["id"]], "id": f"{d['id']}|{src[d['domain']]}",
+                               "reason": "heavy revision pair excluded (heavy='exclude')"})
+            continue
+        rows.append(_PairRow(d["id"], src[d["domain"]], labels[d["category"]], d["category"], info.file,
+                             lines[d["id"]]))
+    holder = _Docs(frame.to_dict("records"), {d: (info.file, ln) for d, ln in lines.items()}, set(), [])
+    pairs, excl = _resolve_pairs(rows, holder, frame)
+    exclusions = pd.DataFrame(heavy_excl + excl, columns=list(EXCLUSION_COLUMNS))
+    return Sample(docs=frame, pairs=pairs, exclusions=exclusions, name=name or "clough",
+                  slice_columns=("domain", "category"))
+
+
+# ---------------------------------------------------------------------------
+# Writing and summaries
+# ---------------------------------------------------------------------------
+
+def pair_frame(sample: Sample) -> pd.DataFrame:
+    """The sample's pairs by id: id_a, id_b, label (duplicate/not_duplicate), category."""
+    ids = sample.docs["id"].to_numpy(dtype=object)
+    p = sample.pairs
+    return pd.DataFrame({"id_a": pd.Series(ids[p["i"].to_numpy()], dtype="str"),
+                         "id_b": pd.Series(ids[p["j"].to_numpy()], dtype="str"),
+                         "label": pd.Series(np.where(p["is_duplicate"].to_numpy(bool), "duplicate",
+                                                     "not_duplicate"), dtype="str"),
+                         "category": pd.Series(p["category"].to_numpy(dtype=object), dtype="str")})
+
+
+def write_sample(sample: Sample, directory, *, fmt: str = "jsonl") -> tuple[Path, Path]:
+    """Write docs.<fmt> and pairs.<fmt> (fmt: jsonl, csv or parquet) into directory."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stem, frame in (("docs", sample.docs), ("pairs", pair_frame(sample))):
+        out = directory / f"{stem}.{fmt}"
+        _write_frame(frame, out, fmt)
+        written.append(out)
+    return written[0], written[1]
+
+
+def _write_frame(frame: pd.DataFrame, out: Path, fmt: str) -> None:
+    if fmt == "jsonl":
+        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        out.write_bytes(text.encode("utf-8") if text.endswith("\n") or not text else (text + "\n").encode("utf-8"))
+    elif fmt == "csv":
+        frame.to_csv(out, index=False, lineterminator="\n", encoding="utf-8")
+    elif fmt == "parquet":
+        frame.to_parquet(out, index=False)
+    else:
+        raise ValueError(f"fmt must be jsonl, csv or parquet, got {fmt!r}")
+
+
+def numeric_columns(sample: Sample) -> tuple[str, ...]:
+    """Numeric document columns (e.g. a quality score): not slices, but usable
+    to choose a cluster's representative."""
+    return tuple(c for c in sample.docs.columns
+                 if c not in ("id", "text", "group") and pd.api.types.is_numeric_dtype(sample.docs[c]))
+
+
+def summary(sample: Sample) -> dict:
+    """Counts for display: documents, exclusions by reason, pairs by label and
+    category, groups, slice columns and their value counts."""
+    p = sample.pairs
+    labels = np.where(p["is_duplicate"].to_numpy(bool), "duplicate", "not_duplicate")
+    by_cat = pd.crosstab(p["category"].to_numpy(dtype=object), labels) if len(p) else pd.DataFrame()
+    out = {
+        "name": sample.name,
+        "documents": sample.n,
+        "excluded": int(len(sample.exclusions)),
+        "excluded_by_reason": _counts(sample.exclusions["reason"].map(_reason_kind)) if len(sample.exclusions) else {},
+        "pairs": int(len(p)),
+        "pairs_by_label": {k: int((labels == k).sum()) for k in ("duplicate", "not_duplicate")},
+        "pairs_by_category": {str(c): {str(k): int(v) for k, v in row.items() if v}
+                              for c, row in by_cat.iterrows()},
+        "slice_columns": {c: _counts(sample.docs[c].fillna("(missing)")) for c in sample.slice_columns},
+        "numeric_columns": list(numeric_columns(sample)),
+    }
+    if sample.has_groups:
+        sizes = sample.docs["group"].dropna().value_counts()
+        out["groups"] = {"groups": int(len(sizes)), "in_groups_of_2_or_more": int(sizes[sizes >= 2].sum()),
+                         "largest": int(sizes.max()) if len(sizes) else 0,
+                         "without_group": int(sample.docs["group"].isna().sum())}
+    return out
+
+
+def _reason_kind(reason: str) -> str:
+    return re.sub(r" ?[('].*$", "", reason)
+
+
+def _counts(s: pd.Series) -> dict:
+    vc = s.astype(object).value_counts(sort=False)
+    return {str(k): int(v) for k, v in sorted(vc.items(), key=lambda kv: (-kv[1], str(kv[0])))}
