@@ -321,6 +321,8 @@ class _Docs:
 
 
 def _collect_docs(table: _Table) -> _Docs:
+    if not table.records:
+        raise SampleError("empty sample: the file has no documents", file=table.file)
     _require(table, ("id", "text"))
     out = _Docs([], {}, set(), [])
     for rec, line in zip(table.records, table.lines):
@@ -392,6 +394,8 @@ class _PairRow:
 
 
 def _pairs_from_table(table: _Table) -> list[_PairRow]:
+    if not table.records and table.typed:  # an empty JSONL/Parquet file: no pairs
+        return []
     _require(table, ("id_a", "id_b", "label"))
     out = []
     for rec, line in zip(table.records, table.lines):
@@ -615,7 +619,11 @@ def _write_frame(frame: pd.DataFrame, out: Path, fmt: str) -> None:
         text = frame.to_json(orient="records", lines=True, force_ascii=False)
         out.write_bytes(text.encode("utf-8") if text.endswith("\n") or not text else (text + "\n").encode("utf-8"))
     elif fmt == "csv":
-        frame.to_csv(out, index=False, lineterminator="\n", encoding="utf-8")
+        # csv quotes only around "\n" for this line terminator: a bare "\r" needs full quoting
+        has_cr = any(frame[c].astype(str).str.contains("\r", regex=False).any()
+                     for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
+        frame.to_csv(out, index=False, lineterminator="\n", encoding="utf-8",
+                     quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
     elif fmt == "parquet":
         frame.to_parquet(out, index=False)
     else:
