@@ -491,6 +491,8 @@ def load_sample(path, pairs=None, *, name: str | None = None) -> Sample:
     path = Path(path)
     if path.is_dir():
         if (path / "file_information.csv").exists():
+            if pairs is not None:
+                raise SampleError("the Clough corpus brings its own pairs; no pair file expected", file=path.name)
             return load_clough(path, name=name)
         docs_path = _find_one(path, "docs", required=True)
         pairs = pairs if pairs is not None else _find_one(path, "pairs", required=False)
