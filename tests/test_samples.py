@@ -1,0 +1,283 @@
+"""Loaders, validation errors, the shipped sample and the Clough adapter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calib.samples import (CATEGORIES, CLOUGH_DIR, SAMPLE_DIR, Sample, SampleError, build_sample, from_frames,
+                           load_clough, load_sample, numeric_columns, summary, write_sample)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+def jsonl(*records) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+DOCS = jsonl({"id": "a", "text": "alpha one", "domain": "x", "quality": 0.5},
+             {"id": "b", "text": "beta two", "domain": "y", "quality": 2},
+             {"id": "c", "text": "gamma three", "domain": "x", "quality": 1.5})
+
+
+def small_sample() -> Sample:
+    docs = pd.DataFrame({"id": ["a", "b", "c", "d"], "text": ["one two", "one two!", "three, \"four\"", "x\ny"],
+                         "group": pd.Series(["g", "g", pd.NA, pd.NA], dtype="str"),
+                         "domain": ["p", "q", "p", "q"]})
+    pairs = pd.DataFrame({"id_a": ["a", "c"], "id_b": ["b", "d"], "label": ["duplicate", "not_duplicate"],
+                          "category": ["light_edit", ""]})
+    return from_frames(docs, pairs)
+
+
+# ---------------------------------------------------------------- round trips
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_round_trip_each_format(tmp_path, fmt):
+    s = small_sample()
+    write_sample(s, tmp_path, fmt=fmt)
+    back = load_sample(tmp_path)
+    assert back.content_hash() == s.content_hash()
+    assert back.slice_columns == ("domain",)
+    assert back.pairs["category"].tolist() == ["light_edit", ""]
+
+
+def test_documents_file_plus_pairs_file_and_inline_pairs(tmp_path):
+    s = small_sample()
+    d, p = write_sample(s, tmp_path / "x", fmt="csv")
+    assert load_sample(d, p).content_hash() == s.content_hash()
+    inline = jsonl({"id_a": "a", "text_a": "one two", "id_b": "b", "text_b": "one two!", "label": "duplicate"},
+                   {"id_a": "a", "text_a": "one two", "id_b": "c", "text_b": "other", "label": 0,
+                    "category": "same_topic"})
+    got = load_sample(write(tmp_path / "inline.jsonl", inline))
+    assert got.ids.tolist() == ["a", "b", "c"]
+    assert got.pairs["is_duplicate"].tolist() == [True, False]
+    assert got.pairs["category"].tolist() == ["", "same_topic"]
+
+
+texts = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40).filter(lambda t: t.strip())
+extras = st.sampled_from(["😀 emoji", "e\u0301 combining", 'quote " and \'', "comma, comma", "new\nline",
+                          "cr\r\nlf", "tab\tsep", ""])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.lists(st.tuples(texts, texts, extras), min_size=1, max_size=6, unique_by=lambda t: t[0]))
+def test_hypothesis_round_trip(tmp_path_factory, data):
+    docs = pd.DataFrame({"id": [d[0] for d in data], "text": [d[1] + d[2] for d in data]})
+    pairs = (pd.DataFrame({"id_a": [data[0][0]], "id_b": [data[-1][0]], "label": [False], "category": ["c,\"x\""]})
+             if len(data) > 1 else None)
+    s = from_frames(docs, pairs)
+    for fmt in ("jsonl", "csv", "parquet"):
+        out = tmp_path_factory.mktemp(fmt)
+        write_sample(s, out, fmt=fmt)
+        back = load_sample(out)
+        assert back.ids.tolist() == s.ids.tolist(), fmt
+        assert back.texts == s.texts, fmt
+        assert back.content_hash() == s.content_hash(), fmt
+
+
+def test_numeric_column_kept_numeric_not_a_slice(tmp_path):
+    s = load_sample(write(tmp_path / "docs.jsonl", DOCS))
+    assert s.slice_columns == ("domain",)
+    assert numeric_columns(s) == ("quality",)
+    assert s.docs["quality"].tolist() == [0.5, 2.0, 1.5]
+    c = load_sample(write(tmp_path / "d.csv", "id,text,quality,source\n1,a b,0.5,web\n2,c d,,news\n"))
+    assert numeric_columns(c) == ("quality",) and c.slice_columns == ("source",)
+
+
+def test_integer_and_string_ids_are_the_same_id(tmp_path):
+    s = load_sample(write(tmp_path / "docs.jsonl", jsonl({"id": 7, "text": "x"}, {"id": "8", "text": "y"})))
+    assert s.ids.tolist() == ["7", "8"]
+    with pytest.raises(SampleError) as e:
+        load_sample(write(tmp_path / "d2.jsonl", jsonl({"id": 1, "text": "x"}, {"id": "1", "text": "y"})))
+    assert (e.value.file, e.value.line, e.value.field) == ("d2.jsonl", 2, "id")
+
+
+# ---------------------------------------------------------------- validation
+
+def err(call) -> SampleError:
+    with pytest.raises(SampleError) as e:
+        call()
+    return e.value
+
+
+def test_missing_file_and_unknown_extension(tmp_path):
+    e = err(lambda: load_sample(tmp_path / "nope.jsonl"))
+    assert e.file == "nope.jsonl" and "not found" in str(e)
+    e = err(lambda: load_sample(write(tmp_path / "docs.txt", "x")))
+    assert e.file == "docs.txt" and "extension" in str(e)
+    e = err(lambda: load_sample(tmp_path))  # a directory without docs.*
+    assert "no docs.jsonl" in str(e)
+
+
+def test_missing_column(tmp_path):
+    e = err(lambda: load_sample(write(tmp_path / "docs.csv", "id,body\na,x\n")))
+    assert (e.file, e.line, e.field) == ("docs.csv", 1, "text")
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", DOCS), write(tmp_path / "p.csv", "id_a,id_b\na,b\n")))
+    assert (e.file, e.field) == ("p.csv", "label")
+
+
+def test_duplicate_id_message(tmp_path):
+    recs = [{"id": f"a{k}", "text": "t"} for k in range(20)]
+    recs[16]["id"] = "a2"
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", jsonl(*recs))))
+    assert str(e) == "docs.jsonl line 17, field 'id': duplicate id 'a2' (first seen on line 3)"
+    assert (e.file, e.line, e.field) == ("docs.jsonl", 17, "id")
+
+
+@pytest.mark.parametrize("bad", [None, "", "   "])
+def test_empty_id(tmp_path, bad):
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", jsonl({"id": "a", "text": "x"}, {"id": bad, "text": "y"}))))
+    assert (e.line, e.field) == (2, "id") and "empty id" in str(e)
+
+
+@pytest.mark.parametrize("bad", [3, ["a", "b"], None, {"x": 1}])
+def test_non_text_text(tmp_path, bad):
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", jsonl({"id": "a", "text": "x"}, {"id": "b", "text": bad}))))
+    assert (e.file, e.line, e.field) == ("docs.jsonl", 2, "text") and "must be a string" in str(e)
+
+
+def test_invalid_json_line(tmp_path):
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", '{"id": "a", "text": "x"}\n\n{"id": "b", "text": \n')))
+    assert (e.line, e.field) == (3, None) and "invalid JSON" in str(e)
+
+
+def test_invalid_utf8_names_line_and_offset(tmp_path):
+    data = b'{"id": "a", "text": "x"}\n{"id": "b", "text": "caf\xe9"}\n'
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", data)))
+    assert (e.file, e.line) == ("docs.jsonl", 2) and "byte offset 49" in str(e)
+    e = err(lambda: load_sample(write(tmp_path / "docs.csv", b"id,text\na,ok\nb,caf\xe9\n")))
+    assert (e.file, e.line) == ("docs.csv", 3)
+
+
+def test_csv_line_numbers_count_header_and_multiline_fields(tmp_path):
+    csv = 'id,text\na,"two\nlines"\nb,x\na,dup\n'
+    e = err(lambda: load_sample(write(tmp_path / "docs.csv", csv)))
+    assert (e.line, e.field) == (5, "id") and "first seen on line 2" in str(e)
+
+
+def test_parquet_row_numbers(tmp_path):
+    pd.DataFrame({"id": ["a", "b", "a"], "text": ["x", "y", "z"]}).to_parquet(tmp_path / "docs.parquet")
+    e = err(lambda: load_sample(tmp_path / "docs.parquet"))
+    assert (e.file, e.line, e.field) == ("docs.parquet", 3, "id")
+
+
+PAIR_CASES = [
+    ("a,b,maybe,\n", 2, "label", "not in duplicate"),
+    ("a,zz,duplicate,\n", 2, "id_b", "unknown id 'zz'"),
+    ("a,a,duplicate,\n", 2, "id_b", "itself"),
+    ("a,b,duplicate,\nb,a,not_duplicate,\n", 3, "label", "contradictory labels"),
+    ("c,b,false,\nb,c,1,\n", 3, "label", "contradictory labels"),
+]
+
+
+@pytest.mark.parametrize("rows,line,field,text", PAIR_CASES)
+def test_pair_errors(tmp_path, rows, line, field, text):
+    docs = write(tmp_path / "docs.jsonl", DOCS)
+    pairs = write(tmp_path / "pairs.csv", "id_a,id_b,label,category\n" + rows)
+    e = err(lambda: load_sample(docs, pairs))
+    assert (e.file, e.line, e.field) == ("pairs.csv", line, field) and text in str(e)
+
+
+def test_label_contradicting_group(tmp_path):
+    docs = write(tmp_path / "docs.jsonl", jsonl({"id": "a", "text": "x", "group": "g"},
+                                               {"id": "b", "text": "y", "group": "g"},
+                                               {"id": "c", "text": "z", "group": None}))
+    e = err(lambda: load_sample(docs, write(tmp_path / "p.csv", "id_a,id_b,label\na,b,not_duplicate\n")))
+    assert (e.file, e.line, e.field) == ("p.csv", 2, "label") and "group" in str(e)
+    e = err(lambda: load_sample(docs, write(tmp_path / "p2.csv", "id_a,id_b,label\nb,a,1\na,c,duplicate\n")))
+    assert (e.line, e.field) == (3, "label")
+
+
+def test_inline_pairs_conflicting_text(tmp_path):
+    inline = jsonl({"id_a": "a", "text_a": "x", "id_b": "b", "text_b": "y", "label": "duplicate"},
+                   {"id_a": "c", "text_a": "z", "id_b": "a", "text_b": "other", "label": "duplicate"})
+    e = err(lambda: load_sample(write(tmp_path / "inline.jsonl", inline)))
+    assert (e.line, e.field) == (2, "text_b") and "different text than on line 1" in str(e)
+
+
+def test_exclusions_recorded_not_dropped(tmp_path):
+    docs = write(tmp_path / "docs.jsonl", jsonl({"id": "a", "text": "x"}, {"id": "b", "text": " \n"},
+                                               {"id": "c", "text": ""}, {"id": "d", "text": "y"}))
+    pairs = write(tmp_path / "pairs.csv", "id_a,id_b,label\na,b,duplicate\na,d,not_duplicate\n")
+    s = load_sample(docs, pairs)
+    assert s.ids.tolist() == ["a", "d"] and len(s.pairs) == 1
+    ex = s.exclusions
+    assert ex[["file", "line", "id"]].values.tolist() == [["docs.jsonl", 2, "b"], ["docs.jsonl", 3, "c"],
+                                                          ["pairs.csv", 2, "a|b"]]
+    assert summary(s)["excluded_by_reason"] == {"empty text": 1, "pair names excluded document": 1,
+                                                "whitespace-only text": 1}
+
+
+def test_empty_sample(tmp_path):
+    e = err(lambda: load_sample(write(tmp_path / "docs.jsonl", jsonl({"id": "a", "text": " "}))))
+    assert e.file == "docs.jsonl" and "empty sample" in str(e)
+    e = err(lambda: load_sample(write(tmp_path / "docs.csv", "id,text\n")))
+    assert "empty sample" in str(e)
+
+
+# ---------------------------------------------------------------- shipped sample
+
+def test_build_is_deterministic_and_matches_shipped(tmp_path):
+    build_sample(tmp_path / "one")
+    build_sample(tmp_path / "two")
+    for name in ("docs.jsonl", "pairs.csv"):
+        one = (tmp_path / "one" / name).read_bytes()
+        assert one == (tmp_path / "two" / name).read_bytes()
+        assert one == (SAMPLE_DIR / name).read_bytes(), f"data/sample/{name} is stale: rerun build"
+
+
+def test_shipped_sample_coverage():
+    s = load_sample(ROOT / "data" / "sample")
+    info = summary(s)
+    assert 2000 <= info["documents"] <= 4000 and info["excluded"] == 0
+    by_cat = info["pairs_by_category"]
+    assert set(by_cat) == set(CATEGORIES)
+    for cat, counts in by_cat.items():
+        assert sum(counts.values()) >= 30, cat
+    assert info["pairs_by_label"]["duplicate"] > 0 and info["pairs_by_label"]["not_duplicate"] > 0
+    assert {"domain", "language"} <= set(s.slice_columns)
+    assert {"en", "en-Cyrl", "de"} <= set(info["slice_columns"]["language"])
+    words = s.docs["text"].str.split().str.len()
+    assert words.min() >= 20 and words.max() <= 1700
+    # groups are exactly the connected components of the duplicate pairs
+    dup = s.pairs[s.pairs["is_duplicate"]]
+    g = s.docs["group"]
+    assert (g.iloc[dup["i"]].to_numpy() == g.iloc[dup["j"]].to_numpy()).all()
+    assert g.notna().sum() == 2 * len(dup)
+
+
+# ---------------------------------------------------------------- Clough corpus
+
+clough = pytest.mark.skipif(not CLOUGH_DIR.is_dir(), reason="shared Clough corpus not available")
+
+
+@clough
+def test_clough_adapter_counts():
+    s = load_sample(ROOT.parent / "shared" / "corpora" / "clough")
+    assert s.n == 100 and len(s.pairs) == 95
+    assert s.docs["category"].value_counts().to_dict() == {"non": 38, "cut": 19, "light": 19, "heavy": 19, "orig": 5}
+    cats = s.pairs.groupby("category")["is_duplicate"].agg(["size", "sum"])
+    assert cats.to_dict("index") == {"cut": {"size": 19, "sum": 19}, "heavy": {"size": 19, "sum": 0},
+                                     "light": {"size": 19, "sum": 19}, "non": {"size": 38, "sum": 0}}
+    assert s.docs["domain"].nunique() == 5 and "g0pA_taska" in set(s.ids)
+
+
+@clough
+@pytest.mark.parametrize("heavy,npairs,ndup", [("duplicate", 95, 57), ("exclude", 76, 38)])
+def test_clough_heavy_option(heavy, npairs, ndup):
+    s = load_clough(CLOUGH_DIR, heavy=heavy)
+    assert len(s.pairs) == npairs and int(s.pairs["is_duplicate"].sum()) == ndup
+    assert len(s.exclusions) == 95 - npairs
+    with pytest.raises(ValueError):
+        load_clough(CLOUGH_DIR, heavy="maybe")
