@@ -27,6 +27,7 @@ clustered with the star policy whatever the policy, and flagged.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Callable
 
@@ -193,31 +194,60 @@ def _weighted_degree(n: int, i, j, w) -> np.ndarray:
     return np.bincount(i, w, minlength=n) + np.bincount(j, w, minlength=n)
 
 
-def _star_local(s: int, li: np.ndarray, lj: np.ndarray, w: np.ndarray,
-                base: np.ndarray | None) -> np.ndarray:
-    """Star policy on one component of s members (local indices, ascending rows).
+def _adjacency(n: int, i: np.ndarray, j: np.ndarray, w: np.ndarray):
+    """Symmetric CSR arrays (indptr, indices, data) of the verified graph."""
+    src, dst, ww = np.r_[i, j], np.r_[j, i], np.r_[w, w]
+    order = np.argsort(src, kind="stable")
+    indptr = np.r_[0, np.cumsum(np.bincount(src, minlength=n))].astype(np.int64)
+    return indptr, dst[order], ww[order]
 
-    base: fixed score per member, or None for the medoid (recomputed on the
-    remaining members each round). Returns the local representative of each member.
+
+def _ranges(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Concatenated positions indptr[r]:indptr[r+1] for every r in rows."""
+    starts, lens = indptr[rows], indptr[rows + 1] - indptr[rows]
+    return np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+
+
+def _star(n: int, i, j, w, score: np.ndarray, medoid: bool, active: np.ndarray) -> np.ndarray:
+    """Star policy on the rows in ``active`` (whole components); representative per row.
+
+    Greedy: take the best remaining row r (max score, ties -> smallest row),
+    r represents itself and its remaining neighbours, all leave; repeat.
+    Components do not interact, so one global pass equals the per-component
+    procedure. For the medoid, a row's score is its similarity sum to the
+    remaining rows, kept up to date incrementally (lazy max-heap).
     """
-    adj = sparse.csr_matrix((np.ones(2 * len(li), dtype=np.int8),
-                             (np.r_[li, lj], np.r_[lj, li])), shape=(s, s))
-    rep = np.full(s, -1, dtype=np.int64)
-    rem = np.ones(s, dtype=bool)
-    while rem.any():
-        cand = np.flatnonzero(rem)
-        if base is None:
-            score = (np.bincount(li, w * rem[lj], minlength=s)
-                     + np.bincount(lj, w * rem[li], minlength=s))[cand]
-        else:
-            score = base[cand]
-        r = cand[int(np.argmax(score))]  # first max = smallest row
-        nb = adj.indices[adj.indptr[r]:adj.indptr[r + 1]]
+    indptr, indices, data = _adjacency(n, i, j, w)
+    rep = np.arange(n, dtype=np.int64)
+    rem = active.copy()
+
+    def take(r):
+        nb = indices[indptr[r]:indptr[r + 1]]
         nb = nb[rem[nb]]
         rep[nb] = r
-        rep[r] = r
         rem[nb] = False
         rem[r] = False
+        return nb
+
+    rows = np.flatnonzero(active)
+    if not medoid:
+        for r in rows[np.lexsort((rows, -score[rows]))].tolist():
+            if rem[r]:
+                take(r)
+        return rep
+    cur = score.copy()
+    heap = list(zip((-cur[rows]).tolist(), rows.tolist()))
+    heapq.heapify(heap)
+    while heap:
+        neg, r = heapq.heappop(heap)
+        if not rem[r]:
+            continue
+        if -neg != cur[r]:  # stale: re-queue with the current score
+            heapq.heappush(heap, (-float(cur[r]), r))
+            continue
+        gone = np.r_[r, take(r)]
+        pos = _ranges(indptr, gone)
+        np.subtract.at(cur, indices[pos], data[pos])
     return rep
 
 
@@ -265,16 +295,8 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
 
     star_comp = (sizes >= 2) & (giant_comp if policy == "connected" else True)
     if star_comp.any():
-        node_order, node_starts = _groups(component, k)
-        ecomp = component[i]
-        edge_order, edge_starts = _groups(ecomp, k)
-        for c in np.flatnonzero(star_comp):
-            members = node_order[node_starts[c]:node_starts[c + 1]]
-            e = edge_order[edge_starts[c]:edge_starts[c + 1]]
-            li = np.searchsorted(members, i[e])
-            lj = np.searchsorted(members, j[e])
-            base = None if representative == "medoid" else score[members]
-            rep[members] = members[_star_local(len(members), li, lj, w[e], base)]
+        star_rep = _star(n, i, j, w, score, representative == "medoid", star_comp[component])
+        rep = np.where(star_comp[component], star_rep, rep)
 
     removed = rep != rows
     edge_keys = i * n + j
