@@ -323,6 +323,40 @@ def _call_sim(sim_fn: SimFn, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+_DENSE_DIAMETER = 48  # clusters up to this size: batched dense BFS
+_BLOCK = 1 << 21      # cells per dense block / pairs per sim_fn call
+
+
+def _dense_diameters(k: int, s: int, t: np.ndarray, li: np.ndarray, lj: np.ndarray) -> np.ndarray:
+    """Diameters of k graphs of s nodes at once (edge e joins li[e]-lj[e] in graph t[e]):
+    the number of BFS expansion steps of the reach relation that still add a pair."""
+    adj = np.zeros((k, s, s), dtype=np.float32)
+    adj[t, li, lj] = 1
+    adj[t, lj, li] = 1
+    adj[:, np.arange(s), np.arange(s)] = 1
+    reach = adj > 0
+    diam = (reach.sum(axis=(1, 2)) > s).astype(np.float64)  # 1 if any edge
+    while True:
+        nxt = (reach.astype(np.float32) @ adj) > 0
+        changed = (nxt != reach).any(axis=(1, 2))
+        if not changed.any():
+            return diam
+        diam += changed
+        reach = nxt
+
+
+def _diameter(s: int, li: np.ndarray, lj: np.ndarray, chunk: int = 256) -> float:
+    """Longest finite unweighted shortest path among s nodes (BFS from chunks of sources)."""
+    g = sparse.csr_matrix((np.ones(len(li)), (li, lj)), shape=(s, s))
+    best = np.nan
+    for lo in range(0, s, chunk):
+        d = csgraph.shortest_path(g, directed=False, unweighted=True, indices=np.arange(lo, min(s, lo + chunk)))
+        finite = d[np.isfinite(d)]
+        if len(finite):
+            best = np.fmax(best, finite.max())
+    return float(best)
+
+
 def chaining_diagnostics(clustering: Clustering, i, j, sim, sim_fn: SimFn, *,
                          threshold: float | None = None, max_pairwise: int = 200,
                          max_diameter: int = 5000) -> pd.DataFrame:
@@ -375,22 +409,37 @@ def chaining_diagnostics(clustering: Clustering, i, j, sim, sim_fn: SimFn, *,
     wa = np.full(len(multi), -1, dtype=np.int64)
     wb = np.full(len(multi), -1, dtype=np.int64)
     ws = np.full(len(multi), np.nan)
-    for t, c in enumerate(multi):
-        members = node_order[node_starts[c]:node_starts[c + 1]]
-        s = len(members)
-        if s <= max_diameter:
-            e = edge_order[edge_starts[c]:edge_starts[c + 1]]
-            g = sparse.csr_matrix((np.ones(len(e)), (np.searchsorted(members, ei[e]),
-                                                      np.searchsorted(members, ej[e]))), shape=(s, s))
-            d = csgraph.shortest_path(g, directed=False, unweighted=True)
-            finite = d[np.isfinite(d)]
-            diam[t] = finite.max() if len(finite) else np.nan
+    msize = sizes[multi]
+    pos = np.empty(n, dtype=np.int64)  # row's position inside its cluster
+    pos[node_order] = np.arange(n) - node_starts[cl[node_order]]
+    slot = np.full(k, -1, dtype=np.int64)
+    ecl = cl[ei]
+    for s in np.unique(msize).tolist():  # clusters of equal size are processed together
+        ts = np.flatnonzero(msize == s)
+        cs = multi[ts]
+        if s <= max_diameter and s <= _DENSE_DIAMETER:
+            step = max(1, _BLOCK // (s * s))
+            for lo in range(0, len(cs), step):
+                blk = cs[lo:lo + step]
+                slot[blk] = np.arange(len(blk))
+                e = np.flatnonzero(slot[ecl] >= 0)
+                diam[ts[lo:lo + step]] = _dense_diameters(len(blk), s, slot[ecl[e]], pos[ei[e]], pos[ej[e]])
+                slot[blk] = -1
+        elif s <= max_diameter:
+            for t, c in zip(ts.tolist(), cs.tolist()):
+                e = edge_order[edge_starts[c]:edge_starts[c + 1]]
+                diam[t] = _diameter(s, pos[ei[e]], pos[ej[e]])
         if s <= max_pairwise:
             a, b = np.triu_indices(s, k=1)
-            pa, pb = members[a], members[b]
-            ps = _call_sim(sim_fn, pa, pb)
-            m = int(np.argmin(ps))
-            wa[t], wb[t], ws[t] = pa[m], pb[m], ps[m]
+            step = max(1, _BLOCK // len(a))
+            for lo in range(0, len(cs), step):
+                mem = node_order[node_starts[cs[lo:lo + step], None] + np.arange(s)]  # ascending rows
+                pa, pb = mem[:, a], mem[:, b]
+                ps = _call_sim(sim_fn, pa.ravel(), pb.ravel()).reshape(pa.shape)
+                m = np.argmin(ps, axis=1)
+                r = np.arange(len(mem))
+                out_rows = ts[lo:lo + step]
+                wa[out_rows], wb[out_rows], ws[out_rows] = pa[r, m], pb[r, m], ps[r, m]
 
     min_rep = min_to_rep[multi]
     n_chained = below[multi] if threshold is not None else unverified[multi]

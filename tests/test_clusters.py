@@ -314,3 +314,35 @@ def test_against_union_find(g):
         assert not guarded.chained[big].any()
         assert np.array_equal(guarded.representative[big], star.representative[big])
         assert np.array_equal(guarded.representative[~big], conn.representative[~big])
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.booleans())
+def test_diagnostics_against_brute_force(g, dense):
+    import calib.clusters as cm
+    n, pairs, rule, values, sim, giant = g
+    i = np.array([p[0] for p in pairs], dtype=np.int64)
+    j = np.array([p[1] for p in pairs], dtype=np.int64)
+    c = cluster_pairs(n, i, j, sim, policy="connected")
+    sim_fn = lambda a, b: np.sin(a * 7.0 + b * 3.0) + 1  # arbitrary, deterministic
+    old = cm._DENSE_DIAMETER
+    cm._DENSE_DIAMETER = 48 if dense else 0  # batched dense BFS vs scipy shortest_path
+    try:
+        d = chaining_diagnostics(c, i, j, sim, sim_fn)
+    finally:
+        cm._DENSE_DIAMETER = old
+    edges = set(pairs)
+    for row in d.itertuples():
+        mem = c.members(row.cluster).tolist()
+        dist = {(a, b): (0 if a == b else 1 if (min(a, b), max(a, b)) in edges else np.inf)
+                for a in mem for b in mem}
+        for m in mem:  # Floyd-Warshall
+            for a in mem:
+                for b in mem:
+                    dist[a, b] = min(dist[a, b], dist[a, m] + dist[m, b])
+        assert row.diameter == max(dist.values())
+        all_pairs = [(a, b) for x, a in enumerate(mem) for b in mem[x + 1:]]
+        best = min(all_pairs, key=lambda p: (sim_fn(np.array([p[0]]), np.array([p[1]]))[0], p))
+        assert (row.weakest_a, row.weakest_b) == best
+        others = [m for m in mem if m != row.representative]
+        assert row.min_sim_to_rep == pytest.approx(min(sim_fn(np.array(others), np.full(len(others), row.representative))))
