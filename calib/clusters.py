@@ -375,6 +375,9 @@ def chaining_diagnostics(clustering: Clustering, i, j, sim, sim_fn: SimFn, *,
     risk:            n_chained + (1 - min_sim_to_rep) * log2(size): every
                      chained member counts one, plus the weakest link scaled
                      by how many documents hang on the cluster.
+
+    sim_fn is called once for all (member, rep) pairs, then once per block of
+    equal-size clusters (at most ~2M pairs a call) for the all-pairs minimum.
     """
     n = clustering.n
     i, j, w = _edges(n, i, j, sim)

@@ -71,10 +71,12 @@ def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint) -> tupl
         raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
     if not isinstance(reviewer, str) or not reviewer.strip():
         raise ValueError(f"reviewer must be a non-empty string, got {reviewer!r}")
-    if note is None:
+    if note is None or (isinstance(note, float) and np.isnan(note)):
         note = ""
     if not isinstance(note, str):
         raise ValueError(f"note must be a string, got {note!r}")
+    if isinstance(config_fingerprint, float) and np.isnan(config_fingerprint):
+        config_fingerprint = None
     if config_fingerprint is not None and not isinstance(config_fingerprint, str):
         raise ValueError(f"config_fingerprint must be a string or None, got {config_fingerprint!r}")
     return a, b, decision, reviewer.strip(), note, config_fingerprint

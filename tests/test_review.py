@@ -72,6 +72,16 @@ def test_pair_labels_and_unsure(tmp_path):
         ]
 
 
+def test_record_many_from_frame(tmp_path):
+    df = pd.DataFrame({"id_a": ["b", "c"], "id_b": ["a", None], "decision": ["duplicate", "unsure"],
+                       "reviewer": ["ana", "bo"], "note": ["x", None]})
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        assert s.record_many(df) == 2
+        got = s.all()
+    assert got["id_a"].tolist() == ["a", "c"] and got["note"].tolist() == ["x", ""]
+    assert got["id_b"].iloc[0] == "b" and pd.isna(got["id_b"].iloc[1])
+
+
 def test_survives_reopen(tmp_path):
     path = tmp_path / "r.sqlite"
     s = ReviewStore(path)
