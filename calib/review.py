@@ -1,0 +1,245 @@
+"""Append-only review store for proposed removals (stdlib sqlite3), and the review queue.
+
+Every decision is a new row; nothing is updated or deleted (triggers refuse
+it). The decision in force for a pair is the latest one, ordered by
+``created_at`` (ISO-8601 UTC, microseconds) then by row id. Pairs are stored
+with ``id_a < id_b``; ``id_b`` is NULL for a decision on a single proposed
+removal. WAL journal, a busy timeout, one transaction per write, so several
+processes may write to the same file at once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+SCHEMA_VERSION = 1
+DECISIONS = ("duplicate", "not_duplicate", "unsure")
+COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at")
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,
+    id_a TEXT NOT NULL,
+    id_b TEXT,
+    decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
+    reviewer TEXT NOT NULL CHECK (length(reviewer) > 0),
+    note TEXT NOT NULL DEFAULT '',
+    config_fingerprint TEXT,
+    created_at TEXT NOT NULL,
+    CHECK (id_b IS NULL OR id_a < id_b)
+);
+CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id);
+CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+"""
+
+_LATEST = """
+SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY created_at DESC, id DESC) AS rn
+    FROM decisions)
+WHERE rn = 1 ORDER BY id_a, id_b
+"""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _doc_id(name: str, value) -> str:
+    if not isinstance(value, str) or value == "":
+        raise ValueError(f"{name} must be a non-empty string document id, got {value!r}")
+    return value
+
+
+def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint) -> tuple:
+    a = _doc_id("id_a", id_a)
+    b = None if id_b is None or (not isinstance(id_b, str) and pd.isna(id_b)) else _doc_id("id_b", id_b)
+    if b is not None:
+        if a == b:
+            raise ValueError(f"id_b: a pair needs two different documents, got {a!r} twice")
+        a, b = min(a, b), max(a, b)
+    if decision not in DECISIONS:
+        raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
+    if not isinstance(reviewer, str) or not reviewer.strip():
+        raise ValueError(f"reviewer must be a non-empty string, got {reviewer!r}")
+    if note is None or (isinstance(note, float) and np.isnan(note)):
+        note = ""
+    if not isinstance(note, str):
+        raise ValueError(f"note must be a string, got {note!r}")
+    if isinstance(config_fingerprint, float) and np.isnan(config_fingerprint):
+        config_fingerprint = None
+    if config_fingerprint is not None and not isinstance(config_fingerprint, str):
+        raise ValueError(f"config_fingerprint must be a string or None, got {config_fingerprint!r}")
+    return a, b, decision, reviewer.strip(), note, config_fingerprint
+
+
+class ReviewStore:
+    """Append-only store of review decisions in one SQLite file.
+
+    >>> with ReviewStore("reviews/decisions.sqlite") as store:   # doctest: +SKIP
+    ...     store.record("doc-1", "doc-9", "not_duplicate", "ana", note="same template")
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(self.path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+        self._con.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        self._con.execute("PRAGMA journal_mode = WAL")
+        with self._transaction() as cur:
+            for stmt in _SCHEMA.split(";\n"):
+                if stmt.strip():
+                    cur.execute(stmt)
+            row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
+            if row[0] is None:
+                cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] > SCHEMA_VERSION:
+                raise ValueError(f"{self.path}: schema version {row[0]} is newer than this code ({SCHEMA_VERSION})")
+
+    # -- plumbing
+    class _Tx:
+        def __init__(self, con: sqlite3.Connection):
+            self.con = con
+
+        def __enter__(self) -> sqlite3.Cursor:
+            self.cur = self.con.cursor()
+            self.cur.execute("BEGIN IMMEDIATE")
+            return self.cur
+
+        def __exit__(self, exc_type, exc, tb) -> None:
+            self.cur.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+    def _transaction(self) -> "ReviewStore._Tx":
+        if self._con is None:
+            raise ValueError(f"{self.path}: the review store is closed")
+        return ReviewStore._Tx(self._con)
+
+    def _frame(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        if self._con is None:
+            raise ValueError(f"{self.path}: the review store is closed")
+        rows = self._con.execute(sql, params).fetchall()
+        df = pd.DataFrame(rows, columns=list(COLUMNS))
+        df["id"] = df["id"].astype(np.int64)
+        return df
+
+    # -- writes
+    def record(self, id_a: str, id_b: str | None, decision: str, reviewer: str,
+               note: str = "", config_fingerprint: str | None = None) -> int:
+        """Append one decision (its own transaction); returns its row id."""
+        row = _validated(id_a, id_b, decision, reviewer, note, config_fingerprint)
+        with self._transaction() as cur:
+            cur.execute("INSERT INTO decisions (id_a, id_b, decision, reviewer, note, config_fingerprint,"
+                        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, _now()))
+            return int(cur.lastrowid)
+
+    def record_many(self, rows: Iterable[Mapping] | pd.DataFrame) -> int:
+        """Append many decisions in one transaction (all or nothing); returns how many.
+
+        Each row is a mapping (or DataFrame row) with id_a, id_b, decision,
+        reviewer and optional note, config_fingerprint.
+        """
+        if isinstance(rows, pd.DataFrame):
+            rows = rows.to_dict("records")
+        values = []
+        for k, r in enumerate(rows):
+            try:
+                values.append((*_validated(r.get("id_a"), r.get("id_b"), r.get("decision"), r.get("reviewer"),
+                                           r.get("note", ""), r.get("config_fingerprint")), _now()))
+            except ValueError as e:
+                raise ValueError(f"row {k}: {e}") from None
+        with self._transaction() as cur:
+            cur.executemany("INSERT INTO decisions (id_a, id_b, decision, reviewer, note, config_fingerprint,"
+                            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+        return len(values)
+
+    # -- reads
+    def all(self) -> pd.DataFrame:
+        """Every decision ever recorded, in insertion order."""
+        return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions ORDER BY id")
+
+    def history(self, id_a: str, id_b: str | None = None) -> pd.DataFrame:
+        """All decisions on one pair (or one single removal), oldest first."""
+        a = _doc_id("id_a", id_a)
+        if id_b is None:
+            return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b IS NULL"
+                               " ORDER BY created_at, id", (a,))
+        b = _doc_id("id_b", id_b)
+        a, b = min(a, b), max(a, b)
+        return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b = ?"
+                           " ORDER BY created_at, id", (a, b))
+
+    def latest(self) -> pd.DataFrame:
+        """The decision in force per pair / single removal: max (created_at, id)."""
+        return self._frame(_LATEST)
+
+    def as_pair_labels(self) -> pd.DataFrame:
+        """Pair labels from the reviews: ``id_a, id_b, label, category='review'``.
+
+        A pair is labeled when its latest decision is duplicate or
+        not_duplicate; a latest 'unsure' withdraws the label.
+        Single-document decisions give no pair label.
+        """
+        lat = self.latest()
+        lat = lat[lat["id_b"].notna() & (lat["decision"] != "unsure")]
+        return pd.DataFrame({"id_a": lat["id_a"].astype(str).to_numpy(),
+                             "id_b": lat["id_b"].astype(str).to_numpy(),
+                             "label": lat["decision"].astype(str).to_numpy(),
+                             "category": "review"})
+
+    def __len__(self) -> int:
+        return int(self._con.execute("SELECT count(*) FROM decisions").fetchone()[0])
+
+    # -- lifetime
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def __enter__(self) -> "ReviewStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _sorted_pair(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    a = a.astype(str).to_numpy(dtype=object)
+    b = b.astype(str).to_numpy(dtype=object)
+    swap = a > b
+    return np.where(swap, b, a), np.where(swap, a, b)
+
+
+def review_queue(pairs: pd.DataFrame, threshold: float, *, reviewed: pd.DataFrame | None = None,
+                 limit: int | None = None) -> pd.DataFrame:
+    """Pairs to review, most informative first.
+
+    ``pairs``: id_a, id_b, sim[, chained]. Order: chained pairs first (only
+    chaining justifies the removal), then by distance = |sim - threshold|
+    ascending (closest to the decision boundary), then by ids. Pairs present
+    in ``reviewed`` (e.g. ``ReviewStore.latest()``) are dropped, in either order.
+    """
+    missing = [c for c in ("id_a", "id_b", "sim") if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"pairs is missing column(s) {missing}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    out = pairs.copy()
+    out["id_a"], out["id_b"] = _sorted_pair(pairs["id_a"], pairs["id_b"])
+    out["chained"] = pairs["chained"].fillna(False).astype(bool) if "chained" in pairs.columns else False
+    out["distance"] = (pairs["sim"].astype(float) - float(threshold)).abs()
+    if reviewed is not None and len(reviewed):
+        r = reviewed[reviewed["id_b"].notna()]
+        done = pd.MultiIndex.from_arrays(_sorted_pair(r["id_a"], r["id_b"]))
+        out = out[~pd.MultiIndex.from_arrays([out["id_a"], out["id_b"]]).isin(done)]
+    out = out.sort_values(["chained", "distance", "id_a", "id_b"], ascending=[False, True, True, True],
+                          kind="stable").reset_index(drop=True)
+    return out if limit is None else out.head(limit)

@@ -1,0 +1,205 @@
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from calib.review import ReviewStore, review_queue
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_round_trip_and_sorted_pairs(tmp_path):
+    path = tmp_path / "nested" / "reviews.sqlite"
+    with ReviewStore(path) as s:
+        rid = s.record("doc-9", "doc-1", "duplicate", "ana", note="same text", config_fingerprint="abc123")
+        s.record("doc-5", None, "not_duplicate", "bo")
+        h = s.history("doc-1", "doc-9")
+        assert len(h) == 1
+        row = h.iloc[0]
+        assert (row["id"], row["id_a"], row["id_b"]) == (rid, "doc-1", "doc-9")  # stored sorted
+        assert (row["decision"], row["reviewer"], row["note"], row["config_fingerprint"]) == \
+               ("duplicate", "ana", "same text", "abc123")
+        ts = pd.Timestamp(row["created_at"])
+        assert ts.tz is not None and ts.utcoffset().total_seconds() == 0
+        assert len(row["created_at"].split(".")[1]) >= 6  # microseconds
+        assert s.history("doc-9", "doc-1").equals(h)  # either order
+        assert s.history("doc-5")["decision"].tolist() == ["not_duplicate"]
+        assert len(s) == 2
+    assert path.exists()
+
+
+def test_append_only_latest_wins(tmp_path):
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        s.record("a", "b", "duplicate", "ana")
+        s.record("b", "a", "not_duplicate", "bo")
+        s.record("c", "d", "duplicate", "ana")
+        assert s.history("a", "b")["decision"].tolist() == ["duplicate", "not_duplicate"]
+        lat = s.latest().set_index(["id_a", "id_b"])
+        assert len(lat) == 2
+        assert lat.loc[("a", "b"), "decision"] == "not_duplicate"
+        assert lat.loc[("a", "b"), "reviewer"] == "bo"
+        assert len(s.all()) == 3
+        # the file itself refuses updates and deletes
+        con = sqlite3.connect(s.path)
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            con.execute("UPDATE decisions SET decision = 'unsure'")
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            con.execute("DELETE FROM decisions")
+        con.close()
+
+
+def test_pair_labels_and_unsure(tmp_path):
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        s.record_many([
+            {"id_a": "a", "id_b": "b", "decision": "duplicate", "reviewer": "ana"},
+            {"id_a": "c", "id_b": "d", "decision": "not_duplicate", "reviewer": "ana"},
+            {"id_a": "e", "id_b": "f", "decision": "unsure", "reviewer": "ana"},
+            {"id_a": "g", "id_b": None, "decision": "duplicate", "reviewer": "ana"},
+        ])
+        s.record("d", "c", "unsure", "bo")  # a later 'unsure' withdraws the label
+        s.record("f", "e", "duplicate", "bo")
+        labels = s.as_pair_labels().sort_values("id_a").reset_index(drop=True)
+        assert labels.to_dict("records") == [
+            {"id_a": "a", "id_b": "b", "label": "duplicate", "category": "review"},
+            {"id_a": "e", "id_b": "f", "label": "duplicate", "category": "review"},
+        ]
+
+
+def test_record_many_from_frame(tmp_path):
+    df = pd.DataFrame({"id_a": ["b", "c"], "id_b": ["a", None], "decision": ["duplicate", "unsure"],
+                       "reviewer": ["ana", "bo"], "note": ["x", None]})
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        assert s.record_many(df) == 2
+        got = s.all()
+    assert got["id_a"].tolist() == ["a", "c"] and got["note"].tolist() == ["x", ""]
+    assert got["id_b"].iloc[0] == "b" and pd.isna(got["id_b"].iloc[1])
+
+
+def test_survives_reopen(tmp_path):
+    path = tmp_path / "r.sqlite"
+    s = ReviewStore(path)
+    s.record("a", "b", "duplicate", "ana")
+    s.close()
+    with pytest.raises(ValueError, match="closed"):
+        s.latest()
+    with ReviewStore(path) as s2:
+        s2.record("a", "b", "not_duplicate", "bo")
+        assert s2.history("a", "b")["decision"].tolist() == ["duplicate", "not_duplicate"]
+        assert s2._con.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert s2._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("args, field", [
+    (("a", "b", "maybe", "ana"), "decision"),
+    (("a", "b", "duplicate", ""), "reviewer"),
+    (("a", "b", "duplicate", "  "), "reviewer"),
+    (("a", "a", "duplicate", "ana"), "id_b"),
+    (("", "b", "duplicate", "ana"), "id_a"),
+    (("a", 3, "duplicate", "ana"), "id_b"),
+])
+def test_validation(tmp_path, args, field):
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        with pytest.raises(ValueError, match=field):
+            s.record(*args)
+        # record_many is all or nothing
+        with pytest.raises(ValueError, match=f"row 1: {field}"):
+            s.record_many([{"id_a": "x", "id_b": "y", "decision": "duplicate", "reviewer": "ana"},
+                           dict(zip(("id_a", "id_b", "decision", "reviewer"), args))])
+        assert len(s) == 0
+
+
+def test_review_queue_order_and_reviewed(tmp_path):
+    pairs = pd.DataFrame({
+        "id_a": ["a", "c", "f", "g", "i"],
+        "id_b": ["b", "d", "e", "h", "j"],
+        "sim": [0.50, 0.79, 0.95, 0.60, 0.81],
+        "chained": [False, False, True, False, False],
+    })
+    q = review_queue(pairs, 0.8)
+    assert list(zip(q["id_a"], q["id_b"])) == [("e", "f"), ("c", "d"), ("i", "j"), ("g", "h"), ("a", "b")]
+    assert q["distance"].iloc[1] == pytest.approx(0.01)
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        s.record("f", "e", "duplicate", "ana")
+        s.record("c", "d", "unsure", "ana")
+        q2 = review_queue(pairs, 0.8, reviewed=s.latest(), limit=2)
+    assert list(zip(q2["id_a"], q2["id_b"])) == [("i", "j"), ("g", "h")]
+    no_chain = review_queue(pairs.drop(columns="chained"), 0.8)
+    assert no_chain["id_a"].iloc[0] == "c"
+    with pytest.raises(ValueError, match="sim"):
+        review_queue(pairs.drop(columns="sim"), 0.8)
+
+
+# ------------------------------------------------------- concurrency / crash
+
+def _writer(path, tag, n, start):
+    start.wait(30)
+    with ReviewStore(path) as s:
+        for k in range(n):
+            s.record(f"{tag}-{k:04d}", f"{tag}-{k + 1:04d}", "duplicate", tag)
+
+
+def test_two_processes_write_at_once(tmp_path):
+    path = str(tmp_path / "r.sqlite")
+    ctx = mp.get_context("spawn")
+    start = ctx.Event()
+    procs = [ctx.Process(target=_writer, args=(path, tag, 200, start)) for tag in ("p", "q")]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    with ReviewStore(path) as s:
+        df = s.all()
+    assert len(df) == 400
+    assert df.groupby("reviewer").size().to_dict() == {"p": 200, "q": 200}
+    assert df["id"].is_unique
+
+
+_LOOP = """
+import sys
+from calib.review import ReviewStore
+s = ReviewStore(sys.argv[1])
+k = 0
+while True:
+    rid = s.record(f"d{k:06d}", f"e{k:06d}", "not_duplicate", "loop")
+    print(rid, flush=True)
+    k += 1
+"""
+
+
+def test_killed_writer_leaves_committed_rows(tmp_path):
+    path = tmp_path / "r.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    child = subprocess.Popen([sys.executable, "-c", _LOOP, str(path)], stdout=subprocess.PIPE,
+                             env=env, text=True)
+    seen = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(seen) < 50 and time.monotonic() < deadline:
+            line = child.stdout.readline()
+            if not line:
+                break
+            seen.append(int(line))
+        os.kill(child.pid, signal.SIGKILL)
+        rest, _ = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    seen += [int(x) for x in rest.split()]
+    assert child.returncode == -signal.SIGKILL
+    assert len(seen) >= 50
+    with ReviewStore(path) as s:
+        assert s._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        ids = set(s.all()["id"])
+        # every commit the writer reported is there; at most one more (committed, not yet printed)
+        assert set(seen) <= ids
+        assert len(ids) - len(seen) in (0, 1)
+        s.record("after", "crash", "duplicate", "ana")  # still writable
