@@ -1,0 +1,198 @@
+"""Command line: ``calib sweep | samples ...``.
+
+Errors a user can fix (bad file, bad option) print one readable line on
+stderr and exit with status 2; nothing prints a traceback for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from .represent import Representation
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _floats(s: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in s.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {s!r}")
+
+
+def _ints(s: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in s.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}")
+
+
+def _splits(s: str) -> tuple[tuple[int, int], ...] | None:
+    if s.strip().lower() == "all":
+        return None
+    out = []
+    for part in s.split(","):
+        try:
+            b, r = part.lower().split("x")
+            out.append((int(b), int(r)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected 'all' or splits like 16x8,32x4, got {part!r}")
+    return tuple(out)
+
+
+def _strs(s: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in s.split(",") if x.strip())
+
+
+def add_grid_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("grid")
+    g.add_argument("--shingles", type=_strs, default=("word3", "word5", "char5"),
+                   help="shingle types and sizes, e.g. word3,word5,char5 (default: %(default)s)")
+    g.add_argument("--normalizations", type=_strs, default=("lower+nfkc+ws",),
+                   help="normalizations, each a '+'-joined subset of lower,nfkc,nopunct,ws, or 'raw' (default: %(default)s)")
+    g.add_argument("--num-perm", type=_ints, default=(128, 256), help="hash counts (default: 128,256)")
+    g.add_argument("--splits", type=_splits, default=None, help="'all' (every b*r == num_perm) or e.g. 16x8,32x4 (default: all)")
+    g.add_argument("--thresholds", type=_floats, default=(0.5, 0.6, 0.7, 0.8, 0.9), help="final thresholds (default: 0.5,...,0.9)")
+    g.add_argument("--verify", type=_strs, default=("exact",), help="exact,estimated,none (default: exact)")
+    g.add_argument("--policies", type=_strs, default=("connected",), help="connected,star (default: connected)")
+    g.add_argument("--hashfunc", default="xxhash", choices=("xxhash", "sha1", "mmh3"))
+    g.add_argument("--scheme", default="fast", choices=("fast", "datasketch"))
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--max-pairs", type=int, default=20_000_000,
+                   help="candidate pairs above which a split is reported as too loose instead of materialized")
+
+
+def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="fast", seed=1) -> tuple[Representation, ...]:
+    reps = []
+    for norm in normalizations:
+        parts = set() if norm == "raw" else set(norm.split("+"))
+        unknown = parts - {"lower", "nfkc", "nopunct", "ws"}
+        if unknown:
+            raise CliError(f"--normalizations: unknown step(s) {sorted(unknown)} in {norm!r} (use lower, nfkc, nopunct, ws or raw)")
+        for sh in shingles:
+            kind = sh.rstrip("0123456789")
+            size = sh[len(kind):]
+            if kind not in ("word", "char") or not size:
+                raise CliError(f"--shingles: {sh!r} is not like word3 or char5")
+            try:
+                reps.append(Representation(lowercase="lower" in parts, nfkc="nfkc" in parts,
+                                           strip_punct="nopunct" in parts, collapse_ws="ws" in parts,
+                                           shingle=kind, k=int(size), hashfunc=hashfunc, scheme=scheme, seed=seed))
+            except ValueError as exc:
+                raise CliError(f"--shingles {sh}: {exc}")
+    return tuple(reps)
+
+
+def grid_from_args(a) -> "Grid":
+    from .sweep import Grid
+    reps = representations_from(a.shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
+    try:
+        return Grid(representations=reps, num_perms=a.num_perm, splits=a.splits, verify=a.verify,
+                    thresholds=a.thresholds, policies=a.policies, max_pairs=a.max_pairs)
+    except ValueError as exc:
+        raise CliError(str(exc))
+
+
+def load(path: str, pairs: str | None = None):
+    from .samples import SampleError, load_sample
+    try:
+        return load_sample(path, pairs)
+    except SampleError as exc:
+        raise CliError(str(exc))
+    except FileNotFoundError as exc:
+        raise CliError(f"{exc.filename or path}: no such file or directory")
+
+
+def tqdm_progress(total_desc: str):
+    from tqdm import tqdm
+    bar = tqdm(total=1000, desc=total_desc, unit="‰", disable=None, file=sys.stderr,
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} {postfix}")
+
+    def progress(fraction: float, message: str) -> None:
+        bar.n = int(round(1000 * fraction))
+        bar.set_postfix_str(message[:60], refresh=False)
+        bar.refresh()
+        if fraction >= 1.0:
+            bar.close()
+    return progress
+
+
+def write_table_atomic(frame, out: Path) -> None:
+    """Write a DataFrame as .parquet or .csv via temp file + fsync + rename."""
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise CliError(f"{out}: output must end in .parquet or .csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if suffix == ".parquet":
+                frame.to_parquet(fh, index=False)
+            else:
+                fh.write(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_sweep(a) -> int:
+    from .sweep import recommend, sweep
+    sample = load(a.sample, a.pairs)
+    grid = grid_from_args(a)
+    print(f"{sample}\n{grid}", file=sys.stderr)
+    results = sweep(sample, grid, progress=tqdm_progress("sweep"))
+    write_table_atomic(results, Path(a.out))
+    best = recommend(results, max_false_removal_rate=a.budget)
+    print(f"wrote {len(results)} rows to {a.out}", file=sys.stderr)
+    if best is None:
+        print(f"no configuration keeps the false-removal rate <= {a.budget}", file=sys.stderr)
+    else:
+        print(f"recommended (max pair recall, false-removal rate <= {a.budget}): {best['representation']} "
+              f"num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']} t={best['threshold']}: "
+              f"pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, {best['pair_recall_high']:.3f}], "
+              f"false-removal rate {best['false_removal_rate']:.4f}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="calib", description="MinHash-LSH calibration workbench (report-only: nothing is ever deleted)")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sweep", help="evaluate a grid of configurations on a labeled sample")
+    s.add_argument("--sample", required=True, help="sample directory, documents file, or inline-pairs JSONL")
+    s.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
+    s.add_argument("--out", required=True, help="results file, .parquet or .csv")
+    s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default 0.01)")
+    add_grid_options(s)
+    s.set_defaults(func=cmd_sweep)
+    sm = sub.add_parser("samples", help="build or summarize labeled samples (see python -m calib.samples -h)")
+    sm.add_argument("args", nargs=argparse.REMAINDER)
+    sm.set_defaults(func=lambda a: __import__("calib.samples", fromlist=["main"]).main(a.args))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        return int(a.func(a) or 0)
+    except CliError as exc:
+        print(f"calib {a.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"calib {a.command}: interrupted; files written so far are complete", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

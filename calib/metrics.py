@@ -1,0 +1,111 @@
+"""Metrics of one configuration against the ground truth, with 95% intervals.
+
+Pair level (over true duplicate pairs P, from labels):
+  candidate recall  = |P and LSH candidates| / |P|
+  pair recall       = |P and verified| / |P|
+  pair precision    = |verified labeled duplicate| / |verified and labeled|
+Document level, after clustering verified pairs and keeping one
+representative per cluster:
+  false removal     = a removed document labeled NOT a duplicate of its
+                      representative; rate over labeled removals
+  unlabeled removal = its pair with the representative carries no label
+  missed removal    = in a true duplicate cluster of size m, every kept
+                      member beyond one; rate over sum(m - 1)
+Intervals are Wilson score intervals (:mod:`calib.stats`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .clusters import Clustering
+from .lsh import s_curve
+from .stats import rate, wilson
+from .truth import Truth
+
+
+def binomial(name: str, k: int, n: int, alpha: float = 0.05) -> dict:
+    """{name: k/n, name_low, name_high} with a Wilson interval (NaN when n = 0)."""
+    lo, hi = wilson(k, n, alpha)
+    return {name: float(rate(k, n)), f"{name}_low": float(lo), f"{name}_high": float(hi)}
+
+
+def candidate_metrics(pos_candidate: np.ndarray, n_candidates: float, n_docs: int) -> dict:
+    """Candidate recall over true duplicate pairs, candidate count and reduction."""
+    total = n_docs * (n_docs - 1) // 2
+    out = {"n_positive": int(len(pos_candidate)), "candidates": float(n_candidates),
+           "reduction": float(1 - n_candidates / total) if total else float("nan")}
+    out.update(binomial("candidate_recall", int(pos_candidate.sum()), len(pos_candidate)))
+    return out
+
+
+def pair_metrics(pos_verified: np.ndarray, verified_labels: np.ndarray) -> dict:
+    """Recall over true duplicate pairs; precision over verified labeled pairs."""
+    tp = int((verified_labels == 1).sum())
+    fp = int((verified_labels == 0).sum())
+    out = {"verified": int(len(verified_labels)), "verified_unlabeled": int((verified_labels == -1).sum()),
+           "verified_true": tp, "verified_false": fp}
+    out.update(binomial("pair_recall", int(pos_verified.sum()), len(pos_verified)))
+    out.update(binomial("pair_precision", tp, tp + fp))
+    return out
+
+
+def document_outcomes(truth: Truth, clustering: Clustering, true_clusters: np.ndarray) -> pd.DataFrame:
+    """Per document: removed, its label against its representative, missed."""
+    n = truth.n
+    rows = np.arange(n, dtype=np.int64)
+    rep = clustering.representative
+    removed = clustering.removed
+    lab = np.full(n, -1, dtype=np.int8)
+    lab[removed] = truth.label(rows[removed], rep[removed])
+    # Missed: kept members of a true cluster beyond its first kept member.
+    kept = ~removed
+    kept_rank = pd.Series(kept).groupby(true_clusters).cumsum().to_numpy()
+    missed = kept & (kept_rank > 1)
+    sizes = np.bincount(true_clusters, minlength=true_clusters.max(initial=-1) + 1)
+    in_dup_cluster = sizes[true_clusters] > 1
+    return pd.DataFrame({
+        "removed": removed,
+        "representative": rep,
+        "chained": clustering.chained,
+        "false_removal": removed & (lab == 0),
+        "true_removal": removed & (lab == 1),
+        "unlabeled_removal": removed & (lab == -1),
+        "in_duplicate_cluster": in_dup_cluster,
+        "missed": missed,
+    })
+
+
+def removal_metrics(outcomes: pd.DataFrame, true_clusters: np.ndarray) -> dict:
+    sizes = np.bincount(true_clusters)
+    expected = int((sizes[sizes > 1] - 1).sum())
+    false = int(outcomes["false_removal"].sum())
+    true = int(outcomes["true_removal"].sum())
+    out = {"removed": int(outcomes["removed"].sum()), "true_removals": true, "false_removals": false,
+           "unlabeled_removals": int(outcomes["unlabeled_removal"].sum()),
+           "chained_removals": int(outcomes["chained"].sum()),
+           "expected_removals": expected, "missed_removals": int(outcomes["missed"].sum())}
+    out.update(binomial("false_removal_rate", false, false + true))
+    out.update(binomial("missed_removal_rate", out["missed_removals"], expected))
+    return out
+
+
+def collision_rates(sim: np.ndarray, collide: np.ndarray, b: int, r: int, bins: int = 20) -> pd.DataFrame:
+    """Empirical candidate rate per exact-Jaccard bin, next to the S-curve.
+
+    One row per bin of [0, 1] with pairs in it: n pairs, k candidates, the
+    rate with its Wilson interval, and P(s) at the mean similarity of the bin.
+    """
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    idx = np.clip(np.searchsorted(edges, sim, side="right") - 1, 0, bins - 1)
+    n = np.bincount(idx, minlength=bins)
+    k = np.bincount(idx, weights=collide.astype(np.float64), minlength=bins)
+    s_sum = np.bincount(idx, weights=sim, minlength=bins)
+    lo, hi = wilson(k, n)
+    with np.errstate(invalid="ignore"):
+        s_mean = s_sum / n
+    frame = pd.DataFrame({"bin_low": edges[:-1], "bin_high": edges[1:], "pairs": n, "candidates": k.astype(np.int64),
+                          "rate": rate(k, n), "rate_low": lo, "rate_high": hi, "mean_similarity": s_mean,
+                          "theory": s_curve(np.nan_to_num(s_mean), b, r)})
+    return frame[frame["pairs"] > 0].reset_index(drop=True)

@@ -1,0 +1,390 @@
+"""Sweeps: evaluate a grid of configurations on one labeled sample.
+
+Work is shared along the pipeline and cached by fingerprint in a
+:class:`Workspace` (one per sample):
+
+* shingle sets once per representation's shingling fingerprint;
+* signatures once per (shingling, seed, scheme) at the largest hash count
+  for the ``fast`` scheme (its columns are prefix-stable), once per hash
+  count for the ``datasketch`` scheme (datasketch draws all a's before the
+  b's, so its 128 columns are not a prefix of its 256);
+* exact-Jaccard reference pairs (every pair with J >= the lowest threshold)
+  once per representation: exact verification of a split is then "reference
+  pairs that collide in a band", with no need to materialize candidates;
+* candidate pairs once per (signatures, b, r).
+
+A progress callback ``progress(fraction, message)`` is all the engine knows
+of progress bars: the CLI plugs in tqdm, the app ``st.progress``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from . import lsh
+from .clusters import Clustering, cluster_pairs
+from .config import VERIFY_RULES, Config
+from .jaccard import all_pairs_above, pairs_jaccard
+from .metrics import (candidate_metrics, collision_rates, document_outcomes, pair_metrics,
+                      removal_metrics)
+from .minhash import estimate_jaccard, signatures
+from .represent import Representation
+from .samples import Sample
+from .shingles import ShingleSets, shingle_hashes
+from .truth import Truth, truth_from_sample
+
+ProgressFn = Callable[[float, str], None]
+
+
+def _no_progress(fraction: float, message: str) -> None:
+    pass
+
+
+class Workspace:
+    """The expensive, reusable steps for one sample, cached by fingerprint."""
+
+    def __init__(self, sample: Sample):
+        if sample.n < 2:
+            raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
+        self.sample = sample
+        self.truth: Truth = truth_from_sample(sample)
+        self.true_clusters = self.truth.clusters()
+        self._sets: dict[str, ShingleSets] = {}
+        self._sigs: dict[tuple, np.ndarray] = {}
+        self._ref: dict[str, tuple[float, tuple]] = {}
+        self._pos: dict[str, np.ndarray] = {}
+        self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
+
+    # -- representation ------------------------------------------------------
+    def sets(self, rep: Representation) -> ShingleSets:
+        key = rep.shingling_fingerprint()
+        if key not in self._sets:
+            self._sets[key] = shingle_hashes(self.sample.texts, rep, unique=True)
+        return self._sets[key]
+
+    def active(self, rep: Representation) -> np.ndarray:
+        """Documents with at least one shingle (the others never become candidates)."""
+        return self.sets(rep).sizes() > 0
+
+    def _sig_key(self, rep: Representation) -> tuple:
+        base = (rep.shingling_fingerprint(), rep.seed, rep.scheme)
+        return base if rep.scheme == "fast" else base + (rep.num_perm,)
+
+    def signatures(self, rep: Representation) -> np.ndarray:
+        """(n, rep.num_perm) signatures; fast-scheme prefixes are shared."""
+        key = self._sig_key(rep)
+        have = self._sigs.get(key)
+        if have is None or have.shape[1] < rep.num_perm:
+            have = signatures(self.sets(rep), rep.num_perm, rep.seed, rep.scheme)
+            self._sigs[key] = have
+        return have[:, :rep.num_perm]
+
+    def reference_pairs(self, rep: Representation, floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair with exact J >= floor (i, j, J), cached per representation."""
+        key = rep.shingling_fingerprint()
+        cached = self._ref.get(key)
+        if cached is None or cached[0] > floor:
+            cached = (floor, all_pairs_above(self.sets(rep), floor))
+            self._ref[key] = cached
+        i, j, s = cached[1]
+        if cached[0] < floor:
+            m = s >= floor
+            return i[m], j[m], s[m]
+        return i, j, s
+
+    def positive_jaccard(self, rep: Representation) -> np.ndarray:
+        key = rep.shingling_fingerprint()
+        if key not in self._pos:
+            self._pos[key] = pairs_jaccard(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
+        return self._pos[key]
+
+    def candidates(self, rep: Representation, b: int, r: int, max_pairs: int | None):
+        """Candidate pairs, or the TooManyCandidates that stopped them."""
+        key = self._sig_key(rep) + (rep.num_perm, b, r)
+        if key not in self._cands:
+            try:
+                self._cands[key] = lsh.candidate_pairs(self.signatures(rep), b, r,
+                                                       active=self.active(rep), max_pairs=max_pairs)
+            except lsh.TooManyCandidates as exc:
+                self._cands[key] = exc
+        return self._cands[key]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The configurations a sweep evaluates: their cartesian product.
+
+    ``splits=None`` means every (b, r) with b*r == num_perm; explicit splits
+    are kept for each hash count where b*r <= num_perm.
+    """
+
+    representations: tuple[Representation, ...] = (Representation(),)
+    num_perms: tuple[int, ...] = (128, 256)
+    splits: tuple[tuple[int, int], ...] | None = None
+    verify: tuple[str, ...] = ("exact",)
+    thresholds: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
+    policies: tuple[str, ...] = ("connected",)
+    representative: str = "first"
+    max_pairs: int | None = 20_000_000
+
+    def __post_init__(self) -> None:
+        if not self.representations:
+            raise ValueError("Grid.representations is empty")
+        if not self.num_perms or any(not isinstance(m, int) or m < 1 for m in self.num_perms):
+            raise ValueError(f"Grid.num_perms must be integers >= 1, got {self.num_perms!r}")
+        for v in self.verify:
+            if v not in VERIFY_RULES:
+                raise ValueError(f"Grid.verify: unknown rule {v!r} (expected one of {VERIFY_RULES})")
+        if not self.thresholds or any(not 0.0 < t <= 1.0 for t in self.thresholds):
+            raise ValueError(f"Grid.thresholds must be in (0, 1], got {self.thresholds!r}")
+        if self.splits is not None:
+            for b, r in self.splits:
+                if b < 1 or r < 1:
+                    raise ValueError(f"Grid.splits: b and r must be >= 1, got ({b}, {r})")
+            if not any(b * r <= m for b, r in self.splits for m in self.num_perms):
+                raise ValueError(f"Grid.splits: no split has b*r <= any of num_perms {self.num_perms}")
+
+    def splits_for(self, num_perm: int) -> list[tuple[int, int]]:
+        if self.splits is None:
+            return lsh.splits(num_perm)
+        return [(b, r) for b, r in self.splits if b * r <= num_perm]
+
+    def configs(self) -> Iterable[Config]:
+        for rep, m in itertools.product(self.representations, self.num_perms):
+            rep_m = rep.with_(num_perm=m)
+            for (b, r), v, pol in itertools.product(self.splits_for(m), self.verify, self.policies):
+                for t in (self.thresholds if v != "none" else (self.thresholds[0],)):
+                    yield Config(rep_m, b, r, v, float(t), pol, self.representative)
+
+    def size(self) -> int:
+        return sum(1 for _ in self.configs())
+
+    def __str__(self) -> str:
+        return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
+                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
+                f"{list(self.verify)} x thresholds {list(self.thresholds)} x {list(self.policies)} = {self.size()} configs")
+
+
+@dataclass(frozen=True, eq=False)
+class Verified:
+    """The verified pairs of one configuration, with both similarities."""
+
+    i: np.ndarray
+    j: np.ndarray
+    exact: np.ndarray
+    estimated: np.ndarray
+    label: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """Everything measured for one configuration (for pages and exports)."""
+
+    config: Config
+    row: dict
+    verified: Verified | None
+    clustering: Clustering | None
+    outcomes: pd.DataFrame | None
+    labeled: pd.DataFrame  # the sample's labeled + duplicate pairs with candidate/verified flags
+
+
+class _SplitState:
+    """What one (representation, num_perm, b, r) shares across thresholds."""
+
+    def __init__(self, ws: Workspace, rep: Representation, b: int, r: int, floor: float, max_pairs):
+        self.ws, self.rep, self.b, self.r = ws, rep, b, r
+        sig = ws.signatures(rep)
+        self.sig = sig
+        t = ws.truth
+        self.pos_candidate = lsh.collides(sig, t.pos_i, t.pos_j, b, r) if t.n_positive else np.zeros(0, bool)
+        self.pos_exact = ws.positive_jaccard(rep)
+        self.pos_est = estimate_jaccard(sig, t.pos_i, t.pos_j) if t.n_positive else np.zeros(0)
+        cands = ws.candidates(rep, b, r, max_pairs)
+        self.exploded = isinstance(cands, lsh.TooManyCandidates)
+        self.cands = None if self.exploded else cands
+        self.candidate_upper = cands.upper_bound if self.exploded else len(cands[0])
+        ri, rj, rs = ws.reference_pairs(rep, floor)
+        hit = lsh.collides(sig, ri, rj, b, r)
+        self.ref_all = (ri, rj, rs, hit)
+        self.ref = (ri[hit], rj[hit], rs[hit])
+        self._est_cands = None
+
+    def verified(self, verify: str, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(i, j, exact J, estimated J) of verified pairs, None if candidates exploded."""
+        if verify == "exact":
+            ri, rj, rs = self.ref
+            m = rs >= threshold
+            i, j, s = ri[m], rj[m], rs[m]
+            return i, j, s, estimate_jaccard(self.sig, i, j)
+        if self.exploded:
+            return None
+        ci, cj = self.cands
+        if self._est_cands is None:
+            self._est_cands = estimate_jaccard(self.sig, ci, cj)
+        est = self._est_cands
+        m = np.ones(len(ci), bool) if verify == "none" else est >= threshold
+        i, j = ci[m], cj[m]
+        return i, j, pairs_jaccard(self.ws.sets(self.rep), i, j), est[m]
+
+    def positive_verified(self, verify: str, threshold: float) -> np.ndarray:
+        if verify == "exact":
+            return self.pos_candidate & (self.pos_exact >= threshold)
+        if verify == "estimated":
+            return self.pos_candidate & (self.pos_est >= threshold)
+        return self.pos_candidate.copy()
+
+
+def _config_columns(cfg: Config) -> dict:
+    rep = cfg.rep
+    return {"representation": f"{rep.shingle_label()} [{rep.normalization_label()}]",
+            "shingle": rep.shingle, "k": rep.k, "lowercase": rep.lowercase, "nfkc": rep.nfkc,
+            "strip_punct": rep.strip_punct, "collapse_ws": rep.collapse_ws, "hashfunc": rep.hashfunc,
+            "scheme": rep.scheme, "seed": rep.seed, "num_perm": rep.num_perm, "b": cfg.b, "r": cfg.r,
+            "rows_used": cfg.b * cfg.r, "lsh_threshold": cfg.lsh_threshold, "s50": cfg.s50,
+            "verify": cfg.verify, "threshold": cfg.threshold if cfg.verify != "none" else float("nan"),
+            "policy": cfg.policy, "representative": cfg.representative,
+            "rep_fingerprint": rep.fingerprint(), "config_fingerprint": cfg.fingerprint()}
+
+
+def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
+    row = _config_columns(cfg)
+    row["n_docs"] = ws.sample.n
+    row["empty_docs"] = int((~ws.active(cfg.rep)).sum())
+    row["status"] = "too_many_candidates" if st.exploded else "ok"
+    row.update(candidate_metrics(st.pos_candidate, float("nan") if st.exploded else st.candidate_upper, ws.sample.n))
+    row["candidates_upper_bound"] = st.candidate_upper
+    ri, rj, rs, hit = st.ref_all
+    sim_mask = rs >= cfg.threshold
+    row["similar_pairs"] = int(sim_mask.sum())
+    row["similar_recall"] = float(hit[sim_mask].mean()) if sim_mask.any() else float("nan")
+    ver = st.verified(cfg.verify, cfg.threshold)
+    verified = clustering = outcomes = None
+    if ver is None:
+        for name in ("pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate"):
+            row.update({name: np.nan, f"{name}_low": np.nan, f"{name}_high": np.nan})
+    else:
+        vi, vj, vs, ve = ver
+        labels = ws.truth.label(vi, vj)
+        row.update(pair_metrics(st.positive_verified(cfg.verify, cfg.threshold), labels))
+        sim = vs if cfg.verify == "exact" else ve
+        lengths = ws.sets(cfg.rep).sizes() if cfg.representative == "longest" else None
+        clustering = cluster_pairs(ws.sample.n, vi, vj, sim, policy=cfg.policy,
+                                   representative=cfg.representative, lengths=lengths)
+        outcomes = document_outcomes(ws.truth, clustering, ws.true_clusters)
+        row.update(removal_metrics(outcomes, ws.true_clusters))
+        verified = Verified(vi, vj, vs, ve, labels)
+    if not detail:
+        return row
+    return row, verified, clustering, outcomes
+
+
+def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: ProgressFn | None = None) -> pd.DataFrame:
+    """One row per configuration of the grid, every metric with its interval."""
+    ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
+    progress = progress or _no_progress
+    configs = list(grid.configs())
+    exact_ts = [c.threshold for c in configs if c.verify == "exact"]
+    floor = min(exact_ts) if exact_ts else min(grid.thresholds)
+    groups: dict[tuple, list[Config]] = {}
+    for c in configs:
+        groups.setdefault((c.rep, c.b, c.r), []).append(c)
+    rows, done = [], 0
+    progress(0.0, f"{len(configs)} configurations")
+    for (rep, b, r), cfgs in groups.items():
+        progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
+        st = _SplitState(ws, rep, b, r, floor, grid.max_pairs)
+        for cfg in cfgs:
+            rows.append(_score(ws, st, cfg))
+        done += len(cfgs)
+    progress(1.0, "done")
+    return pd.DataFrame(rows)
+
+
+def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int | None = 20_000_000) -> Evaluation:
+    """All details of one configuration: metrics row, verified pairs, clusters, outcomes."""
+    ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
+    st = _SplitState(ws, config.rep, config.b, config.r, config.threshold if config.verify == "exact" else 1.0,
+                     max_pairs)
+    row, verified, clustering, outcomes = _score(ws, st, config, detail=True)
+    return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config, st))
+
+
+def labeled_pairs(ws: Workspace, config: Config, st: _SplitState | None = None) -> pd.DataFrame:
+    """The sample's labeled pairs (and group-derived duplicates), with exact and
+    estimated J, candidate and verified flags, for per-category breakdowns."""
+    s = ws.sample
+    p = s.pairs
+    i = np.concatenate([p["i"].to_numpy(np.int64), ws.truth.pos_i])
+    j = np.concatenate([p["j"].to_numpy(np.int64), ws.truth.pos_j])
+    cat = np.concatenate([p["category"].astype(str).to_numpy(), np.full(ws.truth.n_positive, "(group)", dtype=object)])
+    code = i * s.n + j
+    _, first = np.unique(code, return_index=True)
+    i, j, cat = i[first], j[first], cat[first]
+    sig = ws.signatures(config.rep)
+    exact = pairs_jaccard(ws.sets(config.rep), i, j)
+    est = estimate_jaccard(sig, i, j)
+    cand = lsh.collides(sig, i, j, config.b, config.r)
+    sim = exact if config.verify == "exact" else est
+    verified = cand & ((sim >= config.threshold) if config.verify != "none" else True)
+    return pd.DataFrame({"i": i, "j": j, "id_a": s.ids[i], "id_b": s.ids[j], "category": cat,
+                         "label": ws.truth.label(i, j), "exact": exact, "estimated": est,
+                         "candidate": cand, "verified": verified})
+
+
+def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor: float = 0.3,
+                    random_pairs: int = 20_000, bins: int = 20, seed: int = 0) -> pd.DataFrame:
+    """Empirical candidate rate per exact-J bin against the S-curve.
+
+    Pairs: every pair with J >= floor, the labeled pairs, and a seeded
+    uniform sample of random pairs (which fill the low bins).
+    """
+    n = ws.sample.n
+    ri, rj, _ = ws.reference_pairs(rep, floor)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, n, random_pairs)
+    c = rng.integers(0, n, random_pairs)
+    keep = a != c
+    a, c = np.minimum(a[keep], c[keep]), np.maximum(a[keep], c[keep])
+    p = ws.sample.pairs
+    i = np.concatenate([ri, a, p["i"].to_numpy(np.int64), ws.truth.pos_i])
+    j = np.concatenate([rj, c, p["j"].to_numpy(np.int64), ws.truth.pos_j])
+    _, first = np.unique(i * n + j, return_index=True)
+    i, j = i[first], j[first]
+    active = ws.active(rep)
+    m = active[i] & active[j]
+    i, j = i[m], j[m]
+    sim = pairs_jaccard(ws.sets(rep), i, j)
+    hit = lsh.collides(ws.signatures(rep), i, j, b, r)
+    return collision_rates(sim, hit, b, r, bins)
+
+
+def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+              use_upper_bound: bool = False) -> pd.Series | None:
+    """The empirical optimum: max ``objective`` subject to the false-removal
+    budget (on the rate, or on its upper 95% bound), fewest candidates as
+    tie-break. None when no configuration fits the budget."""
+    ok = results[results["status"] == "ok"]
+    col = "false_removal_rate_high" if use_upper_bound else "false_removal_rate"
+    ok = ok[ok[col].fillna(0.0) <= max_false_removal_rate]
+    if ok.empty:
+        return None
+    key = ok.assign(_cand=ok["candidates"].fillna(np.inf))
+    key = key.sort_values([objective, "_cand", "config_fingerprint"], ascending=[False, True, True], kind="stable")
+    return results.loc[key.index[0]]
+
+
+def config_from_row(row: pd.Series) -> Config:
+    """The Config a results row describes."""
+    rep = Representation(lowercase=bool(row["lowercase"]), nfkc=bool(row["nfkc"]), strip_punct=bool(row["strip_punct"]),
+                         collapse_ws=bool(row["collapse_ws"]), shingle=str(row["shingle"]), k=int(row["k"]),
+                         hashfunc=str(row["hashfunc"]), num_perm=int(row["num_perm"]), seed=int(row["seed"]),
+                         scheme=str(row["scheme"]))
+    t = float(row["threshold"])
+    return Config(rep, int(row["b"]), int(row["r"]), str(row["verify"]), 0.0 if math.isnan(t) else t,
+                  str(row["policy"]), str(row["representative"]))

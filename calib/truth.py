@@ -1,0 +1,106 @@
+"""Ground truth from labels: which pairs of documents are duplicates.
+
+Two sources, combined:
+
+* explicit pair labels (``Sample.pairs``: i < j, is_duplicate);
+* a ``group`` column: same group = duplicate, different groups = not a
+  duplicate (every pair is then labeled).
+
+An explicit pair label wins over the group rule (the loaders refuse samples
+where the two contradict). Without groups, a pair nobody labeled is
+*unlabeled* (-1): metrics report it as such and never count it as right or
+wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from .samples import Sample
+
+DUPLICATE, NOT_DUPLICATE, UNLABELED = np.int8(1), np.int8(0), np.int8(-1)
+
+
+@dataclass(frozen=True, eq=False)
+class Truth:
+    """Label oracle over row pairs of one sample."""
+
+    n: int
+    codes: np.ndarray    # int64, sorted: i * n + j of explicitly labeled pairs
+    labels: np.ndarray   # int8 aligned with codes (1 duplicate, 0 not)
+    groups: np.ndarray | None  # int64 group code per row, or None
+    pos_i: np.ndarray    # every duplicate pair (i < j), sorted
+    pos_j: np.ndarray
+
+    @property
+    def n_positive(self) -> int:
+        return len(self.pos_i)
+
+    @property
+    def complete(self) -> bool:
+        """True when every pair has a label (group column present)."""
+        return self.groups is not None
+
+    def label(self, i, j) -> np.ndarray:
+        """int8 per pair: 1 duplicate, 0 not duplicate, -1 unlabeled."""
+        i = np.asarray(i, dtype=np.int64)
+        j = np.asarray(j, dtype=np.int64)
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        out = np.full(len(lo), UNLABELED, dtype=np.int8)
+        if self.groups is not None:
+            out[:] = np.where(self.groups[lo] == self.groups[hi], DUPLICATE, NOT_DUPLICATE)
+        if len(self.codes):
+            code = lo * self.n + hi
+            pos = np.searchsorted(self.codes, code)
+            pos_c = np.minimum(pos, len(self.codes) - 1)
+            hit = self.codes[pos_c] == code
+            out[hit] = self.labels[pos_c[hit]]
+        out[lo == hi] = UNLABELED
+        return out
+
+    def clusters(self) -> np.ndarray:
+        """True duplicate clusters: components of the duplicate-pair graph (int64[n])."""
+        g = sparse.coo_matrix((np.ones(self.n_positive, dtype=np.int8), (self.pos_i, self.pos_j)),
+                              shape=(self.n, self.n))
+        return csgraph.connected_components(g, directed=False)[1].astype(np.int64)
+
+
+def truth_from_sample(sample: Sample) -> Truth:
+    n = sample.n
+    p = sample.pairs
+    i = p["i"].to_numpy(np.int64)
+    j = p["j"].to_numpy(np.int64)
+    lab = p["is_duplicate"].to_numpy(bool).astype(np.int8)
+    codes = i * n + j
+    order = np.argsort(codes, kind="stable")
+    codes, lab = codes[order], lab[order]
+    keep = np.ones(len(codes), dtype=bool)
+    keep[1:] = codes[1:] != codes[:-1]
+    codes, lab = codes[keep], lab[keep]
+    groups = sample.group_codes() if sample.has_groups else None
+    pos = [codes[lab == 1]]
+    if groups is not None:
+        pos.append(_group_pair_codes(groups, n))
+    allpos = np.unique(np.concatenate(pos)) if pos else np.empty(0, np.int64)
+    if len(codes):  # an explicit not-duplicate overrides the group rule
+        neg = codes[lab == 0]
+        allpos = allpos[~np.isin(allpos, neg)]
+    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=allpos // n, pos_j=allpos % n)
+
+
+def _group_pair_codes(groups: np.ndarray, n: int) -> np.ndarray:
+    """Codes i*n+j of all pairs inside each group (groups of size >= 2)."""
+    order = np.argsort(groups, kind="stable")
+    g = groups[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    sizes = np.diff(np.r_[starts, len(g)])
+    out = []
+    for s, m in zip(starts[sizes > 1], sizes[sizes > 1]):
+        rows = np.sort(order[s:s + m])
+        a, b = np.triu_indices(m, 1)
+        out.append(rows[a] * n + rows[b])
+    return np.concatenate(out) if out else np.empty(0, np.int64)
