@@ -5,8 +5,13 @@
   prefix filtering: order shingles by global frequency (rarest first); if
   J(A, B) >= t then the first |A| - ceil(t|A|) + 1 shingles of A and of B
   share at least one shingle. Sparse products (scipy.sparse) of the prefix
-  incidence matrix, block of rows by block, give candidate pairs with bounded
-  memory; the exact merge verifies them.
+  incidence matrix, block of rows by block, give candidate pairs and c, the
+  number of prefix shingles they share, with bounded memory. Two exact
+  filters prune before the merge verifies: sizes (t|A| <= |B| <= |A|/t) and
+  overlap (J >= t needs |A & B| >= ceil(t/(1+t) (|A|+|B|)), while
+  |A & B| <= c + ceil(t|X|) - 1, X being the document whose prefix ends
+  first in the global order: a shared shingle outside either prefix lies
+  after X's prefix).
 
 Two empty sets have J = 0 here (no evidence of duplication), not 1.
 """
@@ -63,8 +68,9 @@ def pairs_jaccard(sets: ShingleSets, i, j) -> np.ndarray:
     return _pairs_jaccard(sets.offsets, sets.hashes, i, j)
 
 
-def _prefix_matrix(sets: ShingleSets, threshold: float) -> sp.csr_matrix:
-    """Rows = documents, columns = shingles, ones on each document's prefix."""
+def _prefix_matrix(sets: ShingleSets, threshold: float) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Rows = documents, columns = shingles, ones on each document's prefix;
+    and the global rank key of each document's last prefix shingle."""
     codes, uniques = pd.factorize(sets.hashes, sort=False)
     df = np.bincount(codes, minlength=len(uniques))
     sizes = sets.sizes()
@@ -77,8 +83,10 @@ def _prefix_matrix(sets: ShingleSets, threshold: float) -> sp.csr_matrix:
     keep = pos_in_doc < np.repeat(prefix_len, sizes)
     rows = doc[order][keep]
     cols = codes[order][keep]
+    end_key = np.full(sets.n, -1, dtype=np.int64)
+    np.maximum.at(end_key, rows, rank_key[order][keep])
     return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
-                         shape=(sets.n, len(uniques)))
+                         shape=(sets.n, len(uniques))), end_key
 
 
 def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 1000,
@@ -91,16 +99,22 @@ def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 1000,
     _require_sets(sets)
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    P = _prefix_matrix(sets, threshold)
+    P, end_key = _prefix_matrix(sets, threshold)
     if active is not None:
         P = sp.diags(np.asarray(active, dtype=np.float32)) @ P
     PT = P.T.tocsr()
+    sizes = sets.sizes().astype(np.float64)
+    rest = np.ceil(threshold * sizes - 1e-9) - 1  # shingles after each prefix
     out_i, out_j, out_s = [], [], []
     for s in range(0, sets.n, block):
         prod = (P[s:s + block] @ PT).tocoo()
         ii = prod.row.astype(np.int64) + s
         jj = prod.col.astype(np.int64)
-        m = ii < jj
+        c = prod.data.astype(np.float64)
+        sa, sb = sizes[ii], sizes[jj]
+        need = np.ceil(threshold / (1 + threshold) * (sa + sb) - 1e-9)
+        m = ((ii < jj) & (sb >= threshold * sa - 1e-9) & (sa >= threshold * sb - 1e-9)
+             & (c + np.where(end_key[ii] <= end_key[jj], rest[ii], rest[jj]) >= need))
         ii, jj = ii[m], jj[m]
         if not len(ii):
             continue
