@@ -388,3 +388,36 @@ def config_from_row(row: pd.Series) -> Config:
     t = float(row["threshold"])
     return Config(rep, int(row["b"]), int(row["r"]), str(row["verify"]), 0.0 if math.isnan(t) else t,
                   str(row["policy"]), str(row["representative"]))
+
+
+def slice_breakdown(ev: Evaluation, sample: Sample, *, alpha: float = 0.05) -> pd.DataFrame:
+    """Every rate of one configuration per slice, with a Fisher test vs the rest.
+
+    Pair level, by ``category``: candidate recall and pair recall over the
+    duplicate pairs, false verification over the labeled non-duplicates.
+    Document level, by each slice column: removal rate (all documents), false
+    removals among labeled removals, missed removals among documents of true
+    duplicate clusters. Rows with ``flagged`` differ significantly (Holm-
+    adjusted Fisher exact p < alpha) from the other slices of their column.
+    """
+    from .slices import slice_report
+    parts = []
+    lab = ev.labeled.assign(duplicate=ev.labeled["label"] == 1, not_duplicate=ev.labeled["label"] == 0)
+    for metric, success, mask in (("candidate_recall", "candidate", "duplicate"),
+                                  ("pair_recall", "verified", "duplicate"),
+                                  ("false_verification_rate", "verified", "not_duplicate")):
+        r = slice_report(lab, ["category"], success, mask, alpha=alpha)
+        parts.append(r.assign(level="pair", metric=metric))
+    if ev.outcomes is not None and sample.slice_columns:
+        docs = pd.concat([sample.docs[list(sample.slice_columns)].reset_index(drop=True),
+                          ev.outcomes.reset_index(drop=True)], axis=1)
+        docs["labeled_removal"] = docs["true_removal"] | docs["false_removal"]
+        for metric, success, mask in (("removal_rate", "removed", None),
+                                      ("false_removal_rate", "false_removal", "labeled_removal"),
+                                      ("missed_removal_rate", "missed", "in_duplicate_cluster")):
+            r = slice_report(docs, list(sample.slice_columns), success, mask, alpha=alpha)
+            parts.append(r.assign(level="document", metric=metric))
+    out = pd.concat(parts, ignore_index=True)
+    out = out[out["n"] > 0]
+    return out[["level", "metric", "column", "value", "n", "k", "rate", "ci_low", "ci_high",
+                "p_value", "p_adjusted", "flagged"]].reset_index(drop=True)
