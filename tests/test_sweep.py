@@ -1,0 +1,174 @@
+"""Sweep rows against an independent reference built from datasketch itself
+and plain Python sets, on a slice of the shipped sample; and the engine on the
+real Clough corpus."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xxhash
+from datasketch import MinHash, MinHashLSH
+
+from calib.config import Config
+from calib.represent import Representation, shingle_strings
+from calib.samples import from_frames, load_clough, load_sample
+from calib.sweep import Grid, Workspace, evaluate, recommend, slice_breakdown, sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+CLOUGH = ROOT.parent / "shared" / "corpora" / "clough"
+
+
+@pytest.fixture(scope="module")
+def small_sample():
+    full = load_sample(ROOT / "data" / "sample")
+    docs = full.docs
+    grouped = docs[docs["group"].notna()].head(120)
+    singles = docs[docs["group"].isna()].iloc[::20].head(80)
+    part = pd.concat([grouped, singles]).sort_index().reset_index(drop=True)
+    return from_frames(part[["id", "text", "group", "domain", "language"]], name="small")
+
+
+def _reference(sample, rep, b, r, threshold):
+    """Candidates from datasketch.MinHashLSH, Jaccard from Python sets,
+    clusters from a plain union-find."""
+    sets = [set(shingle_strings(t, rep)) for t in sample.texts]
+    mh = []
+    for s in sets:
+        m = MinHash(num_perm=rep.num_perm, seed=rep.seed, hashfunc=xxhash.xxh32_intdigest)
+        m.update_batch([x.encode() for x in sorted(s)])
+        mh.append(m)
+    lsh = MinHashLSH(num_perm=rep.num_perm, params=(b, r))
+    for d, m in enumerate(mh):
+        if sets[d]:
+            lsh.insert(d, m)
+    cands = {(min(d, e), max(d, e)) for d in range(sample.n) if sets[d] for e in lsh.query(mh[d]) if e != d}
+    group = sample.docs["group"].tolist()
+    same = lambda a, c: group[a] is not None and not pd.isna(group[a]) and group[a] == group[c]
+    pos = {(a, c) for a in range(sample.n) for c in range(a + 1, sample.n) if same(a, c)}
+    jac = lambda a, c: len(sets[a] & sets[c]) / len(sets[a] | sets[c]) if sets[a] | sets[c] else 0.0
+    verified = {p for p in cands if jac(*p) >= threshold}
+    parent = list(range(sample.n))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+    for a, c in sorted(verified):
+        ra, rc = find(a), find(c)
+        parent[max(ra, rc)] = min(ra, rc)
+    rep_of = [find(x) for x in range(sample.n)]  # the smallest row of each component
+    removed = [x for x in range(sample.n) if rep_of[x] != x]
+    false = sum(not same(x, rep_of[x]) for x in removed)
+    kept_per_group = {}
+    for x in range(sample.n):
+        if rep_of[x] == x and not pd.isna(group[x]):
+            kept_per_group[group[x]] = kept_per_group.get(group[x], 0) + 1
+    missed = sum(k - 1 for k in kept_per_group.values())
+    return {"candidates": len(cands), "candidate_recall": len(cands & pos) / len(pos),
+            "pair_recall": len(verified & pos) / len(pos),
+            "pair_precision": len(verified & pos) / len(verified) if verified else float("nan"),
+            "removed": len(removed), "false_removals": false, "missed_removals": missed}
+
+
+@pytest.mark.parametrize("shingle,k", [("word", 3), ("char", 5)])
+def test_sweep_matches_datasketch_and_python_sets(small_sample, shingle, k):
+    rep = Representation(shingle=shingle, k=k, num_perm=64, scheme="datasketch", hashfunc="xxhash")
+    grid = Grid(representations=(rep,), num_perms=(64,), splits=((16, 4), (8, 8), (4, 16), (3, 5)),
+                thresholds=(0.5, 0.8))
+    res = sweep(small_sample, grid)
+    assert len(res) == 8 and (res["status"] == "ok").all()
+    for _, row in res.iterrows():
+        ref = _reference(small_sample, rep, int(row["b"]), int(row["r"]), float(row["threshold"]))
+        for key, want in ref.items():
+            got = row[key]
+            if isinstance(want, float) and np.isnan(want):
+                assert np.isnan(got), key
+            else:
+                assert got == pytest.approx(want), (key, row["b"], row["r"], row["threshold"])
+
+
+def test_sweep_reuses_fast_signature_prefixes(small_sample):
+    ws = Workspace(small_sample)
+    rep = Representation(shingle="word", k=3)
+    sweep(ws, Grid(representations=(rep,), num_perms=(64, 128), splits=((8, 8),), thresholds=(0.8,)))
+    assert len(ws._sigs) == 1 and next(iter(ws._sigs.values())).shape[1] == 128
+    ds = rep.with_(scheme="datasketch")
+    sweep(ws, Grid(representations=(ds,), num_perms=(64, 128), splits=((8, 8),), thresholds=(0.8,)))
+    assert len(ws._sigs) == 3  # datasketch: one matrix per hash count
+    assert len(ws._sets) == 1  # one shingling for all four
+
+
+def test_too_loose_split_is_reported_not_materialized(small_sample):
+    rep = Representation(shingle="char", k=2)
+    res = sweep(small_sample, Grid(representations=(rep,), num_perms=(32,), splits=((32, 1), (4, 8)),
+                                   thresholds=(0.8,), verify=("estimated",), max_pairs=1000))
+    loose = res[res["b"] == 32].iloc[0]
+    assert loose["status"] == "too_many_candidates" and np.isnan(loose["candidates"])
+    assert loose["candidates_upper_bound"] > 1000
+    assert not np.isnan(loose["candidate_recall"])  # measured on the labeled pairs directly
+    assert res[res["b"] == 4].iloc[0]["status"] == "ok"
+
+
+def test_recommend_respects_budget_and_tie_breaks_on_candidates():
+    rows = pd.DataFrame({
+        "status": ["ok", "ok", "ok", "too_many_candidates"],
+        "pair_recall": [0.9, 0.8, 0.8, 1.0],
+        "false_removal_rate": [0.05, 0.0, 0.005, np.nan],
+        "false_removal_rate_high": [0.1, 0.02, 0.03, np.nan],
+        "candidates": [100.0, 500.0, 200.0, np.nan],
+        "config_fingerprint": ["a", "b", "c", "d"],
+    })
+    assert recommend(rows, max_false_removal_rate=0.01)["config_fingerprint"] == "c"
+    assert recommend(rows, max_false_removal_rate=0.1)["config_fingerprint"] == "a"
+    assert recommend(rows, max_false_removal_rate=0.025, use_upper_bound=True)["config_fingerprint"] == "b"
+    assert recommend(rows.iloc[[0]], max_false_removal_rate=0.01) is None
+
+
+def test_sweep_is_deterministic(small_sample):
+    grid = Grid(representations=(Representation(shingle="word", k=2),), num_perms=(64,), splits=((16, 4),),
+                thresholds=(0.6, 0.9))
+    a = sweep(small_sample, grid)
+    b = sweep(small_sample, grid)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_grid_validation():
+    with pytest.raises(ValueError, match="verify"):
+        Grid(verify=("maybe",))
+    with pytest.raises(ValueError, match="thresholds"):
+        Grid(thresholds=(0.0,))
+    with pytest.raises(ValueError, match="b\\*r"):
+        Config(Representation(num_perm=64), b=16, r=8)
+
+
+def test_evaluate_and_slices_agree_with_the_row(small_sample):
+    ws = Workspace(small_sample)
+    cfg = Config(Representation(shingle="word", k=3, num_perm=128), 16, 8, "exact", 0.7)
+    ev = evaluate(ws, cfg)
+    dup = ev.labeled[ev.labeled["label"] == 1]
+    assert ev.row["candidate_recall"] == pytest.approx(dup["candidate"].mean())
+    assert ev.row["pair_recall"] == pytest.approx(dup["verified"].mean())
+    assert ev.outcomes["removed"].sum() == ev.row["removed"]
+    sb = slice_breakdown(ev, small_sample)
+    dom = sb[(sb["metric"] == "removal_rate") & (sb["column"] == "domain")]
+    assert dom["n"].sum() == small_sample.n and dom["k"].sum() == ev.row["removed"]
+
+
+@pytest.mark.skipif(not CLOUGH.exists(), reason="shared corpora not present")
+def test_engine_on_the_clough_corpus():
+    s = load_clough(CLOUGH)
+    res = sweep(s, Grid(representations=(Representation(shingle="word", k=3), Representation(shingle="char", k=5)),
+                        num_perms=(128,), splits=((64, 2), (16, 8)), thresholds=(0.2, 0.5)))
+    assert len(res) == 8
+    # Answers of a task share vocabulary with each other but carry no label
+    # between them: such candidates must be counted as unlabeled, not as errors.
+    assert (res["verified_unlabeled"] > 0).any()
+    assert (res["pair_recall"] <= res["candidate_recall"] + 1e-12).all()
+    ev = evaluate(s, Config(Representation(shingle="char", k=5), 64, 2, "exact", 0.2))
+    lab = ev.labeled
+    cut = lab[lab["category"] == "cut"]
+    non = lab[lab["category"] == "non"]
+    # Copy-paste answers are far more similar to their source than independent ones.
+    assert cut["exact"].median() > 3 * non["exact"].median()
+    assert (non["verified"].sum() / len(non)) < (cut["verified"].sum() / len(cut))
