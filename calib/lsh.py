@@ -123,38 +123,33 @@ def band_keys(sig: np.ndarray, b: int, r: int) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _sort_bands(keys, active):
-    b, n = keys.shape
-    order = np.empty((b, n), dtype=np.int64)
-    for band in prange(b):
-        order[band] = np.argsort(keys[band], kind="mergesort")
-    return order
-
-
-@njit(cache=True, parallel=True)
-def _count_pairs(keys, order, active):
-    b, n = keys.shape
+def _count_pairs(sk, order, active):
+    """Per band: sum over runs of equal keys of C(active members, 2)."""
+    b, n = sk.shape
     counts = np.zeros(b, dtype=np.int64)
     for band in prange(b):
         c = 0
         s = 0
         while s < n:
             e = s + 1
-            while e < n and keys[band, order[band, e]] == keys[band, order[band, s]]:
+            while e < n and sk[band, e] == sk[band, s]:
                 e += 1
-            m = 0
-            for t in range(s, e):
-                if active[order[band, t]]:
-                    m += 1
-            c += m * (m - 1) // 2
+            if e - s > 1:
+                m = 0
+                for t in range(s, e):
+                    if active[order[band, t]]:
+                        m += 1
+                c += m * (m - 1) // 2
             s = e
         counts[band] = c
     return counts
 
 
 @njit(cache=True, parallel=True)
-def _emit_pairs(keys, order, active, offsets):
-    b, n = keys.shape
+def _emit_pairs(sk, order, active, keys_t, offsets):
+    """Pairs of each run, emitted only by the first band they collide in
+    (checked on the row-major copy ``keys_t`` (n, b)), so no dedup pass."""
+    b, n = sk.shape
     out_i = np.empty(offsets[b], dtype=np.int64)
     out_j = np.empty(offsets[b], dtype=np.int64)
     fill = np.zeros(b, dtype=np.int64)
@@ -163,7 +158,7 @@ def _emit_pairs(keys, order, active, offsets):
         s = 0
         while s < n:
             e = s + 1
-            while e < n and keys[band, order[band, e]] == keys[band, order[band, s]]:
+            while e < n and sk[band, e] == sk[band, s]:
                 e += 1
             for x in range(s, e):
                 p = order[band, x]
@@ -177,7 +172,7 @@ def _emit_pairs(keys, order, active, offsets):
                     hi = max(p, q)
                     first = True
                     for prev in range(band):
-                        if keys[prev, lo] == keys[prev, hi]:
+                        if keys_t[lo, prev] == keys_t[hi, prev]:
                             first = False
                             break
                     if first:
@@ -203,14 +198,15 @@ def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | Non
     if keys is None:
         keys = band_keys(sig, b, r)
     act = np.ones(n, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
-    order = _sort_bands(keys, act)
-    counts = _count_pairs(keys, order, act)
+    order = np.argsort(keys, axis=1)
+    sk = np.take_along_axis(keys, order, axis=1)
+    counts = _count_pairs(sk, order, act)
     upper = int(counts.sum())
     if max_pairs is not None and upper > max_pairs:
         raise TooManyCandidates(b, r, upper, max_pairs)
     offsets = np.zeros(b + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    ii, jj, fill = _emit_pairs(keys, order, act, offsets)
+    ii, jj, fill = _emit_pairs(sk, order, act, np.ascontiguousarray(keys.T), offsets)
     keep = np.concatenate([np.arange(offsets[t], offsets[t] + fill[t]) for t in range(b)]) if b else np.empty(0, np.int64)
     ii, jj = ii[keep], jj[keep]
     code = ii * np.int64(n) + jj

@@ -61,8 +61,10 @@ def document_outcomes(truth: Truth, clustering: Clustering, true_clusters: np.nd
     lab[removed] = truth.label(rows[removed], rep[removed])
     # Missed: kept members of a true cluster beyond its first kept member.
     kept = ~removed
-    kept_rank = pd.Series(kept).groupby(true_clusters).cumsum().to_numpy()
-    missed = kept & (kept_rank > 1)
+    kept_rows = np.flatnonzero(kept)  # ascending, so the first kept row of a cluster comes first
+    _, first = np.unique(true_clusters[kept_rows], return_index=True)
+    missed = kept.copy()
+    missed[kept_rows[first]] = False
     sizes = np.bincount(true_clusters, minlength=true_clusters.max(initial=-1) + 1)
     in_dup_cluster = sizes[true_clusters] > 1
     return pd.DataFrame({

@@ -11,15 +11,22 @@ n = 0 gives NaN (no evidence either way), never 0 or 1.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import stats as _st
+
+
+@lru_cache(maxsize=16)
+def _z(alpha: float) -> float:
+    return float(_st.norm.ppf(1 - alpha / 2))
 
 
 def wilson(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Wilson interval (low, high) for each k of n; NaN where n == 0."""
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    z = _st.norm.ppf(1 - alpha / 2)
+    z = _z(alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n
         denom = 1 + z * z / n

@@ -59,6 +59,7 @@ class Workspace:
         self._sigs: dict[tuple, np.ndarray] = {}
         self._ref: dict[str, tuple[float, tuple]] = {}
         self._pos: dict[str, np.ndarray] = {}
+        self._est: dict[tuple, np.ndarray] = {}
         self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
 
     # -- representation ------------------------------------------------------
@@ -103,6 +104,14 @@ class Workspace:
         if key not in self._pos:
             self._pos[key] = pairs_jaccard(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
         return self._pos[key]
+
+    def estimates(self, rep: Representation, what: str, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """MinHash estimates of J for a fixed pair set ('reference', 'positive'),
+        cached per signature matrix and hash count (they do not depend on b, r)."""
+        key = self._sig_key(rep) + (rep.num_perm, what, len(i))
+        if key not in self._est:
+            self._est[key] = estimate_jaccard(self.signatures(rep), i, j)
+        return self._est[key]
 
     def candidates(self, rep: Representation, b: int, r: int, max_pairs: int | None):
         """Candidate pairs, or the TooManyCandidates that stopped them."""
@@ -204,7 +213,7 @@ class _SplitState:
         t = ws.truth
         self.pos_candidate = lsh.collides(sig, t.pos_i, t.pos_j, b, r) if t.n_positive else np.zeros(0, bool)
         self.pos_exact = ws.positive_jaccard(rep)
-        self.pos_est = estimate_jaccard(sig, t.pos_i, t.pos_j) if t.n_positive else np.zeros(0)
+        self.pos_est = ws.estimates(rep, "positive", t.pos_i, t.pos_j)
         cands = ws.candidates(rep, b, r, max_pairs)
         self.exploded = isinstance(cands, lsh.TooManyCandidates)
         self.cands = None if self.exploded else cands
@@ -212,16 +221,15 @@ class _SplitState:
         ri, rj, rs = ws.reference_pairs(rep, floor)
         hit = lsh.collides(sig, ri, rj, b, r)
         self.ref_all = (ri, rj, rs, hit)
-        self.ref = (ri[hit], rj[hit], rs[hit])
+        self.ref = (ri[hit], rj[hit], rs[hit], ws.estimates(rep, f"reference>={floor}", ri, rj)[hit])
         self._est_cands = None
 
     def verified(self, verify: str, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(i, j, exact J, estimated J) of verified pairs, None if candidates exploded."""
         if verify == "exact":
-            ri, rj, rs = self.ref
+            ri, rj, rs, re = self.ref
             m = rs >= threshold
-            i, j, s = ri[m], rj[m], rs[m]
-            return i, j, s, estimate_jaccard(self.sig, i, j)
+            return ri[m], rj[m], rs[m], re[m]
         if self.exploded:
             return None
         ci, cj = self.cands
