@@ -33,9 +33,12 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from typing import TYPE_CHECKING
+
 from . import __version__
-from .config import Config
-from .represent import Representation
+
+if TYPE_CHECKING:  # imported lazily: writing files needs neither numba nor scipy
+    from .config import Config
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
@@ -249,6 +252,7 @@ def validate_doc(doc, *, path: str | None = None) -> None:
             if extra:
                 raise ExportError(f"unknown field {extra[0]!r}", _pointer(parts + [extra[0]]), path)
         raise ExportError(err.message, _pointer(parts), path)
+    from .represent import Representation
     try:
         rep = Representation.from_dict(doc["representation"])
     except (ValueError, TypeError) as exc:
@@ -272,7 +276,9 @@ def validate_doc(doc, *, path: str | None = None) -> None:
                               f"/lsh/{name}", path)
 
 
-def config_from_doc(doc: dict) -> Config:
+def config_from_doc(doc: dict) -> "Config":
+    from .config import Config
+    from .represent import Representation
     return Config(rep=Representation.from_dict(doc["representation"]), b=int(doc["lsh"]["b"]),
                   r=int(doc["lsh"]["r"]), verify=doc["verification"]["rule"],
                   threshold=float(doc["verification"]["threshold"]), policy=doc["clustering"]["policy"],
@@ -311,7 +317,7 @@ _HASH_CODE = {
 _HASH_IMPORT = {"xxhash": "import xxhash", "mmh3": "import mmh3", "sha1": "from datasketch.hashfunc import sha1_hash32"}
 
 
-def _shingling(rep: Representation) -> dict:
+def _shingling(rep) -> dict:
     return {"lowercase": rep.lowercase, "nfkc": rep.nfkc, "strip_punct": rep.strip_punct,
             "collapse_ws": rep.collapse_ws, "unit": rep.shingle, "k": rep.k, "encoding": "utf-8",
             "shingle_hash": rep.hashfunc,
@@ -657,10 +663,9 @@ def hashfunc(b):
     return {_HASH_CODE[rep.hashfunc]}
 {perms}
 
-def minhash(text):
+def minhash(text, shingle_set=None):
     m = MinHash({mh_kwargs})
-    for s in shingles(text):
-        m.update(s)
+    m.update_batch(sorted(shingles(text) if shingle_set is None else shingle_set))
     return m
 
 
@@ -681,9 +686,10 @@ def candidate_pairs(docs):
     """docs: iterable of (id, text). Returns sorted (id_a, id_b) LSH candidate pairs."""
     lsh, sigs = make_lsh(), {{}}
     for key, text in docs:
-        if not shingles(text):
+        sh = shingles(text)
+        if not sh:
             continue
-        m = minhash(text)
+        m = minhash(text, sh)
         sigs[key] = m
         lsh.insert(key, m)
     pairs = set()
