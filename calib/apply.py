@@ -91,6 +91,8 @@ def _as_text(v, where: str, field: str) -> str:
 def count_documents(path) -> int:
     """Number of documents (non-blank JSONL lines, or Parquet rows), without parsing texts."""
     path = Path(path)
+    if not path.is_file():
+        raise ApplyError(f"{path}: no such file")
     if _kind(path) == "parquet":
         import pyarrow.parquet as pq
         try:
