@@ -1,4 +1,4 @@
-"""Command line: ``calib sweep | samples ...``.
+"""Command line: ``calib sweep | export | apply | samples ...``.
 
 Errors a user can fix (bad file, bad option) print one readable line on
 stderr and exit with status 2; nothing prints a traceback for them.
@@ -165,6 +165,96 @@ def cmd_sweep(a) -> int:
     return 0
 
 
+def _load_exported(path: str):
+    from .export import ExportError, load_config
+    try:
+        return load_config(path)
+    except ExportError as exc:
+        raise CliError(str(exc))
+
+
+def _review_store(path: str | None):
+    if path is None:
+        return None
+    if not Path(path).exists():
+        raise CliError(f"{path}: no such review store")
+    from .review import ReviewStore
+    try:
+        return ReviewStore(path)
+    except Exception as exc:  # sqlite3 errors, newer schema
+        raise CliError(f"{path}: not a usable review store ({exc})")
+
+
+def cmd_export(a) -> int:
+    from .export import write_export
+    from .sweep import Grid, Workspace, config_from_row, evaluate, recommend, sweep
+    if not 0.0 <= a.budget <= 1.0:
+        raise CliError(f"--budget must be a rate in [0, 1], got {a.budget}")
+    sample = load(a.sample, a.pairs)
+    try:
+        ws = Workspace(sample)
+    except ValueError as exc:
+        raise CliError(str(exc))
+    if a.config:
+        config, _ = _load_exported(a.config)
+        selection = {"method": "given", "source": Path(a.config).name}
+    else:
+        grid = Grid()
+        print(f"{sample}\nno --config: sweeping the default {grid}", file=sys.stderr)
+        results = sweep(ws, grid, progress=tqdm_progress("sweep"))
+        best = recommend(results, max_false_removal_rate=a.budget)
+        if best is None:
+            raise CliError(f"no configuration of the default grid keeps the false-removal rate <= {a.budget}; "
+                           f"raise --budget or pass --config")
+        config = config_from_row(best)
+        selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
+                     "grid_size": int(len(results))}
+    evaluation = evaluate(ws, config)
+    if evaluation.clustering is None:
+        raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
+    store = _review_store(a.reviews)
+    try:
+        paths = write_export(a.out, config, evaluation=evaluation, sample=sample, review_store=store,
+                             selection=selection)
+    finally:
+        if store is not None:
+            store.close()
+    r = evaluation.row
+    print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; "
+          f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
+          f"false-removal rate {r['false_removal_rate']:.4f} [{r['false_removal_rate_low']:.4f}, "
+          f"{r['false_removal_rate_high']:.4f}]", file=sys.stderr)
+    return 0
+
+
+def tqdm_bar(desc: str, total):
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="doc", disable=None, file=sys.stderr)
+
+
+def cmd_apply(a) -> int:
+    from .apply import ApplyError, apply_config, write_apply
+    if a.batch_size < 1:
+        raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
+    config, doc = _load_exported(a.config)
+    slices = tuple(((doc.get("evidence") or {}).get("sample") or {}).get("slice_columns") or ())
+    store = _review_store(a.reviews)
+    try:
+        result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
+                              text_field=a.text_field, slice_fields=slices, bar=tqdm_bar, review_store=store)
+        paths = write_apply(a.out, result, corpus=a.corpus)
+    except ApplyError as exc:
+        raise CliError(str(exc))
+    finally:
+        if store is not None:
+            store.close()
+    s = result.summary()
+    print(f"applied {config.fingerprint()} to {s['documents']} documents: {s['candidate_pairs']} candidate pairs, "
+          f"{s['verified_pairs']} verified, {s['proposed_removals']} proposed removals (report only) -> "
+          f"{paths['manifest.csv']}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="calib", description="MinHash-LSH calibration workbench (report-only: nothing is ever deleted)")
     sub = p.add_subparsers(dest="command", required=True)
@@ -175,6 +265,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default 0.01)")
     add_grid_options(s)
     s.set_defaults(func=cmd_sweep)
+    e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")
+    e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
+    e.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
+    e.add_argument("--config", help="exported config JSON to re-evaluate; default: sweep the default grid and recommend")
+    e.add_argument("--out", required=True, help="output directory")
+    e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default 0.01)")
+    e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    e.set_defaults(func=cmd_export)
+    ap = sub.add_parser("apply", help="run an exported config on an unlabeled corpus (report only)")
+    ap.add_argument("--config", required=True, help="exported config JSON")
+    ap.add_argument("--corpus", required=True, help="corpus: .jsonl[.gz] or .parquet with id and text fields")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--batch-size", type=int, default=10_000, help="documents per batch (default 10000)")
+    ap.add_argument("--id-field", default="id", help="id field/column (default: id)")
+    ap.add_argument("--text-field", default="text", help="text field/column (default: text)")
+    ap.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    ap.set_defaults(func=cmd_apply)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see python -m calib.samples -h)")
     sm.add_argument("args", nargs=argparse.REMAINDER)
     sm.set_defaults(func=lambda a: __import__("calib.samples", fromlist=["main"]).main(a.args))

@@ -1,0 +1,349 @@
+"""Run an exported configuration on an unlabeled corpus, in bounded memory.
+
+Two passes over the corpus (JSONL read line by line, or Parquet read with
+``ParquetFile.iter_batches``):
+
+1. batch by batch: shingle sets -> MinHash signatures; only ids, shingle-set
+   sizes and the (n, num_perm) uint32 signature matrix are kept (no text).
+   Candidate pairs come from :func:`calib.lsh.candidate_pairs`.
+2. re-read only the documents involved (every candidate pair's documents for
+   exact verification, the verified pairs' otherwise) and compute their
+   shingle sets, for exact Jaccard and the manifest's similarities.
+
+Then the pairs are clustered with the config's policy and representative
+rule, and the same report-only manifest as an export is produced (without
+label columns). Nothing is deleted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from . import lsh
+from .clusters import Clustering, cluster_pairs
+from .config import Config
+from .jaccard import pairs_jaccard
+from .minhash import estimate_jaccard, signatures
+from .shingles import ShingleSets, shingle_hashes
+
+
+class ApplyError(ValueError):
+    """Bad corpus or configuration for apply: one readable line."""
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+BarFactory = Callable[[str, "int | None"], object]
+
+
+def _no_bar(desc: str, total: int | None):
+    return _NoBar()
+
+
+# ---------------------------------------------------------------------------
+# Corpus reading
+# ---------------------------------------------------------------------------
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json")):
+        return "jsonl"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    raise ApplyError(f"{path}: unknown corpus format (use .jsonl, .jsonl.gz or .parquet)")
+
+
+def _open_text(path: Path):
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return open(path, "r", encoding="utf-8", newline="")
+
+
+def _as_id(v, where: str, field: str) -> str:
+    if isinstance(v, bool) or v is None or (isinstance(v, float) and not np.isfinite(v)):
+        raise ApplyError(f"{where}: field {field!r} must be a non-empty string or integer id, got {v!r}")
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, str) and v != "":
+        return v
+    raise ApplyError(f"{where}: field {field!r} must be a non-empty string or integer id, got {v!r}")
+
+
+def _as_text(v, where: str, field: str) -> str:
+    if not isinstance(v, str):
+        raise ApplyError(f"{where}: field {field!r} must be a string, got {type(v).__name__}")
+    return v
+
+
+def count_documents(path) -> int:
+    """Number of documents (non-blank JSONL lines, or Parquet rows), without parsing texts."""
+    path = Path(path)
+    if not path.is_file():
+        raise ApplyError(f"{path}: no such file")
+    if _kind(path) == "parquet":
+        import pyarrow.parquet as pq
+        try:
+            return pq.ParquetFile(path).metadata.num_rows
+        except Exception as exc:  # pyarrow raises several types
+            raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
+    n = 0
+    try:
+        with _open_text(path) as fh:
+            for line in fh:
+                if line.strip():
+                    n += 1
+    except UnicodeDecodeError as exc:
+        raise ApplyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except (OSError, EOFError) as exc:
+        raise ApplyError(f"{path}: cannot read ({exc})")
+    return n
+
+
+def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_field: str = "text",
+                extra_fields: tuple[str, ...] = ()) -> Iterator[tuple[list[str], list[str], dict]]:
+    """Batches ``(ids, texts, extras)`` of at most ``batch_size`` documents, in file order."""
+    path = Path(path)
+    if not path.exists():
+        raise ApplyError(f"{path}: no such file")
+    if batch_size < 1:
+        raise ApplyError(f"batch size must be >= 1, got {batch_size}")
+    if _kind(path) == "parquet":
+        yield from _iter_parquet(path, batch_size, id_field, text_field, extra_fields)
+    else:
+        yield from _iter_jsonl(path, batch_size, id_field, text_field, extra_fields)
+
+
+def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
+    ids, texts, extras = [], [], {f: [] for f in extra_fields}
+    try:
+        with _open_text(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{lineno}"
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ApplyError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+                if not isinstance(rec, dict):
+                    raise ApplyError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+                for f in (id_field, text_field):
+                    if f not in rec:
+                        raise ApplyError(f"{where}: missing field {f!r} (fields: {', '.join(sorted(rec)) or 'none'})")
+                ids.append(_as_id(rec[id_field], where, id_field))
+                texts.append(_as_text(rec[text_field], where, text_field))
+                for f in extra_fields:
+                    v = rec.get(f)
+                    extras[f].append(None if v is None else str(v))
+                if len(ids) >= batch_size:
+                    yield ids, texts, extras
+                    ids, texts, extras = [], [], {f: [] for f in extra_fields}
+    except UnicodeDecodeError as exc:
+        raise ApplyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except (OSError, EOFError) as exc:
+        raise ApplyError(f"{path}: cannot read ({exc})")
+    if ids:
+        yield ids, texts, extras
+
+
+def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
+    import pyarrow.parquet as pq
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as exc:
+        raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
+    names = pf.schema_arrow.names
+    for f in (id_field, text_field):
+        if f not in names:
+            raise ApplyError(f"{path}: missing column {f!r} (columns: {', '.join(names)})")
+    cols = [id_field, text_field] + [f for f in extra_fields if f in names]
+    row = 0
+    for batch in pf.iter_batches(batch_size=batch_size, columns=cols):
+        d = batch.to_pydict()
+        ids = [_as_id(v, f"{path}: row {row + k}", id_field) for k, v in enumerate(d[id_field])]
+        texts = [_as_text(v, f"{path}: row {row + k}", text_field) for k, v in enumerate(d[text_field])]
+        extras = {f: [None if v is None else str(v) for v in d[f]] if f in d else [None] * len(ids)
+                  for f in extra_fields}
+        row += len(ids)
+        yield ids, texts, extras
+
+
+# ---------------------------------------------------------------------------
+# The two passes
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ApplyResult:
+    config: Config
+    ids: np.ndarray          # object[n]
+    sizes: np.ndarray        # int64[n] shingle-set sizes
+    n_candidates: int
+    vi: np.ndarray
+    vj: np.ndarray
+    v_exact: np.ndarray
+    v_estimated: np.ndarray
+    clustering: Clustering
+    manifest: pd.DataFrame
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def summary(self) -> dict:
+        return {"config_fingerprint": self.config.fingerprint(), "documents": int(self.n),
+                "empty_documents": int((self.sizes == 0).sum()), "candidate_pairs": int(self.n_candidates),
+                "verified_pairs": int(len(self.vi)), "clusters_with_removals": int(self.manifest["cluster_id"].nunique()),
+                "proposed_removals": int(len(self.manifest)),
+                "chained_removals": int(self.manifest["chained"].sum()) if len(self.manifest) else 0}
+
+
+def _concat_sets(parts: list[ShingleSets]) -> ShingleSets:
+    if not parts:
+        return ShingleSets(np.zeros(1, np.int64), np.zeros(0, np.uint32), True)
+    offs, hs, base = [np.zeros(1, np.int64)], [], 0
+    for p in parts:
+        offs.append(p.offsets[1:] + base)
+        hs.append(p.hashes)
+        base += int(p.offsets[-1])
+    return ShingleSets(np.concatenate(offs), np.concatenate(hs), True)
+
+
+def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: str = "id",
+                 text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
+                 max_pairs: int | None = 50_000_000, review_store=None) -> ApplyResult:
+    """Run ``config`` on an unlabeled corpus; see the module docstring."""
+    from .export import canonical_config, manifest_frame
+
+    config = canonical_config(config)
+    rep = config.rep
+    bar = bar or _no_bar
+    if config.representative == "priority":
+        raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
+                         "export a config with first, longest or medoid")
+    n_total = count_documents(corpus)
+
+    # pass 1: signatures, ids, sizes
+    sig = np.empty((n_total, rep.num_perm), dtype=np.uint32)
+    sizes = np.empty(n_total, dtype=np.int64)
+    ids: list[str] = []
+    seen: set[str] = set()
+    pb = bar("pass 1/2 signatures", n_total)
+    row = 0
+    for bids, btexts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
+        for k, d in enumerate(bids):
+            if d in seen:
+                raise ApplyError(f"{corpus}: duplicate document id {d!r} (document {row + k})")
+            seen.add(d)
+        m = len(bids)
+        if row + m > n_total:
+            raise ApplyError(f"{corpus}: the file changed while it was read")
+        sets = shingle_hashes(btexts, rep, unique=True)
+        sizes[row:row + m] = sets.sizes()
+        sig[row:row + m] = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
+        ids.extend(bids)
+        row += m
+        pb.update(m)
+    pb.close()
+    del seen
+    if row != n_total:
+        raise ApplyError(f"{corpus}: the file changed while it was read")
+    n = row
+    ids_arr = np.asarray(ids, dtype=object)
+    del ids
+
+    if n >= 2:
+        try:
+            ci, cj = lsh.candidate_pairs(sig, config.b, config.r, active=sizes > 0, max_pairs=max_pairs)
+        except lsh.TooManyCandidates as exc:
+            raise ApplyError(str(exc))
+    else:
+        ci = cj = np.zeros(0, np.int64)
+    est = estimate_jaccard(sig, ci, cj) if len(ci) else np.zeros(0)
+
+    def pass2(rows: np.ndarray):
+        """Shingle sets (and slice values) of ``rows`` only, re-read from the corpus."""
+        parts: list[ShingleSets] = []
+        sl = {f: [] for f in slice_fields}
+        pb2 = bar("pass 2/2 verification", int(len(rows)))
+        pos = 0
+        for bids, btexts, extras in iter_corpus(corpus, batch_size=batch_size, id_field=id_field,
+                                                text_field=text_field, extra_fields=slice_fields):
+            m = len(bids)
+            lo = np.searchsorted(rows, pos)
+            hi = np.searchsorted(rows, pos + m)
+            take = (rows[lo:hi] - pos).tolist()
+            if take:
+                parts.append(shingle_hashes([btexts[t] for t in take], rep, unique=True))
+                for f in slice_fields:
+                    sl[f].extend(extras[f][t] for t in take)
+                pb2.update(len(take))
+            pos += m
+        pb2.close()
+        return _concat_sets(parts), sl
+
+    if config.verify == "exact":
+        need = np.unique(np.r_[ci, cj]).astype(np.int64)
+        sub, sub_slices = pass2(need)
+        exact = pairs_jaccard(sub, np.searchsorted(need, ci), np.searchsorted(need, cj)) if len(ci) else np.zeros(0)
+        keep = exact >= config.threshold
+        vi, vj, v_exact, v_est = ci[keep], cj[keep], exact[keep], est[keep]
+    else:
+        keep = np.ones(len(ci), bool) if config.verify == "none" else est >= config.threshold
+        vi, vj, v_est = ci[keep], cj[keep], est[keep]
+        need = np.unique(np.r_[vi, vj]).astype(np.int64)
+        sub, sub_slices = pass2(need)
+        v_exact = pairs_jaccard(sub, np.searchsorted(need, vi), np.searchsorted(need, vj)) if len(vi) else np.zeros(0)
+
+    sim = v_exact if config.verify == "exact" else v_est
+    clustering = cluster_pairs(n, vi, vj, sim, policy=config.policy, representative=config.representative,
+                               lengths=sizes if config.representative == "longest" else None)
+
+    def sim_est(rows, reps):
+        return estimate_jaccard(sig, rows, reps) if len(rows) else np.zeros(0)
+
+    def sim_exact(rows, reps):
+        if not len(rows):
+            return np.zeros(0)
+        return pairs_jaccard(sub, np.searchsorted(need, rows), np.searchsorted(need, reps))
+
+    slices = None
+    if slice_fields:
+        # slice values are known for the re-read rows only (every removed row is one of them)
+        full = {f: np.full(n, None, dtype=object) for f in slice_fields}
+        for f in slice_fields:
+            if len(need):
+                full[f][need] = np.asarray(sub_slices[f], dtype=object)
+        slices = pd.DataFrame(full)
+    frame = manifest_frame(ids_arr, clustering, vi, vj, v_exact, v_est, sim_est, sim_exact,
+                           config_fingerprint=config.fingerprint(), slices=slices, review_store=review_store)
+    return ApplyResult(config, ids_arr, sizes, int(len(ci)), vi, vj, v_exact, v_est, clustering, frame)
+
+
+def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:
+    """manifest.csv, manifest.parquet, summary.json and README.txt, each written atomically."""
+    from .export import NOTICE, dumps, write_frame_atomic, write_text_atomic
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"manifest.csv": write_frame_atomic(result.manifest, out / "manifest.csv"),
+             "manifest.parquet": write_frame_atomic(result.manifest, out / "manifest.parquet")}
+    summary = dict(result.summary(), corpus=str(corpus), notice=NOTICE)
+    paths["summary.json"] = write_text_atomic(out / "summary.json", dumps(summary))
+    paths["README.txt"] = write_text_atomic(out / "README.txt", (
+        f"calib apply\n===========\n\n{NOTICE}\n\nmanifest.csv / manifest.parquet: one row per document the "
+        f"configuration {result.config.fingerprint()} would remove from {corpus}, next to the representative it "
+        f"would keep. summary.json: counts.\n"))
+    return paths

@@ -1,0 +1,200 @@
+"""calib apply on corpora larger than one batch; the export/apply CLI and its error paths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calib import export as E
+from calib.apply import ApplyError, apply_config, iter_corpus
+from calib.cli import main
+from calib.config import Config
+from calib.represent import Representation
+from calib.samples import from_frames, load_sample
+from calib.sweep import evaluate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample(REPO / "data" / "sample")
+
+
+@pytest.fixture(scope="module")
+def sub(sample):
+    """The first 1,000 documents as their own (unlabeled-pairs) sample."""
+    return from_frames(sample.docs.iloc[:1000].copy(), None, name="first1000")
+
+
+@pytest.fixture(scope="module")
+def corpus(sub, tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    docs = sub.docs[["id", "text", "domain", "language", "variant", "length"]]
+    jsonl = d / "corpus.jsonl"
+    docs.to_json(jsonl, orient="records", lines=True, force_ascii=False)
+    parquet = d / "corpus.parquet"
+    docs.to_parquet(parquet, index=False)
+    return {"jsonl": jsonl, "parquet": parquet}
+
+
+CONFIGS = {
+    "default-exact": Config(),
+    "estimated": Config(verify="estimated", threshold=0.7, b=32, r=4),
+    "none-chained": Config(verify="none", b=32, r=4, representative="medoid"),
+    "char-star-longest-datasketch": Config(Representation(shingle="char", k=5, scheme="datasketch"), b=32, r=4,
+                                           threshold=0.6, policy="star", representative="longest"),
+}
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_apply_in_batches_matches_evaluate(sub, corpus, name):
+    cfg = CONFIGS[name]
+    expected = E.manifest(evaluate(sub, cfg), sub).drop(columns="label")
+    slices = ("domain", "language", "variant", "length")
+    res = apply_config(cfg, corpus["jsonl"], batch_size=128, slice_fields=slices)
+    assert res.n == 1000
+    assert len(expected) > 10
+    pd.testing.assert_frame_equal(res.manifest, expected)
+    if name == "none-chained":
+        assert res.manifest["chained"].any()
+
+
+def test_apply_parquet_equals_jsonl(corpus):
+    cfg = CONFIGS["estimated"]
+    a = apply_config(cfg, corpus["jsonl"], batch_size=97)
+    b = apply_config(cfg, corpus["parquet"], batch_size=128)
+    pd.testing.assert_frame_equal(a.manifest, b.manifest)
+    assert a.summary() == b.summary()
+    assert list(a.manifest.columns) == [c for c in E.MANIFEST_COLUMNS] + ["review_status", "config_fingerprint"]
+
+
+def test_batches_are_bounded(corpus):
+    sizes = [len(ids) for ids, _, _ in iter_corpus(corpus["jsonl"], batch_size=128)]
+    assert max(sizes) == 128 and sum(sizes) == 1000 and len(sizes) == 8
+    sizes = [len(ids) for ids, _, _ in iter_corpus(corpus["parquet"], batch_size=128)]
+    assert max(sizes) <= 128 and sum(sizes) == 1000
+
+
+def test_apply_progress_bars_cover_both_passes(corpus):
+    seen = {}
+
+    class Bar:
+        def __init__(self, desc, total):
+            self.desc, self.total, self.n = desc, total, 0
+            seen[desc] = self
+
+        def update(self, k=1):
+            self.n += k
+
+        def close(self):
+            pass
+
+    res = apply_config(Config(), corpus["jsonl"], batch_size=128, bar=Bar)
+    p1, p2 = seen["pass 1/2 signatures"], seen["pass 2/2 verification"]
+    assert p1.n == p1.total == 1000
+    assert 0 < p2.n == p2.total < 1000  # pass 2 re-reads only documents in candidate pairs
+    assert res.n_candidates > 0
+
+
+def test_apply_corpus_errors(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "x"}\n\n{"id": "b", "text": 3}\n')
+    with pytest.raises(ApplyError, match=r"bad.jsonl:3: field 'text' must be a string"):
+        apply_config(Config(), bad)
+    bad.write_text('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n')
+    with pytest.raises(ApplyError, match="duplicate document id 'a'"):
+        apply_config(Config(), bad)
+    with pytest.raises(ApplyError, match="priority"):
+        apply_config(Config(representative="priority"), bad)
+
+
+# -- CLI ----------------------------------------------------------------------------------
+
+def _run(capsys, argv):
+    code = main([str(a) for a in argv])
+    cap = capsys.readouterr()
+    return code, cap.err
+
+
+def test_cli_export_default_sweep_then_apply(tmp_path, capsys, corpus, sub):
+    out = tmp_path / "exp"
+    code, err = _run(capsys, ["export", "--sample", REPO / "data" / "sample", "--out", out])
+    assert code == 0, err
+    names = {p.name for p in out.iterdir()}
+    assert {"config.json", "targets.json", "manifest.csv", "manifest.parquet", "README.txt",
+            *E.SNIPPET_FILES.values()} <= names
+    assert not [n for n in names if n.endswith(".tmp")]
+    cfg, doc = E.load_config(out / "config.json")
+    assert doc["evidence"]["selection"]["method"] == "recommend"
+    assert doc["evidence"]["metrics"]["false_removal_rate"] <= 0.01
+    # re-export from the config: same config, same bytes for the config file
+    out2 = tmp_path / "exp2"
+    code, err = _run(capsys, ["export", "--sample", REPO / "data" / "sample", "--config", out / "config.json",
+                              "--out", out2])
+    assert code == 0, err
+    assert E.load_config(out2 / "config.json")[0] == cfg
+    assert (out / "manifest.csv").read_bytes() == (out2 / "manifest.csv").read_bytes()
+    # apply it on the 1,000-document corpus, several batches
+    app = tmp_path / "app"
+    code, err = _run(capsys, ["apply", "--config", out / "config.json", "--corpus", corpus["jsonl"],
+                              "--out", app, "--batch-size", 128])
+    assert code == 0, err
+    m = pd.read_csv(app / "manifest.csv", dtype={"doc_id": str})
+    expected = E.manifest(evaluate(sub, cfg), sub)
+    assert m["doc_id"].tolist() == expected["doc_id"].tolist()
+    assert m["representative_id"].tolist() == expected["representative_id"].tolist()
+    assert json.loads((app / "summary.json").read_text())["proposed_removals"] == len(expected)
+
+
+def _one_line_error(code, err, *needles):
+    assert code == 2
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert len(lines) == 1, err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_cli_error_paths(tmp_path, capsys, corpus):
+    cfg_path = tmp_path / "config.json"
+    E.write_config(cfg_path, Config())
+    good = ["--config", cfg_path, "--out", tmp_path / "o"]
+    # corpus problems
+    _one_line_error(*_run(capsys, ["apply", "--corpus", tmp_path / "absent.jsonl", *good]), "no such file")
+    txt = tmp_path / "c.txt"
+    txt.write_text("x")
+    _one_line_error(*_run(capsys, ["apply", "--corpus", txt, *good]), "unknown corpus format")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "hello"}\n{"id": "b", "text": "x"\n')
+    _one_line_error(*_run(capsys, ["apply", "--corpus", bad, *good]), "bad.jsonl:2", "not valid JSON")
+    bad.write_text('{"id": "a", "body": "hello"}\n')
+    _one_line_error(*_run(capsys, ["apply", "--corpus", bad, *good]), "missing field 'text'")
+    pq = tmp_path / "c.parquet"
+    pd.DataFrame({"id": ["a"], "body": ["x"]}).to_parquet(pq)
+    _one_line_error(*_run(capsys, ["apply", "--corpus", pq, *good]), "missing column 'text'")
+    _one_line_error(*_run(capsys, ["apply", "--corpus", corpus["jsonl"], *good, "--batch-size", 0]), "--batch-size")
+    # config problems
+    doc = json.loads(cfg_path.read_text())
+    doc["config_fingerprint"] = "0123456789ab"
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(doc))
+    _one_line_error(*_run(capsys, ["apply", "--config", tampered, "--corpus", corpus["jsonl"], "--out", tmp_path]),
+                    "/config_fingerprint")
+    doc = json.loads(cfg_path.read_text())
+    doc["format_version"] = 99
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps(doc))
+    _one_line_error(*_run(capsys, ["apply", "--config", future, "--corpus", corpus["jsonl"], "--out", tmp_path]),
+                    "/format_version", "99")
+    _one_line_error(*_run(capsys, ["export", "--sample", REPO / "data" / "sample", "--config", future,
+                                   "--out", tmp_path / "e"]), "/format_version")
+    # sample problems and budget
+    _one_line_error(*_run(capsys, ["export", "--sample", tmp_path / "nosample", "--out", tmp_path / "e"]),
+                    "nosample")
+    _one_line_error(*_run(capsys, ["export", "--sample", REPO / "data" / "sample", "--out", tmp_path / "e",
+                                   "--budget", "2"]), "--budget")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "e").exists()
