@@ -319,3 +319,36 @@ def test_candidate_pairs_equal_datasketch_minhashlsh(b, r):
     n = len(texts)
     assert (n - 4, n - 3) in ref and (n - 2, n - 1) in ref   # empties collide, identical docs collide
     assert len(ref) >= 55  # most of the 88 planted near-duplicates are found
+
+
+def test_non_contiguous_signature_matrix():
+    rng = np.random.default_rng(12)
+    big = rng.integers(0, 2, (30, 20)).astype(np.uint32)
+    sig = big[:, 3:15]            # a column slice: rows are not contiguous
+    assert not sig.flags.c_contiguous
+    ii, jj = candidate_pairs(sig, 3, 4)
+    assert as_set(ii, jj) == brute_pairs(np.ascontiguousarray(sig), 3, 4)
+    i_all, j_all = np.triu_indices(30, 1)
+    col = collides(sig, i_all, j_all, 3, 4)
+    assert set(zip(i_all[col].tolist(), j_all[col].tolist())) == as_set(ii, jj)
+
+
+# Input validation. pairs_jaccard checks its indices; these entry points pass
+# unchecked indices/masks into compiled kernels, which read past the arrays'
+# ends (no bounds checks in numba) and return garbage instead of raising.
+# Indices are kept one past the end to make a crash unlikely.
+
+@pytest.mark.xfail(strict=True, reason="BUG: candidate_pairs does not check len(active) == n; a short mask "
+                                       "is read out of bounds by the numba kernels (garbage mask values)")
+def test_candidate_pairs_rejects_wrong_length_active():
+    sig = np.zeros((6, 4), dtype=np.uint32)
+    with pytest.raises(ValueError):
+        candidate_pairs(sig, 2, 2, active=np.ones(3, dtype=bool))
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: collides does not check pair indices against sig.shape[0]; "
+                                       "an out-of-range index reads past the matrix and returns garbage")
+def test_collides_rejects_out_of_range_index():
+    sig = np.zeros((6, 4), dtype=np.uint32)
+    with pytest.raises(ValueError):
+        collides(sig, [0], [6], 2, 2)

@@ -286,3 +286,11 @@ def test_signatures_of_nothing_and_bad_num_perm():
     assert signatures(make_sets([]), 8).shape == (0, 8)
     with pytest.raises(ValueError, match="num_perm"):
         signatures(make_sets([[1, 2]]), 0)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: estimate_jaccard does not check pair indices against sig.shape[0]; "
+                                       "an out-of-range index reads past the matrix and returns a garbage estimate")
+def test_estimate_jaccard_rejects_out_of_range_index():
+    sig = np.zeros((6, 4), dtype=np.uint32)
+    with pytest.raises(ValueError):
+        estimate_jaccard(sig, [0], [6])
