@@ -3,7 +3,7 @@ the reference shingle hashes."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import mmh3
 import numba
@@ -157,7 +157,11 @@ def test_all_pairs_above_equals_references(rep, seed):
         bi, bj, bs = brute_force_all_pairs(sets, t)
         assert as_dict(bi, bj, bs) == want
         for block in (1, 7, 1000):
-            ii, jj, ss = all_pairs_above(sets, t, block=block)
+            # block=1 makes one tiny parallel kernel launch per document: run
+            # those on one thread (launch overhead on a busy machine); the
+            # block=1000 call keeps the parallel path covered
+            with one_thread() if block < 1000 else nullcontext():
+                ii, jj, ss = all_pairs_above(sets, t, block=block)
             assert ii.dtype == np.int64 and jj.dtype == np.int64 and ss.dtype == np.float64
             check_sorted(ii, jj)
             assert as_dict(ii, jj, ss) == want, (t, block)
@@ -171,7 +175,7 @@ SETS = st.lists(st.sets(st.integers(0, 14), max_size=12), max_size=14)
 
 @given(SETS, st.one_of(st.sampled_from(THRESHOLDS + [0.25, 0.4, 2 / 3, 0.1]), st.floats(1e-3, 1.0)),
        st.sampled_from([1, 2, 7, 1000]))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 def test_all_pairs_above_property(family, t, block):
     sets = make_sets(family)
     with one_thread():

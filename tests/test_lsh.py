@@ -346,9 +346,15 @@ def test_candidate_pairs_rejects_wrong_length_active():
         candidate_pairs(sig, 2, 2, active=np.ones(3, dtype=bool))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: collides does not check pair indices against sig.shape[0]; "
-                                       "an out-of-range index reads past the matrix and returns garbage")
-def test_collides_rejects_out_of_range_index():
-    sig = np.zeros((6, 4), dtype=np.uint32)
+BAD_PAIRS = [([0], [6]),        # one past the last row: read past the matrix
+             ([0, 1], [0]),     # i and j of different lengths: j read past its end
+             ([-1], [5])]       # negative index silently wraps to the last row
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: collides does not validate the pair arrays (range, sign, equal "
+                                       "lengths) as pairs_jaccard does; the kernel reads out of bounds")
+@pytest.mark.parametrize("i,j", BAD_PAIRS)
+def test_collides_rejects_bad_pairs(i, j):
+    sig = np.arange(24, dtype=np.uint32).reshape(6, 4)
     with pytest.raises(ValueError):
-        collides(sig, [0], [6], 2, 2)
+        collides(sig, i, j, 2, 2)

@@ -288,9 +288,11 @@ def test_signatures_of_nothing_and_bad_num_perm():
         signatures(make_sets([[1, 2]]), 0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: estimate_jaccard does not check pair indices against sig.shape[0]; "
-                                       "an out-of-range index reads past the matrix and returns a garbage estimate")
-def test_estimate_jaccard_rejects_out_of_range_index():
-    sig = np.zeros((6, 4), dtype=np.uint32)
+@pytest.mark.xfail(strict=True, reason="BUG: estimate_jaccard does not validate the pair arrays (range, sign, "
+                                       "equal lengths) as pairs_jaccard does; the kernel reads out of bounds and "
+                                       "returns garbage estimates")
+@pytest.mark.parametrize("i,j", [([0], [6]), ([0, 1], [0]), ([-1], [5])])
+def test_estimate_jaccard_rejects_bad_pairs(i, j):
+    sig = np.arange(24, dtype=np.uint32).reshape(6, 4)
     with pytest.raises(ValueError):
-        estimate_jaccard(sig, [0], [6])
+        estimate_jaccard(sig, i, j)
