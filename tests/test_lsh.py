@@ -3,7 +3,12 @@ against hand-computed values and datasketch's optimal parameter search."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from contextlib import contextmanager
+from pathlib import Path
 from fractions import Fraction
 
 import numba
@@ -18,6 +23,8 @@ from calib.lsh import (Split, TooManyCandidates, band_keys, candidate_pairs, col
                        false_positive_area, optimal_split, s_at_probability, s_curve, splits, threshold_approx)
 from calib.minhash import signatures_from_texts
 from calib.represent import Representation, shingle_strings
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
@@ -335,26 +342,50 @@ def test_non_contiguous_signature_matrix():
 
 # Input validation. pairs_jaccard checks its indices; these entry points pass
 # unchecked indices/masks into compiled kernels, which read past the arrays'
-# ends (no bounds checks in numba) and return garbage instead of raising.
-# Indices are kept one past the end to make a crash unlikely.
+# ends (no bounds checks in numba): garbage results, or a segmentation fault
+# when a garbage value is then used as a row index. The calls therefore run in
+# a subprocess: a crash there fails the check instead of killing pytest.
+
+def run_isolated(code: str) -> list[str]:
+    """Run code in a fresh interpreter; its stdout lines ([] if it crashed early)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    return proc.stdout.split() + ([] if proc.returncode == 0 else [f"exit:{proc.returncode}"])
+
+
+PROBE = """
+    import numpy as np
+    from calib.lsh import candidate_pairs, collides
+    def probe(fn):
+        try:
+            fn()
+        except ValueError:
+            print("raised", flush=True)
+        else:
+            print("accepted", flush=True)
+"""
+
 
 @pytest.mark.xfail(strict=True, reason="BUG: candidate_pairs does not check len(active) == n; a short mask "
                                        "is read out of bounds by the numba kernels (garbage mask values)")
 def test_candidate_pairs_rejects_wrong_length_active():
+    out = run_isolated(PROBE + """
     sig = np.zeros((6, 4), dtype=np.uint32)
-    with pytest.raises(ValueError):
-        candidate_pairs(sig, 2, 2, active=np.ones(3, dtype=bool))
-
-
-BAD_PAIRS = [([0], [6]),        # one past the last row: read past the matrix
-             ([0, 1], [0]),     # i and j of different lengths: j read past its end
-             ([-1], [5])]       # negative index silently wraps to the last row
+    probe(lambda: candidate_pairs(sig, 2, 2, active=np.ones(7, dtype=bool)))
+    probe(lambda: candidate_pairs(sig, 2, 2, active=np.ones(3, dtype=bool)))
+    """)
+    assert out == ["raised", "raised"]
 
 
 @pytest.mark.xfail(strict=True, reason="BUG: collides does not validate the pair arrays (range, sign, equal "
-                                       "lengths) as pairs_jaccard does; the kernel reads out of bounds")
-@pytest.mark.parametrize("i,j", BAD_PAIRS)
-def test_collides_rejects_bad_pairs(i, j):
+                                       "lengths) as pairs_jaccard does; the kernel reads out of bounds and "
+                                       "returns garbage or crashes")
+def test_collides_rejects_bad_pairs():
+    out = run_isolated(PROBE + """
     sig = np.arange(24, dtype=np.uint32).reshape(6, 4)
-    with pytest.raises(ValueError):
-        collides(sig, i, j, 2, 2)
+    probe(lambda: collides(sig, [0], [6], 2, 2))      # one past the last row
+    probe(lambda: collides(sig, [-1], [5], 2, 2))     # negative index wraps to the last row
+    probe(lambda: collides(sig, [0, 1], [0], 2, 2))   # lengths differ: j read past its end
+    """)
+    assert out == ["raised"] * 3
