@@ -25,6 +25,7 @@ import pandas as pd
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ._validate import pair_arrays, row_mask
 from .shingles import ShingleSets
 
 
@@ -59,12 +60,7 @@ def _pairs_jaccard(offsets, hashes, i, j):
 def pairs_jaccard(sets: ShingleSets, i, j) -> np.ndarray:
     """Exact J for each pair (i[t], j[t]) of documents."""
     _require_sets(sets)
-    i = np.asarray(i, dtype=np.int64)
-    j = np.asarray(j, dtype=np.int64)
-    if len(i) != len(j):
-        raise ValueError(f"i and j differ in length ({len(i)} != {len(j)})")
-    if len(i) and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= sets.n):
-        raise ValueError(f"pair index outside 0..{sets.n - 1}")
+    i, j = pair_arrays(i, j, sets.n)
     return _pairs_jaccard(sets.offsets, sets.hashes, i, j)
 
 
@@ -101,7 +97,7 @@ def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 1000,
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     P, end_key = _prefix_matrix(sets, threshold)
     if active is not None:
-        P = sp.diags(np.asarray(active, dtype=np.float32)) @ P
+        P = sp.diags(row_mask(active, sets.n).astype(np.float32)) @ P
     PT = P.T.tocsr()
     sizes = sets.sizes().astype(np.float64)
     rest = np.ceil(threshold * sizes - 1e-9) - 1  # shingles after each prefix

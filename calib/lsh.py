@@ -19,6 +19,8 @@ import numpy as np
 from numba import njit, prange
 from scipy.integrate import quad
 
+from ._validate import pair_arrays, row_mask
+
 
 class TooManyCandidates(RuntimeError):
     """The (b, r) split would emit more candidate pairs than allowed."""
@@ -197,7 +199,9 @@ def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | Non
     n = sig.shape[0]
     if keys is None:
         keys = band_keys(sig, b, r)
-    act = np.ones(n, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
+    act = np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)
+    if keys.shape != (b, n):
+        raise ValueError(f"keys must have shape (b, n) = ({b}, {n}), got {keys.shape}")
     order = np.argsort(keys, axis=1)
     sk = np.take_along_axis(keys, order, axis=1)
     counts = _count_pairs(sk, order, act)
@@ -238,7 +242,8 @@ def collides(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> n
     materializing every candidate.
     """
     check_split(b, r, sig.shape[1])
-    return _collides(sig, np.asarray(i, np.int64), np.asarray(j, np.int64), b, r)
+    i, j = pair_arrays(i, j, sig.shape[0])
+    return _collides(sig, i, j, b, r)
 
 
 @dataclass(frozen=True)

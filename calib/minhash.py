@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._hashing import M32, fmix32
+from ._hashing import fmix32
+from ._validate import pair_arrays
 from .represent import Representation
 from .shingles import ShingleSets, shingle_hashes
 
@@ -66,12 +67,10 @@ def _signatures(offsets, hashes, a, b):
     for d in prange(n):
         row = np.full(k, 0xFFFFFFFF, dtype=np.uint32)
         for t in range(offsets[d], offsets[d + 1]):
-            x = fmix32(np.uint64(hashes[t]))
+            x = np.uint32(fmix32(np.uint64(hashes[t])))
             for p in range(k):
-                # uint64 product, low 32 bits: the mod 2^32 of affine32
-                v = np.uint32((np.uint64(a[p]) * x + np.uint64(b[p])) & M32)
-                if v < row[p]:
-                    row[p] = v
+                # the cast keeps the low 32 bits: the mod 2^32 of affine32
+                row[p] = min(row[p], np.uint32(a[p] * x + b[p]))
         out[d, :] = row
     return out
 
@@ -119,4 +118,5 @@ def estimate_jaccard(sig: np.ndarray, i: np.ndarray, j: np.ndarray, num_perm: in
     m = sig.shape[1] if num_perm is None else int(num_perm)
     if not 1 <= m <= sig.shape[1]:
         raise ValueError(f"num_perm={m} outside 1..{sig.shape[1]}")
-    return _estimate(sig, np.asarray(i, np.int64), np.asarray(j, np.int64), m)
+    i, j = pair_arrays(i, j, sig.shape[0])
+    return _estimate(sig, i, j, m)

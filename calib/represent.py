@@ -27,17 +27,39 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import unicodedata
+from functools import lru_cache
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
+
+import numpy as np
 
 SHINGLE_TYPES = ("word", "char")
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
 SCHEMES = ("fast", "datasketch")
 
-# Punctuation and symbols (Unicode categories P* and S*) are removed when
-# strip_punct is on; they become a space so that "end.Start" stays two words.
-_PUNCT_RE = re.compile(r"[^\w\s]|_", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _punct_re() -> re.Pattern:
+    """A character class of every code point in Unicode categories P* and S*.
+
+    ``re`` has no \\p{P}; ``[^\\w\\s]`` would also take combining marks (Mn/Mc),
+    format characters (Cf, e.g. ZWNJ inside Persian words) and controls.
+    """
+    ranges, start, prev = [], None, None
+    for cp in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(cp))[0] in "PS":
+            if start is None:
+                start = cp
+            elif cp != prev + 1:
+                ranges.append((start, prev))
+                start = cp
+            prev = cp
+    ranges.append((start, prev))
+    cls = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    return re.compile(f"[{cls}]")
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,10 @@ class Representation:
     scheme: Literal["fast", "datasketch"] = "fast"
 
     def __post_init__(self) -> None:
+        for name in ("k", "num_perm", "seed"):  # numpy integers (from pandas rows) become int
+            v = getattr(self, name)
+            if isinstance(v, np.integer):
+                object.__setattr__(self, name, int(v))
         for name in ("lowercase", "nfkc", "strip_punct", "collapse_ws"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Representation.{name} must be true or false, got {getattr(self, name)!r}")
@@ -131,7 +157,8 @@ def normalize(text: str, rep: Representation) -> str:
     if rep.lowercase:
         text = text.lower()
     if rep.strip_punct:
-        text = _PUNCT_RE.sub(" ", text)
+        # Punctuation and symbols become a space so that "end.Start" stays two words.
+        text = _punct_re().sub(" ", text)
     if rep.collapse_ws or rep.shingle == "word":
         # str.split() splits on exactly the characters re's \s matches
         # (str.isspace), 4x faster than a regex substitution.

@@ -367,8 +367,6 @@ PROBE = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: candidate_pairs does not check len(active) == n; a short mask "
-                                       "is read out of bounds by the numba kernels (garbage mask values)")
 def test_candidate_pairs_rejects_wrong_length_active():
     out = run_isolated(PROBE + """
     sig = np.zeros((6, 4), dtype=np.uint32)
@@ -378,9 +376,6 @@ def test_candidate_pairs_rejects_wrong_length_active():
     assert out == ["raised", "raised"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: collides does not validate the pair arrays (range, sign, equal "
-                                       "lengths) as pairs_jaccard does; the kernel reads out of bounds and "
-                                       "returns garbage or crashes")
 def test_collides_rejects_bad_pairs():
     out = run_isolated(PROBE + """
     sig = np.arange(24, dtype=np.uint32).reshape(6, 4)

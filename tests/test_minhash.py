@@ -294,9 +294,6 @@ def test_signatures_of_nothing_and_bad_num_perm():
         signatures(make_sets([[1, 2]]), 0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: estimate_jaccard does not validate the pair arrays (range, sign, "
-                                       "equal lengths) as pairs_jaccard does; the kernel reads out of bounds and "
-                                       "returns garbage estimates or crashes")
 def test_estimate_jaccard_rejects_bad_pairs():
     # in a subprocess: an out-of-bounds read can segfault the interpreter
     code = textwrap.dedent("""

@@ -200,8 +200,6 @@ def test_strip_punct_keeps_letters_digits_of_all_scripts():
 
 # Documented rule: only Unicode categories P* and S* become spaces. Combining
 # marks (Mn/Mc), format characters (Cf) and controls (Cc) are neither.
-@pytest.mark.xfail(strict=True, reason="BUG: strip_punct regex [^\\w\\s]|_ also removes combining marks "
-                                       "(Mn/Mc), splitting Devanagari/Thai/Hebrew-pointed words apart")
 @pytest.mark.parametrize("text", [
     "हिंदी भाषा",           # Devanagari vowel signs (Mc) and anusvara (Mn)
     "ที่นี่ ภาษา",            # Thai vowel and tone marks (Mn)
@@ -215,8 +213,6 @@ def test_strip_punct_keeps_combining_marks(text):
     assert normalize(text, rep) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: strip_punct also turns format characters (Cf, e.g. ZWNJ used "
-                                       "inside Persian words) into spaces, splitting one word into two")
 def test_strip_punct_keeps_format_characters():
     text = "می\u200cخواهم"  # Persian 'I want', ZERO WIDTH NON-JOINER inside the word
     assert normalize(text, R(strip_punct=True)).split() == [text]
