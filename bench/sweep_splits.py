@@ -161,7 +161,6 @@ def main(argv=None):
                 acc[k] = acc.get(k, 0.0) + v
         prof[th] = acc
 
-    h = threads[0]
     lines = []
     w = lines.append
     w("# LSH split sweep: candidate pairs for every (b, r) with b*r = 128 and 256\n")

@@ -7,9 +7,7 @@ stderr and exit with status 2; nothing prints a traceback for them.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from .represent import Representation
@@ -89,7 +87,7 @@ def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="fa
     return tuple(reps)
 
 
-def grid_from_args(a) -> "Grid":
+def grid_from_args(a):
     from .sweep import Grid
     reps = representations_from(a.shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
     try:
@@ -124,26 +122,11 @@ def tqdm_progress(total_desc: str):
 
 
 def write_table_atomic(frame, out: Path) -> None:
-    """Write a DataFrame as .parquet or .csv via temp file + fsync + rename."""
-    out = Path(out)
-    suffix = out.suffix.lower()
-    if suffix not in (".parquet", ".csv"):
+    """Results as .parquet or .csv, written atomically."""
+    from .atomic import write_frame_atomic
+    if Path(out).suffix.lower() not in (".parquet", ".csv"):
         raise CliError(f"{out}: output must end in .parquet or .csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            if suffix == ".parquet":
-                frame.to_parquet(fh, index=False)
-            else:
-                fh.write(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_frame_atomic(frame, out)
 
 
 def cmd_sweep(a) -> int:

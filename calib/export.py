@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +34,7 @@ import pandas as pd
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .atomic import cleanup_temp_files, write_bytes_atomic, write_frame_atomic, write_text_atomic  # noqa: F401
 
 if TYPE_CHECKING:  # imported lazily: writing files needs neither numba nor scipy
     from .config import Config
@@ -62,59 +61,6 @@ class ExportError(ValueError):
         where = f"{path}: " if path else ""
         at = f"at {self.pointer or '/'}: " if pointer is not None else ""
         super().__init__(f"{where}{at}{message}")
-
-
-# ---------------------------------------------------------------------------
-# Atomic writes
-# ---------------------------------------------------------------------------
-
-def write_bytes_atomic(path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` via a temp file in the same folder + fsync + rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def write_text_atomic(path, text: str) -> Path:
-    return write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_frame_atomic(frame: pd.DataFrame, path) -> Path:
-    """CSV (``\\n`` line ends, UTF-8) or Parquet, chosen by suffix, written atomically."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return write_bytes_atomic(path, frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
-    if suffix == ".parquet":
-        import io
-        buf = io.BytesIO()
-        frame.to_parquet(buf, index=False)
-        return write_bytes_atomic(path, buf.getvalue())
-    if suffix == ".jsonl":
-        return write_bytes_atomic(path, frame.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8"))
-    raise ValueError(f"{path}: unsupported table format {suffix!r} (use .csv, .parquet or .jsonl)")
-
-
-def cleanup_temp_files(directory) -> list[Path]:
-    """Remove temp files (``.<name>.*.tmp``) an interrupted writer left in ``directory``."""
-    removed = []
-    d = Path(directory)
-    if d.is_dir():
-        for p in sorted(d.glob(".*.tmp")):
-            p.unlink(missing_ok=True)
-            removed.append(p)
-    return removed
 
 
 # ---------------------------------------------------------------------------
@@ -826,7 +772,6 @@ def write_targets(out_dir, config: Config) -> list[Path]:
 def _via(n: int, clustering, vi: np.ndarray, vj: np.ndarray) -> np.ndarray:
     """For each row, a verified neighbour one step closer to its representative
     (within its cluster); -1 for kept rows."""
-    rows = np.arange(n, dtype=np.int64)
     rep = clustering.representative
     removed = clustering.removed
     via = np.full(n, -1, dtype=np.int64)

@@ -18,7 +18,6 @@ Two empty sets have J = 0 here (no evidence of duplication), not 1.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd

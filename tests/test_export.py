@@ -23,7 +23,7 @@ from calib.config import Config
 from calib.minhash import signatures
 from calib.represent import Representation
 from calib.review import ReviewStore
-from calib.samples import from_frames, load_sample
+from calib.samples import load_sample
 from calib.shingles import shingle_hashes
 from calib.sweep import Workspace, evaluate
 

@@ -1,0 +1,63 @@
+"""Atomic file writes: a temp file in the same folder, fsync, ``os.replace``.
+
+An interrupted writer (Ctrl-C, SIGKILL, power loss after fsync) never leaves a
+half-written file at the final path; at worst a hidden ``.<name>.*.tmp`` that
+:func:`cleanup_temp_files` removes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+
+def write_bytes_atomic(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temp file in the same folder + fsync + rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_text_atomic(path, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_frame_atomic(frame: pd.DataFrame, path) -> Path:
+    """CSV (``\\n`` line ends, UTF-8) or Parquet, chosen by suffix, written atomically."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return write_bytes_atomic(path, frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+    if suffix == ".parquet":
+        import io
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        return write_bytes_atomic(path, buf.getvalue())
+    if suffix == ".jsonl":
+        return write_bytes_atomic(path, frame.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8"))
+    raise ValueError(f"{path}: unsupported table format {suffix!r} (use .csv, .parquet or .jsonl)")
+
+
+def cleanup_temp_files(directory) -> list[Path]:
+    """Remove temp files (``.<name>.*.tmp``) an interrupted writer left in ``directory``."""
+    removed = []
+    d = Path(directory)
+    if d.is_dir():
+        for p in sorted(d.glob(".*.tmp")):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
