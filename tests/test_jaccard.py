@@ -3,10 +3,9 @@ the reference shingle hashes."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 import mmh3
-import numba
 import numpy as np
 import pytest
 import xxhash
@@ -17,19 +16,12 @@ from hypothesis import strategies as st
 from calib.jaccard import all_pairs_above, brute_force_all_pairs, pairs_jaccard
 from calib.represent import Representation, shingle_strings
 from calib.shingles import ShingleSets, shingle_hashes
+from _util import one_thread
 
 R = Representation
 REF = {"xxhash": xxhash.xxh32_intdigest, "mmh3": lambda b: mmh3.hash(b, 0, signed=False), "sha1": sha1_hash32}
 
 
-@contextmanager
-def one_thread():
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def ref_set(text, rep):

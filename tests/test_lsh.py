@@ -7,11 +7,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from contextlib import contextmanager
 from pathlib import Path
 from fractions import Fraction
 
-import numba
 import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
@@ -23,18 +21,11 @@ from calib.lsh import (Split, TooManyCandidates, band_keys, candidate_pairs, col
                        false_positive_area, optimal_split, s_at_probability, s_curve, splits, threshold_approx)
 from calib.minhash import signatures_from_texts
 from calib.represent import Representation, shingle_strings
+from _util import one_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@contextmanager
-def one_thread():
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def brute_pairs(sig, b, r, active=None):

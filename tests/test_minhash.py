@@ -7,11 +7,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from contextlib import contextmanager
 from pathlib import Path
 
 import mmh3
-import numba
 import numpy as np
 import pytest
 import xxhash
@@ -22,6 +20,7 @@ from hypothesis import strategies as st
 from calib.minhash import estimate_jaccard, permutations, signatures, signatures_from_texts
 from calib.represent import Representation, shingle_strings
 from calib.shingles import ShingleSets, shingle_hashes
+from _util import one_thread
 
 R = Representation
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,14 +34,6 @@ DS_HASHFUNC = {
 }
 
 
-@contextmanager
-def one_thread():
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def datasketch_minhash(text: str, rep: Representation) -> MinHash:

@@ -3,10 +3,8 @@ reference hash libraries (xxhash, mmh3, datasketch's sha1_hash32)."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 
 import mmh3
-import numba
 import numpy as np
 import pytest
 import xxhash
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 from calib._hashing import murmur3_32, xxh32
 from calib.represent import Representation, shingle_strings
 from calib.shingles import ShingleSets, hash_bytes, shingle_hashes
+from _util import one_thread
 
 R = Representation
 
@@ -27,17 +26,6 @@ REF = {
 }
 
 
-@contextmanager
-def one_thread():
-    """Many tiny calls: numba's parallel launch overhead dominates on a busy
-    2-core machine, so property tests run the kernels on one thread (the
-    500-document tests below exercise the parallel path)."""
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def ref_hashes(text: str, rep: Representation) -> list[int]:
