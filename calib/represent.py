@@ -152,7 +152,7 @@ def normalize(text: str, rep: Representation) -> str:
     strip). Word shingling always splits on whitespace, so collapse only
     changes char shingles.
     """
-    if rep.nfkc:
+    if rep.nfkc and not text.isascii():  # NFKC leaves ASCII unchanged
         text = unicodedata.normalize("NFKC", text)
     if rep.lowercase:
         text = text.lower()
