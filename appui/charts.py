@@ -9,8 +9,9 @@ import pandas as pd
 from calib import lsh
 
 PCT = ".0%"
-ROLE_COLORS = {"kept (representative)": "#1f77b4", "removed, verified with its representative": "#ff7f0e",
-               "removed by chaining only": "#d62728"}
+REP_ROLE, VERIFIED_ROLE, CHAINED_ROLE = ("kept (representative)", "removed, verified with the representative",
+                                         "removed by chaining only")
+ROLE_COLORS = {REP_ROLE: "#1f77b4", VERIFIED_ROLE: "#ff7f0e", CHAINED_ROLE: "#d62728"}
 LABEL_COLORS = {"duplicate": "#2ca02c", "not duplicate": "#d62728", "unlabeled": "#9e9e9e"}
 
 
@@ -63,8 +64,9 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     df["threshold_label"] = df["threshold"].map(lambda t: "none" if pd.isna(t) else f"{t:g}")
     x_title = "False-removal rate (share of labeled removals that are not duplicates)"
     y_title = OBJECTIVES.get(objective, objective)
-    x = alt.X("false_removal_rate:Q", title=x_title, axis=alt.Axis(format=PCT))
-    y = alt.Y(f"{objective}:Q", title=y_title, axis=alt.Axis(format=PCT), scale=alt.Scale(zero=False))
+    x = alt.X("false_removal_rate:Q", title=x_title, axis=alt.Axis(format=".1%", tickCount=10),
+              scale=alt.Scale(padding=18, nice=False))
+    y = alt.Y(f"{objective}:Q", title=y_title, axis=alt.Axis(format=PCT), scale=alt.Scale(zero=False, padding=12))
     tooltip = [alt.Tooltip("config:N", title="Configuration"),
                alt.Tooltip("candidates:Q", title="Candidate pairs", format=","),
                alt.Tooltip("candidate_recall:Q", title="Candidate recall", format=".1%"),
@@ -75,7 +77,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     points = alt.Chart(df).mark_circle(opacity=0.55).encode(
         x=x, y=y,
         size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(format="~s")),
+                      legend=alt.Legend(format=",")),
         color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis")),
         shape=alt.Shape("representation:N", title="Representation"),
         tooltip=tooltip)
@@ -87,14 +89,16 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     budget_text = rule.mark_text(align="left", dx=4, dy=-6, color="#d62728", baseline="top").encode(
         x="budget:Q", y=alt.value(4), text="label:N")
     layers = [points, line, budget_rule, budget_text]
-    for fp, label, color, shape in ((recommended_fp, "recommended", "black", "diamond"),
-                                    (current_fp, "current", "#e377c2", "square")):
+    marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
+    if recommended_fp is not None and recommended_fp == current_fp:
+        marks = [(recommended_fp, "recommended = current", "black", "diamond")]
+    for fp, label, color, shape in marks:
         if fp is not None and (df["config_fingerprint"] == fp).any():
             m = df[df["config_fingerprint"] == fp].head(1).assign(mark=label)
             base = alt.Chart(m)
             layers.append(base.mark_point(shape=shape, size=450, filled=False, color=color, strokeWidth=2.5)
                           .encode(x=x, y=y, tooltip=tooltip))
-            layers.append(base.mark_text(dx=14, dy=-12 if label == "recommended" else 12, align="left",
+            layers.append(base.mark_text(dx=14, dy=12 if label == "current" else -12, align="left",
                                          fontWeight="bold", color=color).encode(x=x, y=y, text="mark:N"))
     return alt.layer(*layers).properties(
         title=f"{y_title.split(' (')[0]} vs false-removal rate (point size = candidate pairs)",
@@ -179,6 +183,31 @@ def circle_layout(rows: np.ndarray, center: int | None) -> dict[int, tuple[float
     return pos
 
 
+def cluster_frames(ev, sample, cid: int, sim_fn, verified_sim: np.ndarray, max_nodes: int = 60):
+    """Node and edge frames for :func:`cluster_graph`: the representative in
+    the centre, the other members on a circle, edges = verified pairs inside
+    the shown members. Returns (nodes, edges, number of members)."""
+    c = ev.clustering
+    members = c.members(cid)
+    rep = int(c.representative[members[0]])
+    shown = members if len(members) <= max_nodes else np.union1d(members[:max_nodes - 1], [rep])
+    pos = circle_layout(shown, rep)
+    texts = sample.docs["text"]
+    role = np.where(shown == rep, REP_ROLE, np.where(c.chained[shown], CHAINED_ROLE, VERIFIED_ROLE))
+    nodes = pd.DataFrame({"row": shown, "id": sample.ids[shown], "x": [pos[int(x)][0] for x in shown],
+                          "y": [pos[int(x)][1] for x in shown], "role": role,
+                          "sim_to_rep": sim_fn(shown, np.full(len(shown), rep)),
+                          "words": texts.iloc[shown].str.split().str.len().to_numpy(),
+                          "preview": texts.iloc[shown].str.slice(0, 120).to_numpy()})
+    v = ev.verified
+    inside = np.isin(v.i, shown) & np.isin(v.j, shown)
+    ei, ej, es = v.i[inside], v.j[inside], verified_sim[inside]
+    edges = pd.DataFrame({"x": [pos[int(a)][0] for a in ei], "y": [pos[int(a)][1] for a in ei],
+                          "x2": [pos[int(b)][0] for b in ej], "y2": [pos[int(b)][1] for b in ej],
+                          "sim": es, "id_a": sample.ids[ei], "id_b": sample.ids[ej]})
+    return nodes, edges, len(members)
+
+
 def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.LayerChart:
     """nodes: x, y, id, role, words, preview; edges: x, y, x2, y2, sim, id_a, id_b."""
     noaxis = alt.Axis(labels=False, ticks=False, grid=False, domain=False, title=None)
@@ -186,7 +215,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
     xe = alt.X("x:Q", axis=noaxis, scale=sx)
     ye = alt.Y("y:Q", axis=noaxis, scale=sx)
     lo = float(edges["sim"].min()) if len(edges) else 0.0
-    e = alt.Chart(edges).mark_rule(strokeWidth=3, opacity=0.85).encode(
+    e = alt.Chart(edges).mark_rule(strokeWidth=3 if len(edges) <= 40 else 1.5, opacity=0.85).encode(
         x=xe, y=ye, x2="x2:Q", y2="y2:Q",
         color=alt.Color("sim:Q", title="Verified similarity",
                         scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0])),
@@ -196,9 +225,14 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         x=xe, y=ye,
         color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=list(ROLE_COLORS),
                                                                     range=list(ROLE_COLORS.values())),
-                        legend=alt.Legend(orient="bottom", direction="vertical")),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)),
         tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
                  alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
                  alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
-    t = alt.Chart(nodes).mark_text(dy=-18, fontSize=11).encode(x=xe, y=ye, text="id:N")
-    return alt.layer(e, n, t).properties(title=title, height=480, width=560)
+    layers = [e, n]
+    if len(nodes) <= 30:  # beyond that, ids only in the tooltips and the table
+        lab = nodes.assign(lx=nodes["x"] * 1.17, ly=nodes["y"] * 1.13 + np.where(nodes["x"].abs() + nodes["y"].abs()
+                                                                               < 1e-9, 0.12, 0.0))
+        layers.append(alt.Chart(lab).mark_text(fontSize=11).encode(
+            x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
+    return alt.layer(*layers).properties(title=title, height=480, width=560)

@@ -105,7 +105,7 @@ def results_section(results: pd.DataFrame) -> None:
     objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
                            format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
     ss[state.OBJECTIVE] = objective
-    upper = c[2].checkbox("Hold the upper 95% bound to the budget", value=ss.get("calib_use_upper", False),
+    upper = c[2].checkbox("Budget on the 95% upper bound", value=ss.get("calib_use_upper", False),
                           key="use_upper", help="Stricter: the false-removal rate's interval must fit the budget")
     ss["calib_use_upper"] = upper
 

@@ -32,12 +32,14 @@ def s_curve_section() -> None:
     above = emp[emp["bin_low"] >= t - 1e-9]
     measured = above["candidates"].sum() / above["pairs"].sum() if above["pairs"].sum() else float("nan")
     k = st.columns(5)
-    k[0].metric("P(candidate) at the threshold", f"{lsh.s_curve(t, b, r):.1%}")
-    k[1].metric("Curve reaches 50% at", f"{lsh.s_at_probability(b, r, 0.5):.3f}")
-    k[2].metric("(1/b)^(1/r) approximation", f"{lsh.threshold_approx(b, r):.3f}")
-    k[3].metric("Measured rate, pairs with J >= threshold", "n/a" if np.isnan(measured) else f"{measured:.1%}",
-                help=f"{int(above['candidates'].sum()):,} of {int(above['pairs'].sum()):,} pairs collide")
-    k[4].metric("Hashes used (b x r)", f"{b * r} of {m}")
+    k[0].metric("P at threshold", f"{lsh.s_curve(t, b, r):.1%}",
+                help="Probability that a pair with Jaccard = threshold becomes an LSH candidate")
+    k[1].metric("50% point", f"{lsh.s_at_probability(b, r, 0.5):.3f}")
+    k[2].metric("(1/b)^(1/r)", f"{lsh.threshold_approx(b, r):.3f}")
+    k[3].metric("Measured, J ≥ t", "n/a" if np.isnan(measured) else f"{measured:.1%}",
+                help=f"Measured candidate rate of pairs with exact J >= threshold: "
+                     f"{int(above['candidates'].sum()):,} of {int(above['pairs'].sum()):,} pairs collide")
+    k[4].metric("Hashes used", f"{b * r}/{m}", help="b x r of num_perm")
     st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"Exact Jaccard similarity ({cfg.rep.shingle_label()} shingles)"),
                     width="stretch")
     with st.expander("Collision rates per bin (table)"):

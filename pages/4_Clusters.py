@@ -18,7 +18,8 @@ def overview(ev) -> pd.DataFrame:
     k[0].metric("Verified pairs", f"{len(ev.verified.i):,}")
     k[1].metric("Clusters of 2+", f"{int((sizes >= 2).sum()):,}")
     k[2].metric("Documents removed", f"{c.n_removed:,}")
-    k[3].metric("Removed by chaining only", f"{c.n_chained:,}")
+    k[3].metric("Chained removals", f"{c.n_chained:,}",
+                help="Removed documents whose pair with the representative was never verified")
     k[4].metric("Largest cluster", f"{int(sizes.max()) if len(sizes) else 0:,}")
 
     st.subheader("Clusters by risk")
@@ -73,29 +74,10 @@ def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
     labels = {int(r.cluster): f"cluster {int(r.cluster)}: {int(r.size)} docs, risk {r.risk:.2f}, "
                                f"rep {s.ids[int(r.representative)]}" for r in top.itertuples()}
     cid = st.selectbox("Cluster (riskiest first)", list(labels), format_func=labels.get, key="graph_cluster")
-    c = ev.clustering
-    members = c.members(cid)
-    rep = int(c.representative[members[0]])
-    shown = members if len(members) <= MAX_GRAPH else np.union1d(members[:MAX_GRAPH - 1], [rep])
-    if len(members) > MAX_GRAPH:
-        st.caption(f"Showing {len(shown)} of {len(members)} members.")
-    pos = charts.circle_layout(shown, rep)
-    sim_rep = engine.sim_fn(state.config().rep)(shown, np.full(len(shown), rep))
-    texts = s.docs["text"]
-    role = np.where(shown == rep, "kept (representative)",
-                    np.where(c.chained[shown], "removed by chaining only",
-                             "removed, verified with its representative"))
-    nodes = pd.DataFrame({"row": shown, "id": s.ids[shown], "x": [pos[int(x)][0] for x in shown],
-                          "y": [pos[int(x)][1] for x in shown], "role": role, "sim_to_rep": sim_rep,
-                          "words": texts.iloc[shown].str.split().str.len().to_numpy(),
-                          "preview": texts.iloc[shown].str.slice(0, 120).to_numpy()})
-    v = ev.verified
-    sim = engine.verified_similarity(ev)
-    inside = np.isin(v.i, shown) & np.isin(v.j, shown)
-    ei, ej, es = v.i[inside], v.j[inside], sim[inside]
-    edges = pd.DataFrame({"x": [pos[int(a)][0] for a in ei], "y": [pos[int(a)][1] for a in ei],
-                          "x2": [pos[int(b)][0] for b in ej], "y2": [pos[int(b)][1] for b in ej],
-                          "sim": es, "id_a": s.ids[ei], "id_b": s.ids[ej]})
+    nodes, edges, n_members = charts.cluster_frames(ev, s, cid, engine.sim_fn(state.config().rep),
+                                                    engine.verified_similarity(ev), MAX_GRAPH)
+    if n_members > len(nodes):
+        st.caption(f"Showing {len(nodes)} of {n_members} members.")
     left, right = st.columns([3, 2])
     with left:
         st.altair_chart(charts.cluster_graph(nodes, edges, f"Cluster {cid}: edges = verified pairs "
@@ -107,8 +89,8 @@ def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
     row = diag[diag["cluster"] == cid].iloc[0]
     if row["weakest_a"] >= 0:
         return int(row["weakest_a"]), int(row["weakest_b"])
-    other = int(next(m for m in members if m != rep))
-    return rep, other
+    rep = int(nodes.loc[nodes["role"] == charts.REP_ROLE, "row"].iloc[0])
+    return rep, int(nodes.loc[nodes["row"] != rep, "row"].iloc[0])
 
 
 def doc_diff(default: tuple[int, int] | None) -> None:
@@ -122,7 +104,7 @@ def doc_diff(default: tuple[int, int] | None) -> None:
     c = st.columns(2)
     a = c[0].selectbox("Document A", range(len(ids)), index=a0, format_func=lambda k: ids[k], key=f"diff_a_{a0}")
     b = c[1].selectbox("Document B", range(len(ids)), index=b0, format_func=lambda k: ids[k], key=f"diff_b_{b0}")
-    ta, tb = s.texts[a], s.texts[b]
+    ta, tb = s.docs["text"].iat[a], s.docs["text"].iat[b]
     na, nb, shared = diff.shared_shingles(ta, tb, rep)
     union = na + nb - shared
     st.markdown(f"**Exact Jaccard {shared / union if union else 0:.3f}**: {shared:,} shared of {union:,} distinct "
