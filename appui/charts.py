@@ -77,7 +77,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     points = alt.Chart(df).mark_circle(opacity=0.55).encode(
         x=x, y=y,
         size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(format=",")),
+                      legend=alt.Legend(format=",.0f")),
         color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis")),
         shape=alt.Shape("representation:N", title="Representation"),
         tooltip=tooltip)
@@ -86,7 +86,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
         x=x, y=y)
     rule = alt.Chart(pd.DataFrame({"budget": [budget], "label": [f"budget {budget:.1%}"]}))
     budget_rule = rule.mark_rule(color="#d62728", strokeDash=[6, 4], size=2).encode(x="budget:Q")
-    budget_text = rule.mark_text(align="left", dx=4, dy=-6, color="#d62728", baseline="top").encode(
+    budget_text = rule.mark_text(align="left", dx=4, dy=2, color="#d62728", baseline="top").encode(
         x="budget:Q", y=alt.value(4), text="label:N")
     layers = [points, line, budget_rule, budget_text]
     marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
@@ -130,15 +130,26 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
             x="s:Q", y="rate_low:Q", y2="rate_high:Q", tooltip=tip))
         layers.append(base.mark_circle(color="#f58518", size=70, opacity=1).encode(x="s:Q", y="p:Q", tooltip=tip))
     s50 = lsh.s_at_probability(b, r, 0.5)
-    marks = [{"x": s50, "what": f"50% at s={s50:.2f}", "color": "#555"}]
+    # threshold label left of its line, 50%-point label right of its line, on different rows
+    marks = [{"x": s50, "what": f"50% at s={s50:.2f}", "color": "#555", "dash": [2, 3],
+              "align": "left", "dx": 5, "y": 22}]
     if threshold is not None:
-        marks.append({"x": threshold, "what": f"threshold {threshold:.2f}", "color": "#d62728"})
+        left = threshold <= s50
+        marks.append({"x": threshold, "what": f"threshold {threshold:.2f}", "color": "#d62728", "dash": [6, 4],
+                      "align": "right" if left else "left", "dx": -5 if left else 5, "y": 6})
+        if not left:
+            marks[0].update(align="right", dx=-5)
     for row in marks:
-        one = alt.Chart(pd.DataFrame([row]))
-        dash = [6, 4] if row["color"] == "#d62728" else [2, 3]
-        layers.append(one.mark_rule(color=row["color"], strokeDash=dash, size=2).encode(x="x:Q"))
-        layers.append(one.mark_text(color=row["color"], angle=270, align="right", baseline="bottom", dx=-6,
-                                    dy=-3, fontWeight="bold").encode(x="x:Q", y=alt.value(8), text="what:N"))
+        if row["align"] == "left" and row["x"] > 0.85:  # keep the label inside the plot
+            row.update(align="right", dx=-5)
+        elif row["align"] == "right" and row["x"] < 0.15:
+            row.update(align="left", dx=5)
+        # left of a line the curve is low (label near the top), right of it high (label lower down)
+        row["y"] = 6 if row["align"] == "right" else 250
+        one = alt.Chart(pd.DataFrame([{"x": row["x"], "what": row["what"]}]))
+        layers.append(one.mark_rule(color=row["color"], strokeDash=row["dash"], size=2).encode(x="x:Q"))
+        layers.append(one.mark_text(color=row["color"], align=row["align"], baseline="top", dx=row["dx"],
+                                    fontWeight="bold").encode(x="x:Q", y=alt.value(row["y"]), text="what:N"))
     title = f"S-curve for b={b} bands x r={r} rows"
     if empirical is not None:
         title += " (orange: measured collision rate per exact-J bin, 95% interval)"
@@ -225,7 +236,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         x=xe, y=ye,
         color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=list(ROLE_COLORS),
                                                                     range=list(ROLE_COLORS.values())),
-                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)),
+                        legend=alt.Legend(labelLimit=400)),
         tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
                  alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
                  alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
@@ -235,4 +246,4 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
                                                                                < 1e-9, 0.12, 0.0))
         layers.append(alt.Chart(lab).mark_text(fontSize=11).encode(
             x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
-    return alt.layer(*layers).properties(title=title, height=480, width=560)
+    return alt.layer(*layers).properties(title=title, height=460)

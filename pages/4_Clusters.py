@@ -78,14 +78,16 @@ def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
                                                     engine.verified_similarity(ev), MAX_GRAPH)
     if n_members > len(nodes):
         st.caption(f"Showing {len(nodes)} of {n_members} members.")
-    left, right = st.columns([3, 2])
+    left, right = st.columns([2, 1])
     with left:
         st.altair_chart(charts.cluster_graph(nodes, edges, f"Cluster {cid}: edges = verified pairs "
                                                            f"({state.config().verify} similarity)"),
                         width="stretch")
     with right:
-        st.dataframe(nodes[["id", "role", "sim_to_rep", "words"]], hide_index=True, width="stretch",
-                     column_config={"sim_to_rep": st.column_config.NumberColumn("J to rep", format="%.3f")})
+        st.dataframe(nodes[["id", "sim_to_rep", "words", "role"]], hide_index=True, width="stretch",
+                     height=min(460, 40 + 35 * len(nodes)),
+                     column_config={"sim_to_rep": st.column_config.NumberColumn("J to rep", format="%.3f"),
+                                    "role": st.column_config.TextColumn("role", width="large")})
     row = diag[diag["cluster"] == cid].iloc[0]
     if row["weakest_a"] >= 0:
         return int(row["weakest_a"]), int(row["weakest_b"])

@@ -88,7 +88,7 @@ def idle(page, text: str | None = None) -> None:
     page.wait_for_timeout(300)
     page.wait_for_selector(IDLE, timeout=120_000)
     if text:
-        page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+        page.locator('[data-testid="stMain"]').get_by_text(text, exact=False).first.wait_for(timeout=120_000)
     page.wait_for_selector(IDLE, timeout=120_000)
 
 
@@ -96,6 +96,12 @@ def shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.wait_for_timeout(800)  # let charts finish drawing
     page.screenshot(path=str(SHOTS / name), animations="disabled")
+
+
+def shot_at(page, text: str, name: str) -> None:
+    """Scroll the heading ``text`` to the top of the view, then take a screenshot."""
+    page.get_by_text(text, exact=False).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    shot(page, name)
 
 
 def nav(page, label: str) -> None:
@@ -114,7 +120,7 @@ def metric_value(page, label: str) -> str:
 
 def test_walk_every_page(page, server):
     page.goto(server)
-    idle(page, "Current sample")
+    idle(page, "Duplicate pairs")
     assert "2,336" in page.locator('[data-testid="stMain"]').inner_text()
     no_exception(page)
     shot(page, "01_home.png")
@@ -138,6 +144,7 @@ def test_walk_every_page(page, server):
     page.get_by_role("button", name="Use the recommended configuration").click()
     idle(page, "Current configuration set")
     shot(page, "03_sweep.png")
+    shot_at(page, "Pair recall vs false-removal rate", "03b_sweep_chart_table.png")
 
     nav(page, "Curves")
     idle(page, "S-curve for b=")
@@ -148,18 +155,20 @@ def test_walk_every_page(page, server):
     idle(page)
     page.wait_for_function(
         """(b) => { const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
-                      .find(e => e.innerText.includes('P(candidate) at the threshold'));
+                      .find(e => e.innerText.includes('P at threshold'));
                     return m && !m.innerText.includes(b); }""", arg=before, timeout=60_000)
     after = metric_value(page, "P at threshold")
     assert after != before
     assert re.search(r"b=9.*r=13", page.locator('[data-testid="stMain"]').inner_text().replace("\n", " "))
     shot(page, "04_curves.png")
+    shot_at(page, "MinHash estimate vs exact Jaccard", "04b_curves_error_optimizer.png")
 
     nav(page, "Clusters")
     idle(page, "Clusters by risk")
     idle(page, "Compare two documents")
     no_exception(page)
     shot(page, "05_clusters.png")
+    shot_at(page, "One cluster as a graph", "05b_clusters_graph_diff.png")
 
     nav(page, "Review")
     idle(page, "Queue:")
