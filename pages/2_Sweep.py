@@ -109,6 +109,9 @@ def results_section(results: pd.DataFrame) -> None:
                           key="use_upper", help="Stricter: the false-removal rate's interval must fit the budget")
     ss["calib_use_upper"] = upper
 
+    if results["n_positive"].fillna(0).max() == 0:
+        st.warning("This sample has no duplicate labels: recall and false-removal rates cannot be measured, so "
+                   "the recommendation below means nothing. Load a labeled sample or add review labels.")
     rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
     bad = int((results["status"] != "ok").sum())
     if bad:
