@@ -23,6 +23,7 @@ CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
 RESULTS, RESULTS_HASH, GRID = "calib_results", "calib_results_hash", "calib_grid"
 BUDGET, OBJECTIVE = "calib_budget", "calib_objective"
 REVIEW_DB, REVIEWER = "calib_review_db", "calib_reviewer"
+FLASH = "calib_flash"
 
 PAGES = [
     ("pages/1_Sample.py", "Sample", "load a labeled sample, check its labels and slices"),
@@ -91,12 +92,21 @@ def page(title: str, caption: str | None = None) -> None:
     if caption:
         st.caption(caption)
     s, cfg = sample(), config()
+    if st.session_state.get(FLASH):
+        st.success(st.session_state.pop(FLASH))
     with st.sidebar:
         st.markdown("**Current sample**")
         st.caption(f"{s.name}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"
                    f"from {st.session_state[SAMPLE_SOURCE]}")
         st.markdown("**Current configuration**")
         st.caption(f"{config_label(cfg)}  \n({st.session_state[CONFIG_SOURCE]}, {cfg.fingerprint()})")
+
+
+def changed(msg: str) -> None:
+    """After the sample or configuration changed: rerun so the sidebar and the
+    whole page show the new state, with ``msg`` shown once at the top."""
+    st.session_state[FLASH] = msg
+    st.rerun()
 
 
 def config_label(cfg: Config) -> str:

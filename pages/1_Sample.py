@@ -15,7 +15,7 @@ def choose_source() -> None:
     if src == "Shipped sample":
         if st.button("Use the shipped sample", key="use_shipped"):
             state.set_sample(loading.load_shipped())
-            st.success("Shipped sample loaded.")
+            state.changed("Shipped sample loaded.")
     elif src == "Path on this machine":
         st.caption("A folder with docs.jsonl|csv|parquet [+ pairs.*], a documents file, or an inline-pairs "
                    "JSONL. Allowed folders: " + ", ".join(f"`{r}`" for r in allowed_roots())
@@ -25,9 +25,10 @@ def choose_source() -> None:
             try:
                 with st.spinner("Loading..."):
                     state.set_sample(loading.load_path(path))
-                st.success(f"Loaded {path}.")
             except Exception as exc:  # noqa: BLE001
                 st.error(message(exc))
+            else:
+                state.changed(f"Loaded {path}.")
     else:
         st.caption("Documents: JSONL, CSV or Parquet with `id`, `text` [, `group`, slice columns], or an "
                    "inline-pairs JSONL (`id_a`, `text_a`, `id_b`, `text_b`, `label`). Pair labels "
@@ -41,9 +42,10 @@ def choose_source() -> None:
                     state.set_sample(loading.load_upload(
                         (docs.name, docs.getvalue()),
                         (pairs.name, pairs.getvalue()) if pairs is not None else None))
-                st.success(f"Loaded {docs.name}.")
             except Exception as exc:  # noqa: BLE001
                 st.error(message(exc))
+            else:
+                state.changed(f"Loaded {docs.name}" + (f" with {pairs.name}." if pairs is not None else "."))
 
 
 def show_sample() -> None:

@@ -131,7 +131,7 @@ def results_section(results: pd.DataFrame) -> None:
         m[4].metric("Missed-removal rate", f"{rec['missed_removal_rate']:.1%}")
         if st.button("Use the recommended configuration", key="use_recommended", type="primary"):
             state.set_config(cfg, f"recommended by the sweep (budget {budget:.1%}, max {objective})")
-            st.success("Current configuration set; the other pages now use it.")
+            state.changed("Current configuration set to the recommendation; the other pages now use it.")
     current = state.config().fingerprint()
     st.altair_chart(charts.pareto_chart(results, objective, budget, None if rec is None else rec["config_fingerprint"],
                                         current), width="stretch")
@@ -160,7 +160,7 @@ def results_section(results: pd.DataFrame) -> None:
         cfg = config_from_row(row)
         if st.button(f"Use selected row: {state.config_label(cfg)}", key="use_selected"):
             state.set_config(cfg, "picked from the sweep table")
-            st.success("Current configuration set.")
+            state.changed("Current configuration set to the selected row; the other pages now use it.")
     st.download_button("Download results (CSV)", results.to_csv(index=False).encode(), "sweep-results.csv",
                        "text/csv", key="dl_results")
 

@@ -103,7 +103,7 @@ def decisions_section(store: ReviewStore) -> None:
               "run the sweep again to use them."
         if skipped:
             msg += f" {skipped:,} decisions name documents that are not in this sample and were skipped."
-        st.success(msg)
+        state.changed(msg)
 
 
 with guard("The Review page"):

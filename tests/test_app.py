@@ -97,6 +97,8 @@ def test_sweep_recommend_and_state_follows_pages():
     at.button(key="use_recommended").click().run()
     cfg = at.session_state["calib_config"]
     assert at.session_state["calib_config_source"].startswith("recommended")
+    assert any("Current configuration set" in m.value for m in at.success)  # shown once after the rerun
+    assert any("recommended by the sweep" in c.value for c in at.sidebar.caption)  # sidebar is up to date
     # the config and the sample follow the user to other pages
     at.switch_page("pages/6_Export.py").run()
     assert cfg.fingerprint() in at.code[0].value

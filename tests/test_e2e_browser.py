@@ -142,7 +142,8 @@ def test_walk_every_page(page, server):
     idle(page, "Recommended under")
     no_exception(page)
     page.get_by_role("button", name="Use the recommended configuration").click()
-    idle(page, "Current configuration set")
+    idle(page, "Current configuration set to the recommendation")
+    assert "recommended by the sweep" in page.locator('[data-testid="stSidebar"]').inner_text()
     shot(page, "03_sweep.png")
     shot_at(page, "Pair recall vs false-removal rate", "03b_sweep_chart_table.png")
 
