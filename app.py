@@ -1,0 +1,15 @@
+"""Entry point: ``streamlit run app.py``.
+
+Registers the pages (home + pages/*) with ``st.navigation`` so the sidebar
+reads Home, Sample, Sweep, ... and runs the selected one. Shared state lives
+in plain ``st.session_state`` keys (see appui/state.py); every page calls
+``appui.state.page()``, which loads the shipped sample on first use.
+"""
+
+import streamlit as st
+
+from appui import state
+
+pages = [st.Page("home.py", title="Home", default=True)]
+pages += [st.Page(path, title=label, url_path=label) for path, label, _ in state.PAGES]
+st.navigation(pages).run()

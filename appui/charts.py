@@ -1,0 +1,249 @@
+"""Altair chart builders (titles, axis titles with units, tooltips)."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from calib import lsh
+
+PCT = ".0%"
+REP_ROLE, VERIFIED_ROLE, CHAINED_ROLE = ("kept (representative)", "removed, verified with the representative",
+                                         "removed by chaining only")
+ROLE_COLORS = {REP_ROLE: "#1f77b4", VERIFIED_ROLE: "#ff7f0e", CHAINED_ROLE: "#d62728"}
+LABEL_COLORS = {"duplicate": "#2ca02c", "not duplicate": "#d62728", "unlabeled": "#9e9e9e"}
+
+
+def length_histogram(docs: pd.DataFrame) -> alt.Chart:
+    words = docs["text"].astype(str).str.split().str.len()
+    df = pd.DataFrame({"words": words})
+    return alt.Chart(df).mark_bar(color="#4c78a8").encode(
+        x=alt.X("words:Q", bin=alt.Bin(maxbins=60), title="Document length (words, whitespace-separated)"),
+        y=alt.Y("count():Q", title="Documents"),
+        tooltip=[alt.Tooltip("words:Q", bin=alt.Bin(maxbins=60), title="Words"),
+                 alt.Tooltip("count():Q", title="Documents")],
+    ).properties(title="Length distribution", height=280)
+
+
+def category_bars(pairs_by_category: dict) -> alt.Chart:
+    rows = [{"category": c, "label": k.replace("_", " "), "pairs": v}
+            for c, d in pairs_by_category.items() for k, v in d.items()]
+    df = pd.DataFrame(rows, columns=["category", "label", "pairs"])
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("category:N", title="Pair category", sort="-x"),
+        x=alt.X("sum(pairs):Q", title="Labeled pairs"),
+        color=alt.Color("label:N", title="Label", scale=alt.Scale(domain=["duplicate", "not duplicate"],
+                                                                  range=[LABEL_COLORS["duplicate"],
+                                                                         LABEL_COLORS["not duplicate"]])),
+        tooltip=["category", "label", alt.Tooltip("pairs:Q", title="Pairs")],
+    ).properties(title="Labeled pairs per category", height=max(120, 26 * df["category"].nunique()))
+
+
+def pareto_front(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """Rows not dominated in (lower x, higher y), sorted by x."""
+    d = df.dropna(subset=[x, y]).sort_values([x, y], ascending=[True, False])
+    best, keep = -np.inf, []
+    for idx, v in zip(d.index, d[y]):
+        if v > best:
+            keep.append(idx)
+            best = v
+    return d.loc[keep]
+
+
+OBJECTIVES = {"pair_recall": "Pair recall (duplicate pairs verified)",
+              "candidate_recall": "Candidate recall (duplicate pairs colliding in LSH)"}
+
+
+def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
+                 recommended_fp: str | None = None, current_fp: str | None = None) -> alt.LayerChart:
+    df = results[results["status"] == "ok"].copy()
+    df["config"] = (df["representation"] + " m=" + df["num_perm"].astype(str) + " b=" + df["b"].astype(str)
+                    + " r=" + df["r"].astype(str) + " " + df["verify"] + " t=" + df["threshold"].map(
+                        lambda t: "-" if pd.isna(t) else f"{t:g}") + " " + df["policy"])
+    df["threshold_label"] = df["threshold"].map(lambda t: "none" if pd.isna(t) else f"{t:g}")
+    x_title = "False-removal rate (share of labeled removals that are not duplicates)"
+    y_title = OBJECTIVES.get(objective, objective)
+    x = alt.X("false_removal_rate:Q", title=x_title, axis=alt.Axis(format=".1%", tickCount=10),
+              scale=alt.Scale(padding=18, nice=False))
+    y = alt.Y(f"{objective}:Q", title=y_title, axis=alt.Axis(format=PCT), scale=alt.Scale(zero=False, padding=12))
+    tooltip = [alt.Tooltip("config:N", title="Configuration"),
+               alt.Tooltip("candidates:Q", title="Candidate pairs", format=","),
+               alt.Tooltip("candidate_recall:Q", title="Candidate recall", format=".1%"),
+               alt.Tooltip("pair_recall:Q", title="Pair recall", format=".1%"),
+               alt.Tooltip("false_removal_rate:Q", title="False-removal rate", format=".2%"),
+               alt.Tooltip("removed:Q", title="Documents removed", format=","),
+               alt.Tooltip("config_fingerprint:N", title="Fingerprint")]
+    points = alt.Chart(df).mark_circle(opacity=0.55).encode(
+        x=x, y=y,
+        size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
+                      legend=alt.Legend(format=",.0f")),
+        color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis")),
+        shape=alt.Shape("representation:N", title="Representation"),
+        tooltip=tooltip)
+    front = pareto_front(df, "false_removal_rate", objective)
+    line = alt.Chart(front).mark_line(interpolate="step-after", color="#555", strokeDash=[4, 3]).encode(
+        x=x, y=y)
+    rule = alt.Chart(pd.DataFrame({"budget": [budget], "label": [f"budget {budget:.1%}"]}))
+    budget_rule = rule.mark_rule(color="#d62728", strokeDash=[6, 4], size=2).encode(x="budget:Q")
+    budget_text = rule.mark_text(align="left", dx=4, dy=2, color="#d62728", baseline="top").encode(
+        x="budget:Q", y=alt.value(4), text="label:N")
+    layers = [points, line, budget_rule, budget_text]
+    marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
+    if recommended_fp is not None and recommended_fp == current_fp:
+        marks = [(recommended_fp, "recommended = current", "black", "diamond")]
+    for fp, label, color, shape in marks:
+        if fp is not None and (df["config_fingerprint"] == fp).any():
+            m = df[df["config_fingerprint"] == fp].head(1).assign(mark=label)
+            base = alt.Chart(m)
+            layers.append(base.mark_point(shape=shape, size=450, filled=False, color=color, strokeWidth=2.5)
+                          .encode(x=x, y=y, tooltip=tooltip))
+            layers.append(base.mark_text(dx=14, dy=12 if label == "current" else -12, align="left",
+                                         fontWeight="bold", color=color).encode(x=x, y=y, text="mark:N"))
+    return alt.layer(*layers).properties(
+        title=f"{y_title.split(' (')[0]} vs false-removal rate (point size = candidate pairs)",
+        height=460).interactive()
+
+
+def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFrame | None = None,
+                  similarity_label: str = "Exact Jaccard similarity") -> alt.LayerChart:
+    s = np.linspace(0, 1, 201)
+    theory = pd.DataFrame({"s": s, "p": lsh.s_curve(s, b, r), "curve": f"theory 1-(1-s^{r})^{b}"})
+    x = alt.X("s:Q", title=similarity_label, scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("p:Q", title="P(pair becomes a candidate)", axis=alt.Axis(format=PCT), scale=alt.Scale(domain=[0, 1]))
+    layers = [alt.Chart(theory).mark_line(color="#4c78a8", size=2.5).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("s:Q", title="Similarity", format=".2f"),
+                           alt.Tooltip("p:Q", title="P(candidate)", format=".1%")])]
+    if empirical is not None and len(empirical):
+        e = empirical[empirical["pairs"] > 0].copy()
+        e["s"] = e["mean_similarity"]
+        e["p"] = e["rate"]
+        e["bin"] = e["bin_low"].map("{:.2f}".format) + "-" + e["bin_high"].map("{:.2f}".format)
+        tip = [alt.Tooltip("bin:N", title="Exact-J bin"), alt.Tooltip("pairs:Q", title="Pairs", format=","),
+               alt.Tooltip("candidates:Q", title="Candidates", format=","),
+               alt.Tooltip("rate:Q", title="Measured rate", format=".1%"),
+               alt.Tooltip("rate_low:Q", title="95% CI low", format=".1%"),
+               alt.Tooltip("rate_high:Q", title="95% CI high", format=".1%"),
+               alt.Tooltip("theory:Q", title="Theory", format=".1%")]
+        base = alt.Chart(e)
+        layers.append(base.mark_rule(color="#f58518", size=1.5).encode(
+            x="s:Q", y="rate_low:Q", y2="rate_high:Q", tooltip=tip))
+        layers.append(base.mark_circle(color="#f58518", size=70, opacity=1).encode(x="s:Q", y="p:Q", tooltip=tip))
+    s50 = lsh.s_at_probability(b, r, 0.5)
+    # threshold label left of its line, 50%-point label right of its line, on different rows
+    marks = [{"x": s50, "what": f"50% at s={s50:.2f}", "color": "#555", "dash": [2, 3],
+              "align": "left", "dx": 5, "y": 22}]
+    if threshold is not None:
+        left = threshold <= s50
+        marks.append({"x": threshold, "what": f"threshold {threshold:.2f}", "color": "#d62728", "dash": [6, 4],
+                      "align": "right" if left else "left", "dx": -5 if left else 5, "y": 6})
+        if not left:
+            marks[0].update(align="right", dx=-5)
+    for row in marks:
+        if row["align"] == "left" and row["x"] > 0.85:  # keep the label inside the plot
+            row.update(align="right", dx=-5)
+        elif row["align"] == "right" and row["x"] < 0.15:
+            row.update(align="left", dx=5)
+        # left of a line the curve is low (label near the top), right of it high (label lower down)
+        row["y"] = 6 if row["align"] == "right" else 250
+        one = alt.Chart(pd.DataFrame([{"x": row["x"], "what": row["what"]}]))
+        layers.append(one.mark_rule(color=row["color"], strokeDash=row["dash"], size=2).encode(x="x:Q"))
+        layers.append(one.mark_text(color=row["color"], align=row["align"], baseline="top", dx=row["dx"],
+                                    fontWeight="bold").encode(x="x:Q", y=alt.value(row["y"]), text="what:N"))
+    title = f"S-curve for b={b} bands x r={r} rows"
+    if empirical is not None:
+        title += " (orange: measured collision rate per exact-J bin, 95% interval)"
+    return alt.layer(*layers).properties(title=title, height=400)
+
+
+def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -> alt.LayerChart:
+    """df: exact, estimated, kind, id_a, id_b, category."""
+    s = np.linspace(0, 1, 101)
+    sd = np.sqrt(s * (1 - s) / num_perm)
+    band = pd.DataFrame({"exact": s, "lo": np.clip(s - 2 * sd, 0, 1), "hi": np.clip(s + 2 * sd, 0, 1)})
+    x = alt.X("exact:Q", title="Exact Jaccard of the shingle sets", scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("estimated:Q", title=f"MinHash estimate ({num_perm} hashes)", scale=alt.Scale(domain=[0, 1]))
+    layers = [
+        alt.Chart(band).mark_area(opacity=0.18, color="#888").encode(x=x, y="lo:Q", y2="hi:Q"),
+        alt.Chart(band).mark_line(color="#666", strokeDash=[3, 3]).encode(x=x, y=alt.Y("exact:Q")),
+        alt.Chart(df).mark_circle(size=36, opacity=0.65).encode(
+            x=x, y=y,
+            color=alt.Color("kind:N", title="Pair", scale=alt.Scale(domain=list(LABEL_COLORS),
+                                                                   range=list(LABEL_COLORS.values()))),
+            tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
+                     alt.Tooltip("category:N", title="Category"),
+                     alt.Tooltip("exact:Q", title="Exact J", format=".3f"),
+                     alt.Tooltip("estimated:Q", title="Estimate", format=".3f")]),
+    ]
+    if threshold is not None:
+        t = alt.Chart(pd.DataFrame({"t": [threshold]}))
+        layers.append(t.mark_rule(color="#d62728", strokeDash=[6, 4]).encode(x="t:Q"))
+        layers.append(t.mark_rule(color="#d62728", strokeDash=[6, 4]).encode(y="t:Q"))
+    return alt.layer(*layers).properties(
+        title="MinHash estimate vs exact Jaccard (grey band: +-2 standard deviations of the estimate)",
+        height=420)
+
+
+def circle_layout(rows: np.ndarray, center: int | None) -> dict[int, tuple[float, float]]:
+    """Deterministic positions: ``center`` at (0, 0), the rest on a unit circle by row order."""
+    others = [int(x) for x in sorted(rows) if x != center]
+    pos = {int(center): (0.0, 0.0)} if center is not None else {}
+    for k, row in enumerate(others):
+        a = 2 * np.pi * k / max(1, len(others)) + np.pi / 2
+        pos[row] = (float(np.cos(a)), float(np.sin(a)))
+    return pos
+
+
+def cluster_frames(ev, sample, cid: int, sim_fn, verified_sim: np.ndarray, max_nodes: int = 60):
+    """Node and edge frames for :func:`cluster_graph`: the representative in
+    the centre, the other members on a circle, edges = verified pairs inside
+    the shown members. Returns (nodes, edges, number of members)."""
+    c = ev.clustering
+    members = c.members(cid)
+    rep = int(c.representative[members[0]])
+    shown = members if len(members) <= max_nodes else np.union1d(members[:max_nodes - 1], [rep])
+    pos = circle_layout(shown, rep)
+    texts = sample.docs["text"]
+    role = np.where(shown == rep, REP_ROLE, np.where(c.chained[shown], CHAINED_ROLE, VERIFIED_ROLE))
+    nodes = pd.DataFrame({"row": shown, "id": sample.ids[shown], "x": [pos[int(x)][0] for x in shown],
+                          "y": [pos[int(x)][1] for x in shown], "role": role,
+                          "sim_to_rep": sim_fn(shown, np.full(len(shown), rep)),
+                          "words": texts.iloc[shown].str.split().str.len().to_numpy(),
+                          "preview": texts.iloc[shown].str.slice(0, 120).to_numpy()})
+    v = ev.verified
+    inside = np.isin(v.i, shown) & np.isin(v.j, shown)
+    ei, ej, es = v.i[inside], v.j[inside], verified_sim[inside]
+    edges = pd.DataFrame({"x": [pos[int(a)][0] for a in ei], "y": [pos[int(a)][1] for a in ei],
+                          "x2": [pos[int(b)][0] for b in ej], "y2": [pos[int(b)][1] for b in ej],
+                          "sim": es, "id_a": sample.ids[ei], "id_b": sample.ids[ej]})
+    return nodes, edges, len(members)
+
+
+def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.LayerChart:
+    """nodes: x, y, id, role, words, preview; edges: x, y, x2, y2, sim, id_a, id_b."""
+    noaxis = alt.Axis(labels=False, ticks=False, grid=False, domain=False, title=None)
+    sx = alt.Scale(domain=[-1.35, 1.35])
+    xe = alt.X("x:Q", axis=noaxis, scale=sx)
+    ye = alt.Y("y:Q", axis=noaxis, scale=sx)
+    lo = float(edges["sim"].min()) if len(edges) else 0.0
+    e = alt.Chart(edges).mark_rule(strokeWidth=3 if len(edges) <= 40 else 1.5, opacity=0.85).encode(
+        x=xe, y=ye, x2="x2:Q", y2="y2:Q",
+        color=alt.Color("sim:Q", title="Verified similarity",
+                        scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0])),
+        tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
+                 alt.Tooltip("sim:Q", title="Similarity", format=".3f")])
+    n = alt.Chart(nodes).mark_circle(size=380, opacity=1, stroke="white", strokeWidth=1.5).encode(
+        x=xe, y=ye,
+        color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=list(ROLE_COLORS),
+                                                                    range=list(ROLE_COLORS.values())),
+                        legend=alt.Legend(labelLimit=400)),
+        tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
+                 alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
+                 alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
+    layers = [e, n]
+    if len(nodes) <= 30:  # beyond that, ids only in the tooltips and the table
+        lab = nodes.assign(lx=nodes["x"] * 1.17, ly=nodes["y"] * 1.13 + np.where(nodes["x"].abs() + nodes["y"].abs()
+                                                                               < 1e-9, 0.12, 0.0))
+        layers.append(alt.Chart(lab).mark_text(fontSize=11).encode(
+            x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
+    return alt.layer(*layers).properties(title=title, height=460)

@@ -1,0 +1,115 @@
+"""Cached engine calls.
+
+One :class:`calib.sweep.Workspace` per sample (``st.cache_resource`` keyed by
+the sample's content hash), with a ``threading.Lock`` next to it: the
+Workspace is not safe for concurrent first computations, so every call that
+may fill its caches holds the lock. Evaluations, collision curves and
+diagnostics are cached by (sample hash, fingerprint, split), so a slider only
+redoes the cheap step it changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from calib import clusters as cl
+from calib.config import Config
+from calib.jaccard import pairs_jaccard
+from calib.represent import Representation
+from calib.samples import Sample
+from calib.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
+
+from . import state
+
+
+@dataclass(eq=False)
+class Handle:
+    ws: Workspace
+    lock: threading.Lock
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _handle(content_hash: str, _sample: Sample) -> Handle:
+    return Handle(Workspace(_sample), threading.Lock())
+
+
+def handle() -> Handle:
+    return _handle(state.sample_hash(), state.sample())
+
+
+def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:
+    h = handle()
+    with h.lock:
+        return sweep(h.ws, grid, progress=progress)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _evaluation(content_hash: str, config_fp: str, _h: Handle, _cfg: Config) -> Evaluation:
+    with _h.lock:
+        return evaluate(_h.ws, _cfg)
+
+
+def evaluation(cfg: Config | None = None) -> Evaluation:
+    cfg = cfg or state.config()
+    return _evaluation(state.sample_hash(), cfg.fingerprint(), handle(), cfg)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _collision(content_hash: str, rep_fp: str, b: int, r: int, _h: Handle, _rep: Representation) -> pd.DataFrame:
+    with _h.lock:
+        return collision_curve(_h.ws, _rep, b, r)
+
+
+def collision(rep: Representation, b: int, r: int) -> pd.DataFrame:
+    return _collision(state.sample_hash(), rep.fingerprint(), int(b), int(r), handle(), rep)
+
+
+def sim_fn(rep: Representation):
+    """Exact Jaccard of document pairs under ``rep`` (for diagnostics)."""
+    h = handle()
+    with h.lock:
+        sets = h.ws.sets(rep)
+    return lambda a, b: pairs_jaccard(sets, np.asarray(a, np.int64), np.asarray(b, np.int64))
+
+
+def verified_similarity(ev: Evaluation) -> np.ndarray:
+    """The similarity the configuration verified with (exact or estimated)."""
+    v = ev.verified
+    return v.exact if ev.config.verify == "exact" else v.estimated
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _diagnostics(content_hash: str, config_fp: str, _ev: Evaluation) -> pd.DataFrame:
+    v, cfg = _ev.verified, _ev.config
+    return cl.chaining_diagnostics(_ev.clustering, v.i, v.j, verified_similarity(_ev), sim_fn(cfg.rep),
+                                   threshold=None if cfg.verify == "none" else cfg.threshold)
+
+
+def diagnostics(ev: Evaluation) -> pd.DataFrame:
+    return _diagnostics(state.sample_hash(), ev.config.fingerprint(), ev)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _policies(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) -> pd.DataFrame:
+    v, cfg = _ev.verified, _ev.config
+    lengths = None
+    if cfg.representative == "longest":
+        with _h.lock:
+            lengths = _h.ws.sets(cfg.rep).sizes()
+    return cl.policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg.rep),
+                             cfg.threshold, truth_fn=_h.ws.truth.label, representative=cfg.representative,
+                             lengths=lengths)
+
+
+def policies(ev: Evaluation) -> pd.DataFrame:
+    return _policies(state.sample_hash(), ev.config.fingerprint(), ev, handle())
+
+
+def clear_all() -> None:
+    st.cache_data.clear()
+    st.cache_resource.clear()

@@ -1,0 +1,39 @@
+"""Readable errors instead of tracebacks."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+
+import streamlit as st
+
+from calib.samples import SampleError
+
+from .paths import PathNotAllowed
+
+log = logging.getLogger("calib.app")
+
+
+def message(exc: BaseException) -> str:
+    """A one-line, user-facing message for an engine error."""
+    if isinstance(exc, SampleError):
+        return f"The sample could not be loaded: {exc}"
+    if isinstance(exc, PathNotAllowed):
+        return str(exc)
+    if isinstance(exc, (ValueError, KeyError, FileNotFoundError, PermissionError, OSError)):
+        return f"{type(exc).__name__}: {exc}"
+    return f"Unexpected error ({type(exc).__name__}): {exc}"
+
+
+@contextmanager
+def guard(what: str = "This step"):
+    """Show engine errors with ``st.error`` (traceback to the server log only).
+
+    Streamlit's own control flow (st.rerun, st.stop, st.switch_page) raises
+    BaseException subclasses and passes through untouched.
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the point is to never show a traceback
+        log.exception("%s failed", what)
+        st.error(f"{what} failed. {message(exc)}")

@@ -1,0 +1,53 @@
+"""Which folders a path typed in the app may point into.
+
+Allowed: the project's ``data/`` folder, ``../shared/corpora`` (next to the
+project), and every folder listed in ``CALIB_ALLOWED_DIRS`` (separated by
+``os.pathsep``). Symlinks are resolved before the check, so a link inside an
+allowed folder that points outside it is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from calib.samples import REPO_ROOT
+
+ENV_VAR = "CALIB_ALLOWED_DIRS"
+
+
+class PathNotAllowed(ValueError):
+    """A typed path is outside the allowed folders, or does not exist."""
+
+
+def allowed_roots() -> list[Path]:
+    roots = [REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "corpora"]
+    for part in os.environ.get(ENV_VAR, "").split(os.pathsep):
+        if part.strip():
+            roots.append(Path(part.strip()).expanduser())
+    out: list[Path] = []
+    for r in roots:
+        r = r.resolve()
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def resolve_allowed(text: str) -> Path:
+    """The resolved path for ``text`` (relative paths are taken from the
+    project root), or :class:`PathNotAllowed` with a readable message."""
+    text = (text or "").strip()
+    if not text:
+        raise PathNotAllowed("Type a path to a sample folder or file.")
+    p = Path(text).expanduser()
+    if not p.is_absolute():
+        p = REPO_ROOT / p
+    resolved = p.resolve()
+    roots = allowed_roots()
+    if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
+        listed = ", ".join(str(r) for r in roots)
+        raise PathNotAllowed(f"{text!r} resolves to {resolved}, which is outside the allowed folders "
+                             f"({listed}). Add a folder to {ENV_VAR} to allow it.")
+    if not resolved.exists():
+        raise PathNotAllowed(f"{resolved} does not exist.")
+    return resolved

@@ -1,0 +1,82 @@
+"""Review glue: the pairs a configuration acts on, and merging review
+decisions into a sample's pair labels."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from calib.samples import Sample, pair_frame
+from calib.sweep import Evaluation
+
+ENV_VAR = "CALIB_REVIEW_DB"
+
+
+def default_db() -> str:
+    return os.environ.get(ENV_VAR) or str(Path("~/.calib/reviews.sqlite").expanduser())
+
+
+def check_db_path(text: str) -> Path:
+    """The review database path; it must name a .sqlite/.db file."""
+    p = Path((text or "").strip()).expanduser()
+    if not str(text or "").strip():
+        raise ValueError("Type a path for the review database.")
+    if p.suffix.lower() not in (".sqlite", ".sqlite3", ".db"):
+        raise ValueError(f"{p} should end in .sqlite or .db (a SQLite file the app creates or reopens)")
+    if p.exists() and not p.is_file():
+        raise ValueError(f"{p} exists and is not a file")
+    return p.resolve()
+
+
+def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
+    """The pairs behind the configuration's removals: every verified pair,
+    plus each chained removal with its representative (a pair never verified:
+    only chaining removes it). Columns id_a, id_b, sim (exact J), chained,
+    i, j, label (1 duplicate, 0 not, -1 unlabeled)."""
+    v = ev.verified
+    ids = sample.ids
+    c = ev.clustering
+    chained_rows = np.flatnonzero(c.chained)
+    ci, cj = np.minimum(chained_rows, c.representative[chained_rows]), np.maximum(chained_rows, c.representative[chained_rows])
+    i = np.concatenate([v.i, ci]).astype(np.int64)
+    j = np.concatenate([v.j, cj]).astype(np.int64)
+    sim = np.concatenate([v.exact, exact_sim(ci, cj)]) if len(ci) else np.asarray(v.exact, float)
+    chained = np.concatenate([np.zeros(len(v.i), bool), np.ones(len(ci), bool)])
+    out = pd.DataFrame({"id_a": ids[i], "id_b": ids[j], "sim": sim, "chained": chained, "i": i, "j": j})
+    return out.drop_duplicates(["i", "j"]).reset_index(drop=True)
+
+
+def merge_review_labels(sample: Sample, labels: pd.DataFrame) -> tuple[Sample, int, int]:
+    """The sample with review labels (id_a, id_b, label, category) added;
+    a review overrides an existing label of the same pair. Returns
+    (new sample, labels used, labels skipped because an id is not in the sample)."""
+    if labels is None or len(labels) == 0:
+        return sample, 0, 0
+    ids = pd.Series(np.arange(sample.n), index=sample.docs["id"].astype(str))
+    known = labels["id_a"].astype(str).isin(ids.index) & labels["id_b"].astype(str).isin(ids.index)
+    lab = labels[known & (labels["id_a"].astype(str) != labels["id_b"].astype(str))]
+    skipped = int(len(labels) - len(lab))
+    if lab.empty:
+        return sample, 0, skipped
+    a = ids[lab["id_a"].astype(str)].to_numpy(np.int64)
+    b = ids[lab["id_b"].astype(str)].to_numpy(np.int64)
+    new = pd.DataFrame({"i": np.minimum(a, b), "j": np.maximum(a, b),
+                        "is_duplicate": (lab["label"].astype(str) == "duplicate").to_numpy(bool),
+                        "category": lab["category"].astype(str).to_numpy() if "category" in lab else "review"})
+    old = sample.pairs
+    codes_new = set(zip(new["i"].tolist(), new["j"].tolist()))
+    keep = [(x, y) not in codes_new for x, y in zip(old["i"].tolist(), old["j"].tolist())]
+    pairs = pd.concat([old[keep], new], ignore_index=True)
+    pairs = pairs.sort_values(["i", "j"], kind="stable").reset_index(drop=True)
+    pairs["i"] = pairs["i"].astype("int64")
+    pairs["j"] = pairs["j"].astype("int64")
+    pairs["is_duplicate"] = pairs["is_duplicate"].astype(bool)
+    name = sample.name if sample.name.endswith("+reviews") else f"{sample.name}+reviews"
+    return replace(sample, pairs=pairs, name=name), int(len(new)), skipped
+
+
+__all__ = ["action_pairs", "merge_review_labels", "default_db", "check_db_path", "pair_frame"]

@@ -1,0 +1,115 @@
+"""Shared state: plain ``st.session_state`` keys (widget keys are dropped
+when the page changes, these are not).
+
+    calib_sample / calib_sample_hash / calib_sample_source   the sample in use
+    calib_config / calib_config_source                       the current Config
+    calib_results / calib_results_hash                       last sweep (for that sample)
+    calib_grid                                               last grid choices
+    calib_budget / calib_objective                           recommendation settings
+    calib_review_db / calib_reviewer                         review page settings
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from calib.config import Config
+from calib.samples import Sample
+
+from .loading import Loaded, load_shipped
+
+SAMPLE, SAMPLE_HASH, SAMPLE_SOURCE = "calib_sample", "calib_sample_hash", "calib_sample_source"
+CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
+RESULTS, RESULTS_HASH, GRID = "calib_results", "calib_results_hash", "calib_grid"
+BUDGET, OBJECTIVE = "calib_budget", "calib_objective"
+REVIEW_DB, REVIEWER = "calib_review_db", "calib_reviewer"
+FLASH = "calib_flash"
+
+PAGES = [
+    ("pages/1_Sample.py", "Sample", "load a labeled sample, check its labels and slices"),
+    ("pages/2_Sweep.py", "Sweep", "evaluate a grid of configurations, pick one under a false-removal budget"),
+    ("pages/3_Curves.py", "Curves", "S-curve vs measured collision rates, MinHash error, optimizer check"),
+    ("pages/4_Clusters.py", "Clusters", "risky clusters, policies, a cluster's graph, document diff"),
+    ("pages/5_Review.py", "Review", "label the most informative pairs by hand"),
+    ("pages/6_Export.py", "Export", "the current configuration as JSON"),
+]
+
+
+def ensure() -> None:
+    """The shipped sample and the default configuration, unless set already."""
+    ss = st.session_state
+    if SAMPLE not in ss:
+        set_sample(load_shipped())
+    if CONFIG not in ss:
+        set_config(Config(), "default")
+    ss.setdefault(BUDGET, 0.01)
+    ss.setdefault(OBJECTIVE, "pair_recall")
+
+
+def set_sample(loaded: Loaded) -> None:
+    ss = st.session_state
+    if ss.get(SAMPLE_HASH) != loaded.content_hash:
+        ss.pop(RESULTS, None)
+        ss.pop(RESULTS_HASH, None)
+    ss[SAMPLE], ss[SAMPLE_HASH], ss[SAMPLE_SOURCE] = loaded.sample, loaded.content_hash, loaded.source
+
+
+def sample() -> Sample:
+    return st.session_state[SAMPLE]
+
+
+def sample_hash() -> str:
+    return st.session_state[SAMPLE_HASH]
+
+
+def config() -> Config:
+    return st.session_state[CONFIG]
+
+
+def set_config(cfg: Config, source: str) -> None:
+    st.session_state[CONFIG] = cfg
+    st.session_state[CONFIG_SOURCE] = source
+
+
+def results():
+    """The last sweep's results if they belong to the current sample, else None."""
+    ss = st.session_state
+    if ss.get(RESULTS) is not None and ss.get(RESULTS_HASH) == ss.get(SAMPLE_HASH):
+        return ss[RESULTS]
+    return None
+
+
+def set_results(frame) -> None:
+    st.session_state[RESULTS] = frame
+    st.session_state[RESULTS_HASH] = st.session_state[SAMPLE_HASH]
+
+
+def page(title: str, caption: str | None = None) -> None:
+    """Page set-up shared by every page: config, state, title, sidebar status."""
+    st.set_page_config(page_title=f"{title} - LSH calibration", layout="wide")
+    ensure()
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    s, cfg = sample(), config()
+    if st.session_state.get(FLASH):
+        st.success(st.session_state.pop(FLASH))
+    with st.sidebar:
+        st.markdown("**Current sample**")
+        st.caption(f"{s.name}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"
+                   f"from {st.session_state[SAMPLE_SOURCE]}")
+        st.markdown("**Current configuration**")
+        st.caption(f"{config_label(cfg)}  \n({st.session_state[CONFIG_SOURCE]}, {cfg.fingerprint()})")
+
+
+def changed(msg: str) -> None:
+    """After the sample or configuration changed: rerun so the sidebar and the
+    whole page show the new state, with ``msg`` shown once at the top."""
+    st.session_state[FLASH] = msg
+    st.rerun()
+
+
+def config_label(cfg: Config) -> str:
+    v = "no verification" if cfg.verify == "none" else f"{cfg.verify} J >= {cfg.threshold:g}"
+    return (f"{cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {cfg.rep.num_perm} hashes, "
+            f"b={cfg.b} r={cfg.r}, {v}, {cfg.policy}")

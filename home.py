@@ -1,0 +1,32 @@
+"""Home page: what the workbench does, the current sample and configuration, links."""
+
+import streamlit as st
+
+from appui import state
+from appui.errors import guard
+
+with guard("The home page"):
+    state.page("MinHash-LSH calibration workbench")
+    st.markdown(
+        "Choose a near-duplicate configuration **on a labeled sample before deleting anything**.  \n"
+        "Sweep shingles, hash counts, LSH splits (b bands x r rows), verification thresholds and clustering "
+        "policies; measure recall and false removals with intervals.  \n"
+        "Check the chosen configuration's S-curve, risky clusters and hard pairs, then export it.")
+
+    s, cfg = state.sample(), state.config()
+    npos = int(s.pairs["is_duplicate"].sum()) if len(s.pairs) else 0
+    st.subheader("Current sample")
+    c = st.columns(4)
+    c[0].metric("Documents", f"{s.n:,}")
+    c[1].metric("Labeled pairs", f"{len(s.pairs):,}")
+    c[2].metric("Duplicate pairs", f"{npos:,}")
+    c[3].metric("Excluded rows", f"{len(s.exclusions):,}")
+    st.caption(f"**{s.name}** from {st.session_state[state.SAMPLE_SOURCE]}")
+
+    st.subheader("Current configuration")
+    st.markdown(f"`{state.config_label(cfg)}`")
+    st.caption(f"{cfg}  \nSource: {st.session_state[state.CONFIG_SOURCE]}; fingerprint {cfg.fingerprint()}")
+
+    st.subheader("Pages")
+    for path, label, what in state.PAGES:
+        st.page_link(path, label=f"{label}: {what}")

@@ -1,0 +1,103 @@
+"""Sample: choose the labeled sample and inspect it."""
+
+import pandas as pd
+import streamlit as st
+
+from appui import charts, loading, state
+from appui.errors import guard, message
+from appui.paths import ENV_VAR, allowed_roots
+from calib.samples import summary
+
+
+def choose_source() -> None:
+    src = st.radio("Source", ["Shipped sample", "Path on this machine", "Upload files"], horizontal=True,
+                   key="sample_source_choice")
+    if src == "Shipped sample":
+        if st.button("Use the shipped sample", key="use_shipped"):
+            state.set_sample(loading.load_shipped())
+            state.changed("Shipped sample loaded.")
+    elif src == "Path on this machine":
+        st.caption("A folder with docs.jsonl|csv|parquet [+ pairs.*], a documents file, or an inline-pairs "
+                   "JSONL. Allowed folders: " + ", ".join(f"`{r}`" for r in allowed_roots())
+                   + f" (add more with the environment variable `{ENV_VAR}`).")
+        path = st.text_input("Path", key="sample_path", placeholder="data/sample or ../shared/corpora/clough")
+        if st.button("Load path", key="load_path"):
+            try:
+                with st.spinner("Loading..."):
+                    state.set_sample(loading.load_path(path))
+            except Exception as exc:  # noqa: BLE001
+                st.error(message(exc))
+            else:
+                state.changed(f"Loaded {path}.")
+    else:
+        st.caption("Documents: JSONL, CSV or Parquet with `id`, `text` [, `group`, slice columns], or an "
+                   "inline-pairs JSONL (`id_a`, `text_a`, `id_b`, `text_b`, `label`). Pair labels "
+                   "(optional): `id_a`, `id_b`, `label` [, `category`].")
+        c = st.columns(2)
+        docs = c[0].file_uploader("Documents file", type=["jsonl", "csv", "parquet"], key="upload_docs")
+        pairs = c[1].file_uploader("Pair labels (optional)", type=["jsonl", "csv", "parquet"], key="upload_pairs")
+        if st.button("Load uploaded files", key="load_upload", disabled=docs is None):
+            try:
+                with st.spinner("Loading..."):
+                    state.set_sample(loading.load_upload(
+                        (docs.name, docs.getvalue()),
+                        (pairs.name, pairs.getvalue()) if pairs is not None else None))
+            except Exception as exc:  # noqa: BLE001
+                st.error(message(exc))
+            else:
+                state.changed(f"Loaded {docs.name}" + (f" with {pairs.name}." if pairs is not None else "."))
+
+
+def show_sample() -> None:
+    s = state.sample()
+    info = summary(s)
+    st.subheader(f"{s.name}")
+    st.caption(f"from {st.session_state[state.SAMPLE_SOURCE]}; content hash {state.sample_hash()[:12]}")
+    c = st.columns(5)
+    c[0].metric("Documents", f"{info['documents']:,}")
+    c[1].metric("Labeled pairs", f"{info['pairs']:,}")
+    c[2].metric("Duplicate", f"{info['pairs_by_label']['duplicate']:,}")
+    c[3].metric("Not duplicate", f"{info['pairs_by_label']['not_duplicate']:,}")
+    c[4].metric("Excluded rows", f"{info['excluded']:,}")
+    if "groups" in info:
+        g = info["groups"]
+        st.caption(f"Groups: {g['groups']:,} named groups, {g['in_groups_of_2_or_more']:,} documents in groups "
+                   f"of 2 or more (largest {g['largest']}), {g['without_group']:,} documents without a group.")
+    if not info["pairs"] and "groups" not in info:
+        st.warning("This sample has no labels (no pairs, no groups): recall and false removals cannot be measured.")
+
+    left, right = st.columns(2)
+    with left:
+        st.altair_chart(charts.length_histogram(s.docs), width="stretch")
+    with right:
+        if info["pairs_by_category"]:
+            st.altair_chart(charts.category_bars(info["pairs_by_category"]), width="stretch")
+        else:
+            st.info("No labeled pairs, so no categories.")
+
+    st.subheader("Slices")
+    if info["slice_columns"]:
+        cols = st.columns(min(4, len(info["slice_columns"])))
+        for k, (col, counts) in enumerate(info["slice_columns"].items()):
+            frame = pd.DataFrame({"value": list(counts), "documents": list(counts.values())})
+            cols[k % len(cols)].markdown(f"**{col}**")
+            cols[k % len(cols)].dataframe(frame, hide_index=True, width="stretch")
+    else:
+        st.caption("No slice columns (columns other than id, text, group).")
+
+    st.subheader("Validation")
+    if info["excluded"]:
+        st.warning(f"{info['excluded']:,} rows were left out while loading: "
+                   + ", ".join(f"{k} ({v})" for k, v in info["excluded_by_reason"].items()))
+        st.dataframe(s.exclusions, hide_index=True, width="stretch")
+    else:
+        st.success("Every row loaded; nothing excluded.")
+    with st.expander("First documents"):
+        st.dataframe(s.docs.head(50).assign(text=s.docs["text"].head(50).str.slice(0, 200)),
+                     hide_index=True, width="stretch")
+
+
+with guard("The Sample page"):
+    state.page("Sample", "Load the labeled sample the calibration measures on.")
+    choose_source()
+    show_sample()

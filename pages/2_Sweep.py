@@ -1,0 +1,182 @@
+"""Sweep: evaluate a grid of configurations and pick one under a false-removal budget."""
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from appui import charts, engine, state
+from appui.errors import guard, message
+from calib.represent import HASH_FUNCTIONS, SCHEMES, Representation
+from calib.sweep import Grid, config_from_row, recommend
+
+THRESHOLDS = [round(0.3 + 0.05 * k, 2) for k in range(14)]
+HASH_COUNTS = [16, 32, 64, 128, 256, 512]
+DEFAULT_GRID = {"lowercase": True, "nfkc": True, "strip_punct": False, "collapse_ws": True, "word_k": [5],
+                "char_k": [], "hashfunc": "xxhash", "scheme": "fast", "seed": 1, "num_perms": [128, 256],
+                "all_splits": True, "splits": "16x8, 32x4, 8x16, 20x6", "thresholds": [0.5, 0.6, 0.7, 0.8, 0.9],
+                "verify": ["exact"], "policies": ["connected"], "representative": "first"}
+PCT_COLS = ["candidate_recall", "pair_recall", "pair_precision", "false_removal_rate", "false_removal_rate_high",
+            "missed_removal_rate", "reduction"]
+SHOW = ["representation", "num_perm", "b", "r", "s50", "verify", "threshold", "policy", "candidates", "reduction",
+        "candidate_recall", "pair_recall", "pair_precision", "removed", "false_removals", "unlabeled_removals",
+        "chained_removals", "false_removal_rate", "false_removal_rate_high", "missed_removal_rate", "status",
+        "config_fingerprint"]
+
+
+def parse_splits(text: str) -> tuple[tuple[int, int], ...]:
+    """'16x8, 32x4' -> ((16, 8), (32, 4)); b first (bands), r second (rows)."""
+    found = re.findall(r"(\d+)\s*[x×*]\s*(\d+)", text or "")
+    rest = re.sub(r"(\d+)\s*[x×*]\s*(\d+)", "", text or "")
+    if not found or re.search(r"[^\s,;]", rest):
+        raise ValueError(f"splits must look like '16x8, 32x4' (bands x rows), got {text!r}")
+    return tuple((int(b), int(r)) for b, r in found)
+
+
+def grid_inputs() -> Grid:
+    saved = {**DEFAULT_GRID, **st.session_state.get(state.GRID, {})}
+    g = {}
+    st.markdown("**Representation**")
+    c = st.columns(4)
+    for k, (name, label) in enumerate((("lowercase", "Lowercase"), ("nfkc", "Unicode NFKC"),
+                                       ("strip_punct", "Strip punctuation"), ("collapse_ws", "Collapse whitespace"))):
+        g[name] = c[k].checkbox(label, value=saved[name], key=f"g_{name}")
+    c = st.columns(4)
+    g["word_k"] = c[0].multiselect("Word shingle sizes (words)", list(range(1, 10)), default=saved["word_k"],
+                                   key="g_word_k")
+    g["char_k"] = c[1].multiselect("Character shingle sizes (chars)", list(range(2, 13)), default=saved["char_k"],
+                                   key="g_char_k")
+    g["hashfunc"] = c[2].selectbox("Shingle hash", HASH_FUNCTIONS, index=HASH_FUNCTIONS.index(saved["hashfunc"]),
+                                   key="g_hashfunc")
+    g["scheme"] = c[3].selectbox("MinHash scheme", SCHEMES, index=SCHEMES.index(saved["scheme"]), key="g_scheme",
+                                 help="fast: prefix-stable permutations; datasketch: identical to datasketch")
+    st.markdown("**LSH, verification, clustering**")
+    c = st.columns(4)
+    g["num_perms"] = c[0].multiselect("Hash counts (num_perm)", HASH_COUNTS, default=saved["num_perms"],
+                                      key="g_num_perms")
+    mode = c[1].radio("Splits", ["all splits (b x r = num_perm)", "a list"],
+                      index=0 if saved["all_splits"] else 1, key="g_split_mode")
+    g["all_splits"] = mode.startswith("all")
+    g["splits"] = c[1].text_input("Splits (bands x rows)", value=saved["splits"], key="g_splits",
+                                  disabled=g["all_splits"])
+    g["thresholds"] = c[2].multiselect("Verification thresholds (Jaccard)", THRESHOLDS,
+                                       default=saved["thresholds"], key="g_thresholds")
+    g["verify"] = c[3].multiselect("Verification", ["exact", "estimated", "none"], default=saved["verify"],
+                                   key="g_verify", help="exact: Jaccard of the shingle sets; estimated: from the "
+                                   "signatures; none: every LSH candidate counts as a duplicate")
+    c = st.columns(4)
+    g["policies"] = c[0].multiselect("Clustering policies", ["connected", "star"], default=saved["policies"],
+                                     key="g_policies")
+    reps = ["first", "longest", "medoid"]
+    g["representative"] = c[1].selectbox("Keep per cluster", reps, index=reps.index(saved["representative"]),
+                                         key="g_representative")
+    g["seed"] = int(c[2].number_input("Seed", min_value=0, max_value=2**31, value=int(saved["seed"]), key="g_seed"))
+    st.session_state[state.GRID] = g
+
+    norm = {k: g[k] for k in ("lowercase", "nfkc", "strip_punct", "collapse_ws")}
+    reps_ = tuple(Representation(**norm, shingle=kind, k=int(k), hashfunc=g["hashfunc"], scheme=g["scheme"],
+                                 seed=g["seed"])
+                  for kind, ks in (("word", g["word_k"]), ("char", g["char_k"])) for k in sorted(ks))
+    if not reps_:
+        raise ValueError("choose at least one word or character shingle size")
+    if not g["num_perms"] or not g["thresholds"] or not g["verify"] or not g["policies"]:
+        raise ValueError("choose at least one hash count, threshold, verification rule and policy")
+    return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])),
+                splits=None if g["all_splits"] else parse_splits(g["splits"]),
+                verify=tuple(g["verify"]), thresholds=tuple(sorted(g["thresholds"])),
+                policies=tuple(g["policies"]), representative=g["representative"])
+
+
+def run(grid: Grid) -> None:
+    bar = st.progress(0.0, text="Starting the sweep...")
+    frame = engine.run_sweep(grid, progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
+    bar.progress(1.0, text=f"Done: {len(frame)} configurations.")
+    state.set_results(frame)
+
+
+def results_section(results: pd.DataFrame) -> None:
+    ss = st.session_state
+    st.subheader("Results")
+    c = st.columns([2, 2, 2])
+    pct = c[0].slider("False-removal budget (%)", 0.0, 10.0, float(ss[state.BUDGET]) * 100, 0.1,
+                      key="budget_pct", help="Largest share of labeled removals that may be non-duplicates")
+    ss[state.BUDGET] = budget = pct / 100
+    objectives = list(charts.OBJECTIVES)
+    objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
+                           format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
+    ss[state.OBJECTIVE] = objective
+    upper = c[2].checkbox("Budget on the 95% upper bound", value=ss.get("calib_use_upper", False),
+                          key="use_upper", help="Stricter: the false-removal rate's interval must fit the budget")
+    ss["calib_use_upper"] = upper
+
+    if results["n_positive"].fillna(0).max() == 0:
+        st.warning("This sample has no duplicate labels: recall and false-removal rates cannot be measured, so "
+                   "the recommendation below means nothing. Load a labeled sample or add review labels.")
+    rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
+    bad = int((results["status"] != "ok").sum())
+    if bad:
+        st.caption(f"{bad} configuration(s) stopped with too many candidates (splits too loose); not plotted.")
+    if rec is None:
+        st.warning(f"No configuration keeps the false-removal rate within {budget:.1%}. Raise the budget or "
+                   "add stricter thresholds.")
+    else:
+        cfg = config_from_row(rec)
+        st.markdown(f"**Recommended under a {budget:.1%} budget:** `{state.config_label(cfg)}`")
+        m = st.columns(5)
+        m[0].metric(charts.OBJECTIVES[objective].split(" (")[0], f"{rec[objective]:.1%}")
+        m[1].metric("False-removal rate", f"{rec['false_removal_rate']:.2%}",
+                    help=f"95% interval {rec['false_removal_rate_low']:.2%} - {rec['false_removal_rate_high']:.2%}")
+        m[2].metric("Candidate pairs", f"{int(rec['candidates']):,}")
+        m[3].metric("Documents removed", f"{int(rec['removed']):,}")
+        m[4].metric("Missed-removal rate", f"{rec['missed_removal_rate']:.1%}")
+        if st.button("Use the recommended configuration", key="use_recommended", type="primary"):
+            state.set_config(cfg, f"recommended by the sweep (budget {budget:.1%}, max {objective})")
+            state.changed("Current configuration set to the recommendation; the other pages now use it.")
+    current = state.config().fingerprint()
+    st.altair_chart(charts.pareto_chart(results, objective, budget, None if rec is None else rec["config_fingerprint"],
+                                        current), width="stretch")
+
+    st.markdown("**All configurations** (click a column to sort; tick a row to make it the current configuration)")
+    f = st.columns(3)
+    within = f[0].checkbox("Only within the budget", value=False, key="only_within")
+    reps = sorted(results["representation"].unique())
+    pick = f[1].multiselect("Representations", reps, default=reps, key="filter_reps")
+    ok_only = f[2].checkbox("Hide stopped configurations", value=True, key="ok_only")
+    view = results[results["representation"].isin(pick)]
+    if ok_only:
+        view = view[view["status"] == "ok"]
+    if within:
+        view = view[view["false_removal_rate"].fillna(0) <= budget]
+    view = view.sort_values([objective, "candidates"], ascending=[False, True])
+    col_cfg = {c: st.column_config.NumberColumn(c.replace("_", " "), format="percent") for c in PCT_COLS}
+    col_cfg.update({"s50": st.column_config.NumberColumn("s50 (50% point)", format="%.3f"),
+                    "threshold": st.column_config.NumberColumn("threshold", format="%.2f"),
+                    "candidates": st.column_config.NumberColumn("candidates", format="localized")})
+    event = st.dataframe(view[SHOW], hide_index=True, width="stretch", height=380, column_config=col_cfg,
+                         on_select="rerun", selection_mode="single-row", key="results_table")
+    rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
+    if rows:
+        row = view.iloc[rows[0]]
+        cfg = config_from_row(row)
+        if st.button(f"Use selected row: {state.config_label(cfg)}", key="use_selected"):
+            state.set_config(cfg, "picked from the sweep table")
+            state.changed("Current configuration set to the selected row; the other pages now use it.")
+    st.download_button("Download results (CSV)", results.to_csv(index=False).encode(), "sweep-results.csv",
+                       "text/csv", key="dl_results")
+
+
+with guard("The Sweep page"):
+    state.page("Sweep", "Evaluate a grid of configurations on the labeled sample.")
+    grid = None
+    try:
+        grid = grid_inputs()
+        st.caption(str(grid))
+    except Exception as exc:  # noqa: BLE001
+        st.error(message(exc))
+    if st.button("Run sweep", key="run_sweep", type="primary", disabled=grid is None):
+        run(grid)
+    res = state.results()
+    if res is None:
+        st.info("No sweep for this sample yet: choose a grid and press Run sweep.")
+    else:
+        results_section(res)

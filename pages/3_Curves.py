@@ -1,0 +1,106 @@
+"""Curves: S-curve vs measured collision rates, MinHash error, optimizer check."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from appui import charts, engine, state
+from appui.errors import guard
+from calib import lsh
+
+
+def s_curve_section() -> None:
+    cfg = state.config()
+    m = cfg.rep.num_perm
+    ss = st.session_state
+    st.subheader("S-curve against measured collision rates")
+    st.caption(f"Representation {cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {m} hashes. "
+               "Move b, r and the threshold: only the banding step reruns (shingles and signatures are cached).")
+    if st.button("Reset sliders to the current configuration", key="curve_reset"):
+        for k in ("curve_b", "curve_r", "curve_t"):
+            ss.pop(k, None)
+    c = st.columns(3)
+    b = c[0].slider("b (bands)", 1, m, min(cfg.b, m), key="curve_b")
+    rmax = max(1, m // b)
+    if ss.get("curve_r", 0) > rmax:
+        ss["curve_r"] = rmax
+    r = c[1].slider("r (rows per band)", 1, rmax, min(cfg.r, rmax), key="curve_r", disabled=rmax == 1)
+    t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, float(cfg.threshold), 0.01, key="curve_t")
+
+    with st.spinner("Measuring collision rates..."):
+        emp = engine.collision(cfg.rep, b, r)
+    above = emp[emp["bin_low"] >= t - 1e-9]
+    measured = above["candidates"].sum() / above["pairs"].sum() if above["pairs"].sum() else float("nan")
+    k = st.columns(5)
+    k[0].metric("P at threshold", f"{lsh.s_curve(t, b, r):.1%}",
+                help="Probability that a pair with Jaccard = threshold becomes an LSH candidate")
+    k[1].metric("50% point", f"{lsh.s_at_probability(b, r, 0.5):.3f}")
+    k[2].metric("(1/b)^(1/r)", f"{lsh.threshold_approx(b, r):.3f}")
+    k[3].metric("Measured, J ≥ t", "n/a" if np.isnan(measured) else f"{measured:.1%}",
+                help=f"Measured candidate rate of pairs with exact J >= threshold: "
+                     f"{int(above['candidates'].sum()):,} of {int(above['pairs'].sum()):,} pairs collide")
+    k[4].metric("Hashes used", f"{b * r}/{m}", help="b x r of num_perm")
+    st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"Exact Jaccard similarity ({cfg.rep.shingle_label()} shingles)"),
+                    width="stretch")
+    with st.expander("Collision rates per bin (table)"):
+        st.dataframe(emp, hide_index=True, width="stretch",
+                     column_config={c_: st.column_config.NumberColumn(c_, format="percent")
+                                    for c_ in ("rate", "rate_low", "rate_high", "theory")})
+
+
+def error_section() -> None:
+    cfg = state.config()
+    st.subheader("MinHash estimate vs exact Jaccard")
+    with st.spinner("Evaluating the current configuration..."):
+        ev = engine.evaluation(cfg)
+    lab = ev.labeled
+    kind = np.select([lab["label"] == 1, lab["label"] == 0], ["duplicate", "not duplicate"], "unlabeled")
+    frames = [pd.DataFrame({"exact": lab["exact"], "estimated": lab["estimated"], "kind": kind,
+                            "id_a": lab["id_a"], "id_b": lab["id_b"], "category": lab["category"]})]
+    v = ev.verified
+    if v is not None and len(v.i):
+        s = state.sample()
+        unl = v.label == -1
+        frames.append(pd.DataFrame({"exact": v.exact[unl], "estimated": v.estimated[unl], "kind": "unlabeled",
+                                    "id_a": s.ids[v.i[unl]], "id_b": s.ids[v.j[unl]], "category": "(verified)"}))
+    df = pd.concat(frames, ignore_index=True)
+    if len(df) > 5000:
+        df = df.sample(5000, random_state=0)
+    err = df["estimated"] - df["exact"]
+    t = cfg.threshold if cfg.verify != "none" else None
+    c = st.columns(4)
+    c[0].metric("Pairs shown", f"{len(df):,}")
+    c[1].metric("Mean |estimate - exact|", f"{err.abs().mean():.3f}")
+    c[2].metric("Largest |estimate - exact|", f"{err.abs().max():.3f}")
+    if t is not None:
+        flips = int(((df["estimated"] >= t) != (df["exact"] >= t)).sum())
+        c[3].metric(f"Pairs on opposite sides of {t:g}", f"{flips:,}",
+                    help="Estimate and exact Jaccard disagree on whether the pair passes the threshold")
+    st.altair_chart(charts.estimate_scatter(df, cfg.rep.num_perm, t), width="stretch")
+
+
+def optimizer_section() -> None:
+    st.subheader("What datasketch's optimizer would choose")
+    c = st.columns([1, 1, 3])
+    t = c[0].number_input("Threshold", 0.05, 0.99, 0.8, 0.01, key="opt_t")
+    m = int(c[1].number_input("num_perm", 2, 1024, 128, 1, key="opt_m"))
+    b, r = lsh.optimal_split(float(t), m)
+    p = float(lsh.s_curve(t, b, r))
+    s50 = lsh.s_at_probability(b, r, 0.5)
+    with c[2]:
+        msg = (f"For threshold **{t:g}** with **{m}** hashes the optimizer picks **b={b}, r={r}**. "
+               f"A pair with Jaccard exactly {t:g} becomes a candidate with probability **{p:.2f}**; "
+               f"the curve reaches 50% only at **J = {s50:.2f}**.")
+        if p < 0.5:
+            st.warning(msg + " Pairs at your threshold are more likely missed than found: the optimizer "
+                       "balances false-positive and false-negative areas, it does not put 50% at the threshold.")
+        else:
+            st.info(msg)
+    st.altair_chart(charts.s_curve_chart(b, r, float(t), None, "Jaccard similarity"), width="stretch")
+
+
+with guard("The Curves page"):
+    state.page("Curves", "How the chosen split behaves on this sample, and how far MinHash estimates stray.")
+    s_curve_section()
+    error_section()
+    optimizer_section()

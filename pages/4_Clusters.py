@@ -1,0 +1,133 @@
+"""Clusters: risky clusters, policies, one cluster's graph, a document diff."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from appui import charts, diff, engine, state
+from appui.errors import guard
+from calib.clusters import largest_components
+
+MAX_GRAPH = 60
+
+
+def overview(ev) -> pd.DataFrame:
+    c = ev.clustering
+    sizes = c.cluster_sizes()
+    k = st.columns(5)
+    k[0].metric("Verified pairs", f"{len(ev.verified.i):,}")
+    k[1].metric("Clusters of 2+", f"{int((sizes >= 2).sum()):,}")
+    k[2].metric("Documents removed", f"{c.n_removed:,}")
+    k[3].metric("Chained removals", f"{c.n_chained:,}",
+                help="Removed documents whose pair with the representative was never verified")
+    k[4].metric("Largest cluster", f"{int(sizes.max()) if len(sizes) else 0:,}")
+
+    st.subheader("Clusters by risk")
+    st.caption("risk = members below the threshold to their representative + (1 - weakest similarity to the "
+               "representative) x log2(size). Similarities are exact Jaccard.")
+    with st.spinner("Diagnosing clusters..."):
+        diag = engine.diagnostics(ev)
+    ids = state.sample().ids
+    show = diag.copy()
+    show.insert(1, "representative_id", ids[show["representative"].to_numpy()])
+    for col in ("weakest_a", "weakest_b"):
+        v = show[col].to_numpy()
+        show[col + "_id"] = np.where(v >= 0, ids[np.clip(v, 0, None)], "")
+    st.dataframe(show[["cluster", "representative_id", "size", "diameter", "min_edge_sim", "min_sim_to_rep",
+                       "weakest_a_id", "weakest_b_id", "weakest_sim", "n_chained", "risk"]],
+                 hide_index=True, width="stretch", height=300,
+                 column_config={c_: st.column_config.NumberColumn(c_, format="%.3f")
+                                for c_ in ("min_edge_sim", "min_sim_to_rep", "weakest_sim", "risk")})
+    return diag
+
+
+def policies(ev) -> None:
+    st.subheader("Policies on the same verified pairs")
+    with st.spinner("Clustering under each policy..."):
+        p = engine.policies(ev)
+    st.dataframe(p, hide_index=True, width="stretch",
+                 column_config={c_: st.column_config.NumberColumn(c_, format="percent")
+                                for c_ in ("false_removal_rate", "frr_low", "frr_high")})
+    st.caption("connected: every document in a component goes with one representative (chains allowed); "
+               "star: each removed document must be a verified pair with its representative.")
+
+
+def components(ev) -> None:
+    st.subheader("Largest components and their slices")
+    s = state.sample()
+    cols = list(s.slice_columns)
+    lc = largest_components(ev.clustering, s.docs[cols] if cols else None, top=10)
+    lc.insert(1, "first_id", s.ids[lc["first"].to_numpy()])
+    st.caption("Columns col=value: the share of all documents with that slice value that sit in this component.")
+    st.dataframe(lc.drop(columns=["first"]), hide_index=True, width="stretch",
+                 column_config={c_: st.column_config.NumberColumn(c_, format="percent")
+                                for c_ in lc.columns if "=" in c_})
+
+
+def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
+    st.subheader("One cluster as a graph")
+    if diag.empty:
+        st.info("No cluster with two or more documents under this configuration.")
+        return None
+    s = state.sample()
+    top = diag.head(200)
+    labels = {int(r.cluster): f"cluster {int(r.cluster)}: {int(r.size)} docs, risk {r.risk:.2f}, "
+                               f"rep {s.ids[int(r.representative)]}" for r in top.itertuples()}
+    cid = st.selectbox("Cluster (riskiest first)", list(labels), format_func=labels.get, key="graph_cluster")
+    nodes, edges, n_members = charts.cluster_frames(ev, s, cid, engine.sim_fn(state.config().rep),
+                                                    engine.verified_similarity(ev), MAX_GRAPH)
+    if n_members > len(nodes):
+        st.caption(f"Showing {len(nodes)} of {n_members} members.")
+    left, right = st.columns([2, 1])
+    with left:
+        st.altair_chart(charts.cluster_graph(nodes, edges, f"Cluster {cid}: edges = verified pairs "
+                                                           f"({state.config().verify} similarity)"),
+                        width="stretch")
+    with right:
+        st.dataframe(nodes[["id", "sim_to_rep", "words", "role"]], hide_index=True, width="stretch",
+                     height=min(460, 40 + 35 * len(nodes)),
+                     column_config={"sim_to_rep": st.column_config.NumberColumn("J to rep", format="%.3f"),
+                                    "role": st.column_config.TextColumn("role", width="large")})
+    row = diag[diag["cluster"] == cid].iloc[0]
+    if row["weakest_a"] >= 0:
+        return int(row["weakest_a"]), int(row["weakest_b"])
+    rep = int(nodes.loc[nodes["role"] == charts.REP_ROLE, "row"].iloc[0])
+    return rep, int(nodes.loc[nodes["row"] != rep, "row"].iloc[0])
+
+
+def doc_diff(default: tuple[int, int] | None) -> None:
+    st.subheader("Compare two documents")
+    s = state.sample()
+    rep = state.config().rep
+    ids = list(s.ids)
+    a0, b0 = default if default else (0, 1)
+    st.caption("Defaults to the weakest pair of the cluster above. Text is shown after normalization; "
+               f"highlighted: {rep.shingle} {rep.k}-shingles found in both documents.")
+    c = st.columns(2)
+    a = c[0].selectbox("Document A", range(len(ids)), index=a0, format_func=lambda k: ids[k], key=f"diff_a_{a0}")
+    b = c[1].selectbox("Document B", range(len(ids)), index=b0, format_func=lambda k: ids[k], key=f"diff_b_{b0}")
+    ta, tb = s.docs["text"].iat[a], s.docs["text"].iat[b]
+    na, nb, shared = diff.shared_shingles(ta, tb, rep)
+    union = na + nb - shared
+    st.markdown(f"**Exact Jaccard {shared / union if union else 0:.3f}**: {shared:,} shared of {union:,} distinct "
+                f"shingles (A has {na:,}, B has {nb:,}).")
+    c = st.columns(2)
+    c[0].markdown(f"**{ids[a]}**")
+    c[0].markdown(diff.marked_html(ta, tb, rep), unsafe_allow_html=True)
+    c[1].markdown(f"**{ids[b]}**")
+    c[1].markdown(diff.marked_html(tb, ta, rep), unsafe_allow_html=True)
+
+
+with guard("The Clusters page"):
+    state.page("Clusters", "What the current configuration would remove, riskiest clusters first.")
+    with st.spinner("Evaluating the current configuration..."):
+        ev = engine.evaluation()
+    if ev.verified is None:
+        st.warning("This configuration stopped with too many candidate pairs; choose a stricter split on the "
+                   "Sweep page.")
+    else:
+        diag = overview(ev)
+        policies(ev)
+        components(ev)
+        pair = graph(ev, diag)
+        doc_diff(pair)

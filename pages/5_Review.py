@@ -1,0 +1,124 @@
+"""Review: label the most informative pairs by hand."""
+
+import pandas as pd
+import streamlit as st
+
+from appui import diff, engine, reviews, state
+from appui.errors import guard, message
+from appui.loading import Loaded
+from calib.review import DECISIONS, ReviewStore, review_queue
+
+LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
+
+
+def settings() -> str | None:
+    ss = st.session_state
+    c = st.columns([3, 2])
+    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or reviews.default_db(),
+                           key="review_db_input",
+                           help=f"Default ~/.calib/reviews.sqlite or the environment variable {reviews.ENV_VAR}")
+    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key="reviewer_input")
+    try:
+        path = reviews.check_db_path(text)
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+    ss[state.REVIEW_DB] = str(path)
+    return str(path)
+
+
+def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -> None:
+    cfg = state.config()
+    st.markdown(f"**{row['id_a']}** vs **{row['id_b']}**: exact Jaccard {row['sim']:.3f} "
+                f"(threshold {cfg.threshold:g}); {'**removed by chaining only**' if row['chained'] else 'verified pair'}; "
+                f"sample label: {LABEL_NAMES[int(label)]}.")
+    c = st.columns(2)
+    for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
+        col.markdown(f"**{a}**")
+        col.markdown(diff.marked_html(texts[a], texts[b], cfg.rep), unsafe_allow_html=True)
+    note = st.text_input("Note (optional)", key=f"note_{row['id_a']}_{row['id_b']}")
+    reviewer = st.session_state.get(state.REVIEWER, "").strip()
+    b = st.columns(6)
+    clicked = None
+    for k, (d, text) in enumerate(zip(DECISIONS, ("Duplicate", "Not duplicate", "Unsure"))):
+        if b[k].button(text, key=f"decide_{d}", disabled=not reviewer, type="primary" if k == 0 else "secondary"):
+            clicked = d
+    if not reviewer:
+        st.caption("Type your reviewer name above to record decisions.")
+    if clicked:
+        store.record(row["id_a"], row["id_b"], clicked, reviewer, note=note, config_fingerprint=cfg.fingerprint())
+        st.session_state["calib_last_review"] = f"Recorded {clicked} for {row['id_a']} / {row['id_b']}."
+        st.rerun()
+
+
+def queue_section(store: ReviewStore) -> None:
+    cfg = state.config()
+    s = state.sample()
+    with st.spinner("Evaluating the current configuration..."):
+        ev = engine.evaluation(cfg)
+    if ev.verified is None:
+        st.warning("This configuration stopped with too many candidates; nothing to review.")
+        return
+    pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg.rep))
+    latest = store.latest()
+    q = review_queue(pairs, cfg.threshold, reviewed=latest)
+    st.subheader(f"Queue: {len(q):,} pairs left")
+    st.caption("Pairs the current configuration acts on: removals justified only by chaining first, then the "
+               "pairs closest to the threshold. Reviewed pairs leave the queue.")
+    if st.session_state.get("calib_last_review"):
+        st.success(st.session_state.pop("calib_last_review"))
+    if q.empty:
+        st.info("Nothing left to review for this configuration.")
+        return
+    truth = engine.handle().ws.truth
+    q = q.head(200).copy()
+    q["label"] = truth.label(q["i"].to_numpy(), q["j"].to_numpy())
+    texts = dict(zip(s.docs["id"], s.docs["text"]))
+    decision_form(store, q.iloc[0], texts, int(q.iloc[0]["label"]))
+    with st.expander(f"Next {min(len(q), 200)} pairs in the queue"):
+        show = q[["id_a", "id_b", "sim", "chained", "distance"]].assign(
+            sample_label=q["label"].map(LABEL_NAMES))
+        st.dataframe(show, hide_index=True, width="stretch",
+                     column_config={"sim": st.column_config.NumberColumn("exact J", format="%.3f"),
+                                    "distance": st.column_config.NumberColumn("|J - threshold|", format="%.3f")})
+
+
+def decisions_section(store: ReviewStore) -> None:
+    st.subheader("Decisions")
+    latest = store.latest()
+    c = st.columns(4)
+    c[0].metric("Decisions recorded", f"{len(store):,}")
+    for k, d in enumerate(DECISIONS):
+        c[k + 1].metric(f"Pairs: {d.replace('_', ' ')}", f"{int((latest['decision'] == d).sum()):,}")
+    if len(latest):
+        st.dataframe(latest.sort_values("created_at", ascending=False).head(50), hide_index=True, width="stretch")
+    labels = store.as_pair_labels()
+    s = state.sample()
+    if st.button(f"Use reviews as labels ({len(labels):,} pair labels)", key="use_reviews",
+                 disabled=len(labels) == 0):
+        new, used, skipped = reviews.merge_review_labels(s, labels)
+        src = f"{st.session_state[state.SAMPLE_SOURCE]} + {used} review labels"
+        state.set_sample(Loaded(new, new.content_hash(), src))
+        msg = f"The sample now carries {used:,} review labels (a review overrides the sample's label); " \
+              "run the sweep again to use them."
+        if skipped:
+            msg += f" {skipped:,} decisions name documents that are not in this sample and were skipped."
+        state.changed(msg)
+
+
+with guard("The Review page"):
+    state.page("Review", "Hand labels for the pairs that decide the calibration.")
+    db = settings()
+    if db:
+        try:
+            store = ReviewStore(db)
+        except Exception as exc:  # noqa: BLE001
+            st.error(f"Cannot open the review database {db}: {message(exc)}")
+            store = None
+        if store is not None:
+            try:
+                st.caption(f"Decisions are appended to `{db}`.")
+                queue_section(store)
+                decisions_section(store)
+            finally:
+                store.close()

@@ -1,0 +1,292 @@
+"""The Streamlit app through streamlit.testing.v1.AppTest (no browser)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from appui import loading, reviews
+from appui.export import config_json
+from appui.paths import PathNotAllowed, resolve_allowed
+from calib.config import Config
+from calib.samples import SampleError, load_sample
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+PAGES = ["pages/1_Sample.py", "pages/2_Sweep.py", "pages/3_Curves.py", "pages/4_Clusters.py",
+         "pages/5_Review.py", "pages/6_Export.py"]
+DOCS_CSV = (b"id,text,domain\n"
+            b"a,the quick brown fox jumps over the lazy dog near the river bank,x\n"
+            b"b,the quick brown fox jumps over the lazy dog near the river bank today,x\n"
+            b"c,an entirely different text about numerical linear algebra and sparse matrices,y\n"
+            b"d,yet another unrelated sentence concerning licences and their many clauses,y\n")
+PAIRS_CSV = b"id_a,id_b,label,category\na,b,duplicate,edit\na,c,not_duplicate,other\n"
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch, tmp_path):
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def metric(at, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r} in {[m.label for m in at.metric]}")
+
+
+def small_sweep(at) -> AppTest:
+    at.switch_page("pages/2_Sweep.py").run()
+    at.multiselect(key="g_num_perms").set_value([128])
+    at.radio(key="g_split_mode").set_value("a list")
+    at.run()
+    at.text_input(key="g_splits").set_value("16x8, 32x4, 8x16")
+    at.multiselect(key="g_thresholds").set_value([0.7, 0.8])
+    at.run()
+    at.button(key="run_sweep").click().run()
+    assert not at.exception, at.exception
+    assert not errors(at), errors(at)
+    return at
+
+
+def test_home_loads_shipped_sample():
+    at = start()
+    assert at.title[0].value == "MinHash-LSH calibration workbench"
+    assert metric(at, "Documents") == "2,336"
+    assert at.session_state["calib_sample"].n == 2336
+    assert isinstance(at.session_state["calib_config"], Config)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_without_exception(page):
+    at = start()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    assert not errors(at), errors(at)
+    assert at.title[0].value == Path(page).stem.split("_", 1)[1]
+
+
+def test_sweep_recommend_and_state_follows_pages():
+    at = small_sweep(start())
+    res = at.session_state["calib_results"]
+    assert len(res) == 6 and set(res["num_perm"]) == {128}
+    assert at.get("vega_lite_chart"), "the Pareto chart is drawn"
+    assert len(at.dataframe) >= 1, "the results table is drawn"
+    at.button(key="use_recommended").click().run()
+    cfg = at.session_state["calib_config"]
+    assert at.session_state["calib_config_source"].startswith("recommended")
+    assert any("Current configuration set" in m.value for m in at.success)  # shown once after the rerun
+    assert any("recommended by the sweep" in c.value for c in at.sidebar.caption)  # sidebar is up to date
+    # the config and the sample follow the user to other pages
+    at.switch_page("pages/6_Export.py").run()
+    assert cfg.fingerprint() in at.code[0].value
+    assert at.session_state["calib_sample"].n == 2336
+    at.switch_page("pages/3_Curves.py").run()
+    assert at.slider(key="curve_b").value == cfg.b and at.slider(key="curve_r").value == cfg.r
+    at.switch_page("pages/2_Sweep.py").run()
+    assert at.session_state["calib_results"] is res  # results survive a page switch too
+    assert at.multiselect(key="g_num_perms").value == [128]  # grid choices are restored
+
+
+def test_budget_slider_changes_recommendation():
+    at = small_sweep(start())
+    at.slider(key="budget_pct").set_value(0.0).run()
+    strict = metric(at, "Pair recall")
+    at.slider(key="budget_pct").set_value(10.0).run()
+    loose = metric(at, "Pair recall")
+    assert float(loose.rstrip("%")) >= float(strict.rstrip("%"))
+    assert at.session_state["calib_budget"] == pytest.approx(0.10)
+
+
+def test_curves_sliders_change_numbers():
+    at = start()
+    at.switch_page("pages/3_Curves.py").run()
+    before = metric(at, "P at threshold")
+    at.slider(key="curve_t").set_value(0.6).run()
+    assert not at.exception
+    after = metric(at, "P at threshold")
+    assert after != before
+    s50 = metric(at, "50% point")
+    at.slider(key="curve_b").set_value(8).run()
+    assert metric(at, "50% point") != s50
+    # the optimizer callout: t=0.8, 128 hashes -> b=9, r=13, P=0.40, 50% at 0.82
+    text = " ".join(w.value for w in at.warning)
+    assert "b=9, r=13" in text and "0.40" in text and "0.82" in text
+
+
+def test_curves_r_slider_clamped_when_b_grows():
+    at = start()
+    at.switch_page("pages/3_Curves.py").run()
+    at.slider(key="curve_b").set_value(64).run()
+    assert not at.exception
+    assert at.slider(key="curve_r").value <= 2
+
+
+def test_upload_via_file_uploader():
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Upload files").run()
+    at.file_uploader(key="upload_docs").set_value(("docs.csv", DOCS_CSV, "text/csv"))
+    at.file_uploader(key="upload_pairs").set_value(("pairs.csv", PAIRS_CSV, "text/csv"))
+    at.run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = at.session_state["calib_sample"]
+    assert s.n == 4 and len(s.pairs) == 2 and s.name == "docs"
+    assert metric(at, "Documents") == "4"
+    at.switch_page("pages/4_Clusters.py").run()  # the new sample follows
+    assert not at.exception and at.session_state["calib_sample"].n == 4
+
+
+def test_bad_upload_shows_error_not_traceback():
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Upload files").run()
+    at.file_uploader(key="upload_docs").set_value(("docs.csv", b"id,body\na,hello\n", "text/csv")).run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception
+    assert errors(at) and "could not be loaded" in errors(at)[0] and "docs.csv" in errors(at)[0]
+    assert at.session_state["calib_sample"].n == 2336  # the previous sample stays
+
+
+def test_upload_handler_directly(tmp_path):
+    loaded = loading.load_upload(("../../evil/docs.csv", DOCS_CSV), ("pairs.csv", PAIRS_CSV))
+    assert loaded.sample.n == 4 and len(loaded.sample.pairs) == 2
+    assert loaded.content_hash == loaded.sample.content_hash()
+    assert not (ROOT / "docs.csv").exists()
+    with pytest.raises(SampleError, match="must end in"):
+        loading.load_upload(("notes.txt", b"x"))
+    with pytest.raises(SampleError):
+        loading.load_upload(("docs.jsonl", b'{"id": "a"}\n'))
+
+
+def test_path_outside_allowed_folders_is_refused():
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Path on this machine").run()
+    at.text_input(key="sample_path").set_value("/etc").run()
+    at.button(key="load_path").click().run()
+    assert not at.exception
+    assert errors(at) and "outside the allowed folders" in errors(at)[0]
+    at.text_input(key="sample_path").set_value("data/sample").run()
+    at.button(key="load_path").click().run()
+    assert not errors(at), errors(at)
+    assert at.session_state["calib_sample"].n == 2336
+
+
+def test_allowed_dirs_env_and_symlinks(tmp_path, monkeypatch):
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    (allowed / "s").mkdir(parents=True)
+    outside.mkdir()
+    (allowed / "s" / "docs.csv").write_bytes(DOCS_CSV)
+    (outside / "docs.csv").write_bytes(DOCS_CSV)
+    (allowed / "link").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PathNotAllowed):
+        resolve_allowed(str(allowed / "s"))
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", os.pathsep.join(["/nonexistent-dir", str(allowed)]))
+    assert resolve_allowed(str(allowed / "s")) == (allowed / "s").resolve()
+    with pytest.raises(PathNotAllowed, match="outside"):
+        resolve_allowed(str(allowed / "link"))  # a link inside pointing outside
+    with pytest.raises(PathNotAllowed, match="outside"):
+        resolve_allowed(str(allowed / ".." / "outside"))
+    with pytest.raises(PathNotAllowed, match="does not exist"):
+        resolve_allowed(str(allowed / "missing"))
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Path on this machine").run()
+    at.text_input(key="sample_path").set_value(str(allowed / "s")).run()
+    at.button(key="load_path").click().run()
+    assert not errors(at), errors(at)
+    assert at.session_state["calib_sample"].n == 4
+
+
+def test_engine_error_is_a_readable_message():
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Upload files").run()
+    at.file_uploader(key="upload_docs").set_value(("one.csv", b"id,text\na,just one document\n", "text/csv")).run()
+    at.button(key="load_upload").click().run()
+    assert at.session_state["calib_sample"].n == 1
+    at.switch_page("pages/3_Curves.py").run()
+    assert not at.exception
+    assert errors(at) and "at least 2" in errors(at)[0]
+
+
+def test_review_flow(tmp_path):
+    at = start()
+    at.switch_page("pages/5_Review.py").run()
+    assert not at.exception and not errors(at), errors(at)
+    assert at.text_input(key="review_db_input").value == os.environ["CALIB_REVIEW_DB"]
+    assert at.button(key="decide_duplicate").disabled  # no reviewer yet
+    queue_before = at.subheader[0].value
+    at.text_input(key="reviewer_input").set_value("ana").run()
+    at.button(key="decide_not_duplicate").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    assert metric(at, "Decisions recorded") == "1"
+    assert metric(at, "Pairs: not duplicate") == "1"
+    assert at.subheader[0].value != queue_before  # one pair fewer in the queue
+    assert Path(os.environ["CALIB_REVIEW_DB"]).exists()
+    pairs_before = len(at.session_state["calib_sample"].pairs)
+    at.button(key="use_reviews").click().run()
+    s = at.session_state["calib_sample"]
+    assert s.name.endswith("+reviews")
+    assert len(s.pairs) in (pairs_before, pairs_before + 1)
+    assert (s.pairs["category"] == "review").sum() == 1
+    assert at.session_state.get("calib_results") is None or at.session_state["calib_results_hash"] != \
+        at.session_state["calib_sample_hash"]
+
+
+def test_review_db_path_must_be_sqlite():
+    at = start()
+    at.switch_page("pages/5_Review.py").run()
+    at.text_input(key="review_db_input").set_value("/tmp/not-a-db.txt").run()
+    assert not at.exception
+    assert errors(at) and ".sqlite" in errors(at)[0]
+
+
+def test_merge_review_labels_overrides_and_skips():
+    s = load_sample(ROOT / "data" / "sample")
+    p0 = s.pairs.iloc[0]
+    a, b = s.ids[p0["i"]], s.ids[p0["j"]]
+    flipped = "not_duplicate" if p0["is_duplicate"] else "duplicate"
+    labels = pd.DataFrame({"id_a": [b, s.ids[0], "ghost"], "id_b": [a, s.ids[1], s.ids[2]],
+                           "label": [flipped, "duplicate", "duplicate"], "category": "review"})
+    new, used, skipped = reviews.merge_review_labels(s, labels)
+    assert (used, skipped) == (2, 1)
+    assert len(new.pairs) == len(s.pairs) + 1
+    row = new.pairs[(new.pairs["i"] == p0["i"]) & (new.pairs["j"] == p0["j"])]
+    assert len(row) == 1 and bool(row["is_duplicate"].iloc[0]) != bool(p0["is_duplicate"])
+    assert new.content_hash() != s.content_hash()
+    assert (new.pairs["i"] < new.pairs["j"]).all()
+
+
+def test_export_json_roundtrip():
+    cfg = Config()
+    d = json.loads(config_json(cfg))
+    assert d["fingerprint"] == cfg.fingerprint()
+    assert Config.from_dict(d["config"]) == cfg
+    at = start()
+    at.switch_page("pages/6_Export.py").run()
+    assert json.loads(at.code[0].value)["fingerprint"] == cfg.fingerprint()

@@ -1,0 +1,185 @@
+"""End-to-end: the real app in Chromium (Playwright, no pytest-playwright plugin).
+
+Starts ``streamlit run app.py`` on a free 127.0.0.1 port, visits every page
+through the sidebar navigation, runs a small sweep, moves a slider on Curves,
+and saves screenshots to test-artifacts/screenshots/NN_page.png.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           "CALIB_REVIEW_DB": str(tmp_path_factory.mktemp("reviews") / "reviews.sqlite")}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                pytest.fail(f"streamlit not healthy after 60 s:\n{log.read_text()}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 1600})
+        pg.set_default_timeout(90_000)
+        yield pg
+        browser.close()
+
+
+def idle(page, text: str | None = None) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_selector(IDLE, timeout=120_000)
+    if text:
+        page.locator('[data-testid="stMain"]').get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+    page.wait_for_selector(IDLE, timeout=120_000)
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(800)  # let charts finish drawing
+    page.screenshot(path=str(SHOTS / name), animations="disabled")
+
+
+def shot_at(page, text: str, name: str) -> None:
+    """Scroll the heading ``text`` to the top of the view, then take a screenshot."""
+    page.get_by_text(text, exact=False).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    shot(page, name)
+
+
+def nav(page, label: str) -> None:
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def metric_value(page, label: str) -> str:
+    m = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return m.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_walk_every_page(page, server):
+    page.goto(server)
+    idle(page, "Duplicate pairs")
+    assert "2,336" in page.locator('[data-testid="stMain"]').inner_text()
+    no_exception(page)
+    shot(page, "01_home.png")
+
+    nav(page, "Sample")
+    idle(page, "Length distribution")
+    no_exception(page)
+    shot(page, "02_sample.png")
+
+    nav(page, "Sweep")
+    idle(page, "Run sweep")
+    # a small grid: 128 hashes only, a list of splits, two thresholds
+    page.locator('[data-testid="stMultiSelect"]', has_text="Hash counts").locator(
+        'svg[title="Delete"], [aria-label*="Remove 256"], [title="Delete"]').last.click()
+    idle(page)
+    page.get_by_text("a list", exact=True).click()
+    idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    idle(page, "Recommended under")
+    no_exception(page)
+    page.get_by_role("button", name="Use the recommended configuration").click()
+    idle(page, "Current configuration set to the recommendation")
+    assert "recommended by the sweep" in page.locator('[data-testid="stSidebar"]').inner_text()
+    shot(page, "03_sweep.png")
+    shot_at(page, "Pair recall vs false-removal rate", "03b_sweep_chart_table.png")
+
+    nav(page, "Curves")
+    idle(page, "S-curve for b=")
+    no_exception(page)
+    before = metric_value(page, "P at threshold")
+    page.get_by_role("slider").first.focus()
+    page.keyboard.press("ArrowRight")
+    idle(page)
+    page.wait_for_function(
+        """(b) => { const m = [...document.querySelectorAll('[data-testid="stMetric"]')]
+                      .find(e => e.innerText.includes('P at threshold'));
+                    return m && !m.innerText.includes(b); }""", arg=before, timeout=60_000)
+    after = metric_value(page, "P at threshold")
+    assert after != before
+    assert re.search(r"b=9.*r=13", page.locator('[data-testid="stMain"]').inner_text().replace("\n", " "))
+    shot(page, "04_curves.png")
+    shot_at(page, "MinHash estimate vs exact Jaccard", "04b_curves_error_optimizer.png")
+
+    nav(page, "Clusters")
+    idle(page, "Clusters by risk")
+    idle(page, "Compare two documents")
+    no_exception(page)
+    shot(page, "05_clusters.png")
+    shot_at(page, "One cluster as a graph", "05b_clusters_graph_diff.png")
+
+    nav(page, "Review")
+    idle(page, "Queue:")
+    no_exception(page)
+    shot(page, "06_review.png")
+
+    nav(page, "Export")
+    idle(page, "Download config.json")
+    no_exception(page)
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download config.json").click()
+    assert dl.value.suggested_filename.startswith("calib-config-")
+    shot(page, "07_export.png")
