@@ -240,6 +240,8 @@ def _read_csv(path: Path) -> _Table:
         header = next(reader)
     except StopIteration:
         raise SampleError("empty file (no header)", file=path.name, line=1) from None
+    except csv.Error as e:
+        raise SampleError(f"malformed CSV header ({e})", file=path.name, line=1) from None
     header = [h.strip() for h in header]
     records, lines, start = [], [], reader.line_num + 1
     try:
