@@ -130,11 +130,15 @@ def write_table_atomic(frame, out: Path) -> None:
 
 
 def cmd_sweep(a) -> int:
-    from .sweep import recommend, sweep
+    from .sweep import Workspace, recommend, sweep
     sample = load(a.sample, a.pairs)
     grid = grid_from_args(a)
+    try:
+        ws = Workspace(sample)  # refuses a sample of fewer than 2 documents
+    except ValueError as exc:
+        raise CliError(f"{a.sample}: {exc}")
     print(f"{sample}\n{grid}", file=sys.stderr)
-    results = sweep(sample, grid, progress=tqdm_progress("sweep"))
+    results = sweep(ws, grid, progress=tqdm_progress("sweep"))
     write_table_atomic(results, Path(a.out))
     best = recommend(results, max_false_removal_rate=a.budget)
     print(f"wrote {len(results)} rows to {a.out}", file=sys.stderr)

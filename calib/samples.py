@@ -187,16 +187,28 @@ def _decode(data: bytes, name: str) -> str:
     try:
         return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = _line_of(data, e.start)
         raise SampleError(f"not valid UTF-8: byte 0x{data[e.start]:02x} at byte offset {e.start} "
                           f"({e.reason})", file=name, line=line) from None
+
+
+# Line ends: "\r\n", "\r" or "\n", as for CSV (universal newlines); JSON
+# strings cannot hold a raw CR or LF, so splitting on them never cuts a value.
+_LINE_END_RE = re.compile(rb"\r\n|\r|\n")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """1-based line of a byte offset, counting "\r\n", "\r" and "\n" as line ends."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
 def _read_jsonl(path: Path) -> _Table:
     data = _read_bytes(path)
     _decode(data, path.name)  # whole-file check names the first bad byte
     records, lines, columns = [], [], {}
-    for no, raw in enumerate(data.split(b"\n"), start=1):
+    for no, raw in enumerate(_LINE_END_RE.split(data), start=1):
         s = raw.decode("utf-8-sig" if no == 1 else "utf-8").strip()
         if not s:
             continue
@@ -204,8 +216,16 @@ def _read_jsonl(path: Path) -> _Table:
             rec = json.loads(s)
         except json.JSONDecodeError as e:
             raise SampleError(f"invalid JSON ({e.msg} at column {e.colno})", file=path.name, line=no) from None
+        except (ValueError, RecursionError) as e:  # e.g. a 5,000-digit integer, arrays nested 100,000 deep
+            raise SampleError(f"invalid JSON ({type(e).__name__}: {str(e)[:100]})", file=path.name, line=no) from None
         if not isinstance(rec, dict):
             raise SampleError(f"expected a JSON object, got {type(rec).__name__}", file=path.name, line=no)
+        for key, value in rec.items():
+            # "\ud800" escapes decode to lone surrogates, which no UTF-8 column can hold
+            bad = _SURROGATE_RE.search(key) or (isinstance(value, str) and _SURROGATE_RE.search(value))
+            if bad:
+                raise SampleError(f"unpaired surrogate \\u{ord(bad.group()):04x} (not valid Unicode)",
+                                  file=path.name, line=no, field=key)
         records.append(rec)
         lines.append(no)
         columns.update(dict.fromkeys(rec))
@@ -214,11 +234,14 @@ def _read_jsonl(path: Path) -> _Table:
 
 def _read_csv(path: Path) -> _Table:
     text = _decode(_read_bytes(path), path.name)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: an unclosed quote (a truncated file) or text after a closing quote is an error
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
         raise SampleError("empty file (no header)", file=path.name, line=1) from None
+    except csv.Error as e:
+        raise SampleError(f"malformed CSV header ({e})", file=path.name, line=1) from None
     header = [h.strip() for h in header]
     records, lines, start = [], [], reader.line_num + 1
     try:

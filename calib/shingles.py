@@ -66,11 +66,10 @@ def _unit_starts(buf, s, e, word):
 
     char: a unit is a code point (UTF-8 lead byte). word: a unit is a run of
     non-space bytes (text already joined by single spaces); for words the
-    returned ``ends`` give each token's end.
+    returned ``ends`` give each token's end. Units are counted first so the
+    arrays hold m + 1 entries, not one per byte (a 50 MB document would
+    otherwise take 800 MB here).
     """
-    n = e - s
-    starts = np.empty(n + 1, dtype=np.int64)
-    ends = np.empty(n + 1, dtype=np.int64)
     m = 0
     if word:
         p = s
@@ -79,19 +78,35 @@ def _unit_starts(buf, s, e, word):
                 p += 1
             if p >= e:
                 break
-            starts[m] = p
+            m += 1
             while p < e and buf[p] != 32:
                 p += 1
-            ends[m] = p
-            m += 1
+        starts = np.empty(m + 1, dtype=np.int64)
+        ends = np.empty(m + 1, dtype=np.int64)
+        u = 0
+        p = s
+        while p < e:
+            while p < e and buf[p] == 32:
+                p += 1
+            if p >= e:
+                break
+            starts[u] = p
+            while p < e and buf[p] != 32:
+                p += 1
+            ends[u] = p
+            u += 1
     else:
         for p in range(s, e):
             if (buf[p] & 0xC0) != 0x80:
-                starts[m] = p
                 m += 1
+        starts = np.empty(m + 1, dtype=np.int64)
+        u = 0
+        for p in range(s, e):
+            if (buf[p] & 0xC0) != 0x80:
+                starts[u] = p
+                u += 1
         starts[m] = e
-        for u in range(m):
-            ends[u] = starts[u + 1]
+        ends = starts[1:]  # a unit ends where the next one starts
     return starts, ends, m
 
 
