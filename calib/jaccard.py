@@ -2,14 +2,15 @@
 
 * :func:`pairs_jaccard` for any list of pairs (a compiled sorted-merge per pair);
 * :func:`all_pairs_above` for every pair with J >= t in a whole sample, by
-  prefix filtering: order shingles by global frequency (rarest first); if
-  J(A, B) >= t then the first |A| - ceil(t|A|) + 1 shingles of A and of B
-  share at least one shingle. Sparse products (scipy.sparse) of the prefix
-  incidence matrix, block of rows by block, give candidate pairs and c, the
-  number of prefix shingles they share, with bounded memory. Two exact
-  filters prune before the merge verifies: sizes (t|A| <= |B| <= |A|/t) and
-  overlap (J >= t needs |A & B| >= ceil(t/(1+t) (|A|+|B|)), while
-  |A & B| <= c + ceil(t|X|) - 1, X being the document whose prefix ends
+  prefix filtering (AllPairs): order shingles by global frequency (rarest
+  first); if J(A, B) >= t then the first |A| - ceil(t|A|) + 1 shingles of A
+  and of B share at least one shingle. An inverted index of the prefixes is
+  joined row block by row block in compiled code (it computes the sparse
+  product P P^T of the prefix incidence matrix one row at a time, with a
+  dense accumulator), counting c, the prefix shingles a pair shares. Two
+  exact filters prune before the merge verifies: sizes (t|A| <= |B| <=
+  |A|/t) and overlap (J >= t needs |A & B| >= ceil(t/(1+t) (|A|+|B|)), while
+  |A & B| <= c + |X| - prefix(X), X being the document whose prefix ends
   first in the global order: a shared shingle outside either prefix lies
   after X's prefix).
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from numba import njit, prange
 
 from ._validate import pair_arrays, row_mask
@@ -63,59 +63,153 @@ def pairs_jaccard(sets: ShingleSets, i, j) -> np.ndarray:
     return _pairs_jaccard(sets.offsets, sets.hashes, i, j)
 
 
-def _prefix_matrix(sets: ShingleSets, threshold: float) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Rows = documents, columns = shingles, ones on each document's prefix;
-    and the global rank key of each document's last prefix shingle."""
+def _global_ranks(sets: ShingleSets) -> np.ndarray:
+    """Each shingle occurrence replaced by its token's global rank: rarest
+    token first (ties by first appearance), as int32, per-document sorted."""
     codes, uniques = pd.factorize(sets.hashes, sort=False)
     df = np.bincount(codes, minlength=len(uniques))
-    sizes = sets.sizes()
-    doc = np.repeat(np.arange(sets.n, dtype=np.int64), sizes)
-    # Global order: rarest shingle first (ties by code), then rank within doc.
-    rank_key = df[codes].astype(np.int64) * (len(uniques) + 1) + codes
-    order = np.lexsort((rank_key, doc))
-    pos_in_doc = np.arange(len(order), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
-    prefix_len = sizes - np.ceil(threshold * sizes - 1e-9).astype(np.int64) + 1
-    keep = pos_in_doc < np.repeat(prefix_len, sizes)
-    rows = doc[order][keep]
-    cols = codes[order][keep]
-    end_key = np.full(sets.n, -1, dtype=np.int64)
-    np.maximum.at(end_key, rows, rank_key[order][keep])
-    return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
-                         shape=(sets.n, len(uniques))), end_key
+    order = np.argsort(df, kind="stable")
+    rank = np.empty(len(uniques), dtype=np.int32)
+    rank[order] = np.arange(len(uniques), dtype=np.int32)
+    return _sort_segments(sets.offsets, rank[codes])
 
 
-def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 1000,
+@njit(cache=True, parallel=True)
+def _sort_segments(offsets, values):
+    out = np.empty_like(values)
+    for d in prange(len(offsets) - 1):
+        out[offsets[d]:offsets[d + 1]] = np.sort(values[offsets[d]:offsets[d + 1]])
+    return out
+
+
+@njit(cache=True)
+def _postings(offsets, ranks, index_len, order_pos, active, n_tokens):
+    """Inverted index of the index-prefixes: token -> documents, ascending in
+    the (size, row) order ``order_pos``; stores each document's order position."""
+    n = len(offsets) - 1
+    counts = np.zeros(n_tokens + 1, dtype=np.int64)
+    for d in range(n):
+        if active[d]:
+            for t in range(offsets[d], offsets[d] + index_len[d]):
+                counts[ranks[t] + 1] += 1
+    post_off = np.cumsum(counts)
+    fill = post_off[:-1].copy()
+    pos = np.empty(post_off[-1], dtype=np.int32)
+    by_order = np.argsort(order_pos)
+    for u in range(n):
+        d = by_order[u]
+        if active[d]:
+            for t in range(offsets[d], offsets[d] + index_len[d]):
+                pos[fill[ranks[t]]] = u
+                fill[ranks[t]] += 1
+    return post_off, pos, by_order
+
+
+@njit(cache=True, parallel=True)
+def _prefix_join(offsets, ranks, probe_len, index_len, post_off, post_pos, by_order, order_pos, sizes_sorted,
+                 sizes, threshold, lo, hi, emit, out_off, out_i, out_j, counts):
+    """Rows lo..hi-1 (x) against every y before x in (size, row) order that
+    shares a token of x's probe prefix and y's index prefix.
+
+    AllPairs bounds, all exact: y precedes x so |y| <= |x|, and J >= t needs
+    |y| >= t|x| and an overlap alpha = ceil(t/(1+t) (|x|+|y|)) >= ceil(2t/(1+t)
+    |y|): y's index prefix |y| - ceil(2t/(1+t)|y|) + 1 suffices. Counting c,
+    the shared prefix tokens, a survivor needs c + (tokens after the prefix
+    that ends first) >= alpha. Pass 1 (emit=False) counts per row, pass 2
+    writes the pairs (min, max) at out_off.
+    """
+    n = len(sizes)
+    n_rows = hi - lo
+    n_chunks = min(n_rows, 64)
+    for ch in prange(n_chunks):
+        acc = np.zeros(n, dtype=np.int32)
+        touched = np.empty(n, dtype=np.int64)
+        for x in range(lo + ch, hi, n_chunks):
+            a = sizes[x]
+            if a == 0 or probe_len[x] == 0:
+                counts[x - lo] = 0
+                continue
+            me = order_pos[x]
+            # y ranges over order positions [first with |y| >= t|x|, me)
+            first = np.searchsorted(sizes_sorted, np.ceil(threshold * a - 1e-9))
+            m = 0
+            for t in range(offsets[x], offsets[x] + probe_len[x]):
+                tok = ranks[t]
+                s, e = post_off[tok], post_off[tok + 1]
+                k0 = s + np.searchsorted(post_pos[s:e], first)
+                k1 = s + np.searchsorted(post_pos[s:e], me)
+                for q in range(k0, k1):
+                    y = by_order[post_pos[q]]
+                    if acc[y] == 0:
+                        touched[m] = y
+                        m += 1
+                    acc[y] += 1
+            end_x = ranks[offsets[x] + probe_len[x] - 1]
+            w = out_off[x - lo] if emit else 0
+            c_out = 0
+            for u in range(m):
+                y = touched[u]
+                c = acc[y]
+                acc[y] = 0
+                b = sizes[y]
+                end_y = ranks[offsets[y] + index_len[y] - 1]
+                rest = (a - probe_len[x]) if end_x <= end_y else (b - index_len[y])
+                need = np.ceil(threshold / (1.0 + threshold) * (a + b) - 1e-9)
+                if c + rest >= need:
+                    if emit:
+                        out_i[w] = min(x, y)
+                        out_j[w] = max(x, y)
+                        w += 1
+                    c_out += 1
+            counts[x - lo] = c_out
+
+
+def _prefix_lengths(sizes: np.ndarray, fraction: float) -> np.ndarray:
+    """|A| - ceil(fraction |A|) + 1 for non-empty sets, 0 for empty ones."""
+    return np.where(sizes > 0, sizes - np.ceil(fraction * sizes - 1e-9).astype(np.int64) + 1, 0)
+
+
+def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 4096,
                     active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair (i < j) with exact J >= threshold, and its J, sorted by (i, j).
 
-    ``threshold`` must be > 0 (J >= 0 is every pair). Memory is bounded by one
-    block of rows of the prefix product at a time.
+    ``threshold`` must be > 0 (J >= 0 is every pair). Rows are joined block by
+    block, so memory is bounded by the prefix index plus one block's
+    candidates.
     """
     _require_sets(sets)
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    P, end_key = _prefix_matrix(sets, threshold)
-    if active is not None:
-        P = sp.diags(row_mask(active, sets.n).astype(np.float32)) @ P
-    PT = P.T.tocsr()
-    sizes = sets.sizes().astype(np.float64)
-    rest = np.ceil(threshold * sizes - 1e-9) - 1  # shingles after each prefix
+    n = sets.n
+    act = np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)
+    sizes = sets.sizes()
+    probe_len = np.where(act, _prefix_lengths(sizes, threshold), 0)
+    index_len = np.where(act, _prefix_lengths(sizes, 2 * threshold / (1 + threshold)), 0)
+    ranks = _global_ranks(sets)
+    n_tokens = int(ranks.max()) + 1 if len(ranks) else 0
+    by_order = np.lexsort((np.arange(n), sizes))
+    order_pos = np.empty(n, dtype=np.int64)
+    order_pos[by_order] = np.arange(n)
+    post_off, post_pos, by_order = _postings(sets.offsets, ranks, index_len, order_pos, act, n_tokens)
+    sizes_sorted = sizes[by_order]
     out_i, out_j, out_s = [], [], []
-    for s in range(0, sets.n, block):
-        prod = (P[s:s + block] @ PT).tocoo()
-        ii = prod.row.astype(np.int64) + s
-        jj = prod.col.astype(np.int64)
-        c = prod.data.astype(np.float64)
-        sa, sb = sizes[ii], sizes[jj]
-        need = np.ceil(threshold / (1 + threshold) * (sa + sb) - 1e-9)
-        m = ((ii < jj) & (sb >= threshold * sa - 1e-9) & (sa >= threshold * sb - 1e-9)
-             & (c + np.where(end_key[ii] <= end_key[jj], rest[ii], rest[jj]) >= need))
-        ii, jj = ii[m], jj[m]
-        if not len(ii):
+    empty = np.empty(0, np.int64)
+    for lo in range(0, n, block):
+        hi = min(lo + block, n)
+        counts = np.zeros(hi - lo, dtype=np.int64)
+        args = (sets.offsets, ranks, probe_len, index_len, post_off, post_pos, by_order, order_pos,
+                sizes_sorted, sizes, float(threshold), lo, hi)
+        _prefix_join(*args, False, empty, empty, empty, counts)
+        off = np.zeros(hi - lo + 1, dtype=np.int64)
+        np.cumsum(counts, out=off[1:])
+        if off[-1] == 0:
             continue
+        ii = np.empty(off[-1], dtype=np.int64)
+        jj = np.empty(off[-1], dtype=np.int64)
+        _prefix_join(*args, True, off, ii, jj, counts)
         sim = pairs_jaccard(sets, ii, jj)
-        m = sim >= threshold
-        out_i.append(ii[m]); out_j.append(jj[m]); out_s.append(sim[m])
+        keep = sim >= threshold
+        out_i.append(ii[keep]); out_j.append(jj[keep]); out_s.append(sim[keep])
     if not out_i:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
     ii, jj, ss = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_s)
