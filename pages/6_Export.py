@@ -12,6 +12,7 @@ from calib.review import ReviewStore
 
 TARGET_TITLES = {"datasketch": "datasketch", "milvus": "Milvus MINHASH_LSH", "datatrove": "datatrove",
                  "text_dedup": "text-dedup", "nemo_curator": "NeMo Curator"}
+TAB_TITLES = {"milvus": "Milvus"}
 ALL = "(all)"
 
 
@@ -44,16 +45,16 @@ def config_section(cfg, ev, s) -> None:
         return
     c = st.columns(4)
     c[0].metric("format_version", doc["format_version"])
-    c[1].metric("Config fingerprint", doc["config_fingerprint"])
-    c[2].metric("Representation fingerprint", doc["representation_fingerprint"])
-    c[3].metric("calib version", doc["calib_version"])
+    c[1].metric("calib version", doc["calib_version"])
+    c[2].markdown(f"**Config fingerprint**  \n`{doc['config_fingerprint']}`")
+    c[3].markdown(f"**Representation fingerprint**  \n`{doc['representation_fingerprint']}`")
     st.success(f"Valid: checked against config.schema.json (format_version {doc['format_version']}); both "
                "fingerprints recomputed from the content and matching. `calib apply --config config.json` runs it.")
     m = (doc.get("evidence") or {}).get("metrics") or {}
     if m:
         def pct(k):
             return "-" if m.get(k) is None else f"{m[k]:.1%}"
-        st.caption(f"Evidence stored with it: sample **{s.name}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
+        st.caption(f"Evidence stored with it: the sample named **{s.name}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
                    f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
                    f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
                    f"{m.get('removed') or 0:,} documents would be removed. Selection: {sel['method']}.")
@@ -71,7 +72,8 @@ def targets_section(cfg) -> None:
     params = cx.targets(cfg)
     snippets = cx.render_targets(cfg)
     names = list(cx.TARGETS)
-    tabs = st.tabs([f"{TARGET_TITLES.get(n, n)} ({len(params[n]['unsupported'])} unsupported)" for n in names])
+    st.caption("In brackets: how many parts of this configuration each target cannot express.")
+    tabs = st.tabs([f"{TAB_TITLES.get(n, TARGET_TITLES.get(n, n))} ({len(params[n]['unsupported'])})" for n in names])
     for tab, name in zip(tabs, names):
         with tab:
             fname = cx.SNIPPET_FILES[name]
@@ -82,8 +84,10 @@ def targets_section(cfg) -> None:
                 st.table(unsupported.set_index("field"))
             else:
                 st.success(f"{TARGET_TITLES.get(name, name)} expresses every part of this configuration.")
-            st.markdown(f"**{fname}**")
-            st.code(snippets[fname], language=export.snippet_language(fname), line_numbers=False)
+            st.markdown(f"**{fname}** ({len(snippets[fname].splitlines())} lines; scroll inside the block, "
+                        "or copy it with the button at its top right)")
+            st.code(snippets[fname], language=export.snippet_language(fname), line_numbers=True, wrap_lines=True,
+                    height=420)
             with st.expander(f"Parameters ({name} in targets.json)"):
                 st.json(params[name], expanded=True)
     st.download_button("Download targets.json", export.targets_bytes(cfg), export.targets_filename(cfg),
@@ -126,10 +130,21 @@ def manifest_section(cfg, ev, s) -> None:
                                   slice_column=None if slice_col == ALL else slice_col, slice_value=slice_value,
                                   cluster_id=None if cl == ALL else cl)
     st.markdown(f"**Showing {len(view):,} of {len(frame):,} proposed removals** (click a column to sort)")
-    num = {c: st.column_config.NumberColumn(c.replace("_", " "), format="%.3f")
-           for c in ("sim_to_representative_estimated", "sim_to_representative_exact", "via_exact", "via_estimated")}
-    num["cluster_id"] = st.column_config.NumberColumn("cluster id", format="%d")
-    st.dataframe(view, hide_index=True, width="stretch", height=380, column_config=num, key="manifest_table")
+    cols = {"sim_to_representative_exact": "J to kept (exact)", "sim_to_representative_estimated": "J to kept (estimate)",
+            "via_exact": "via J (exact)", "via_estimated": "via J (estimate)"}
+    conf = {c: st.column_config.NumberColumn(label, format="%.3f",
+                                             help=f"{c}: Jaccard similarity" + (" to the representative that is kept"
+                                                                                if "representative" in c else
+                                                                                " of the verified pair (doc, via_id)"))
+            for c, label in cols.items()}
+    conf["cluster_id"] = st.column_config.NumberColumn("cluster id", format="%d")
+    conf["representative_id"] = st.column_config.TextColumn("kept (representative)")
+    first = ["doc_id", "cluster_id", "representative_id", "sim_to_representative_exact",
+             "sim_to_representative_estimated", "chained", "label", "review_status", "via_id", "via_exact",
+             "via_estimated", "flagged_giant"]
+    order = [c for c in first if c in view.columns] + [c for c in view.columns if c not in first]
+    st.dataframe(view, hide_index=True, width="stretch", height=380, column_config=conf, column_order=order,
+                 key="manifest_table")
     st.caption("The downloads hold the whole manifest (every row, not only the filtered ones).")
     d = st.columns(4)
     d[0].download_button("Download manifest.csv", export.frame_bytes(frame, "csv"),
