@@ -12,5 +12,5 @@ and chart builders.
     charts    Altair chart builders
     diff      side-by-side HTML diff with shared shingles marked
     reviews   merging review decisions into a sample's labels
-    export    placeholder for the export wiring (calib/export.py)
+    export    Export page helpers: validated config JSON, targets, manifest filters and bytes
 """

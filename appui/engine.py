@@ -11,6 +11,7 @@ redoes the cheap step it changes.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,13 +34,34 @@ class Handle:
     lock: threading.Lock
 
 
+# How many Workspaces this server process has built, per sample content hash.
+# st.cache_resource shares one per sample across every browser session (and
+# computes it once even when sessions ask at the same moment); the Sweep page
+# shows this with :func:`cache_info` so a test can check the sharing.
+BUILDS: Counter = Counter()
+_BUILDS_LOCK = threading.Lock()
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _handle(content_hash: str, _sample: Sample) -> Handle:
-    return Handle(Workspace(_sample), threading.Lock())
+    h = Handle(Workspace(_sample), threading.Lock())
+    with _BUILDS_LOCK:
+        BUILDS[content_hash] += 1
+    return h
 
 
 def handle() -> Handle:
     return _handle(state.sample_hash(), state.sample())
+
+
+def cache_info() -> dict:
+    """What the shared Workspace of the current sample holds. Reads the sizes of its
+    caches without the lock (a sweep in another session must not block this page)
+    and computes nothing."""
+    ws = handle().ws
+    return {"workspace": f"{id(ws):x}", "builds": BUILDS[state.sample_hash()],
+            "shingle_sets": len(getattr(ws, "_sets", {})), "signature_matrices": len(getattr(ws, "_sigs", {})),
+            "candidate_sets": len(getattr(ws, "_cands", {}))}
 
 
 def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:
@@ -108,6 +130,21 @@ def _policies(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) ->
 
 def policies(ev: Evaluation) -> pd.DataFrame:
     return _policies(state.sample_hash(), ev.config.fingerprint(), ev, handle())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _manifest(content_hash: str, config_fp: str, reviews_stamp: tuple, _ev: Evaluation, _h: Handle,
+              _latest: pd.DataFrame | None) -> pd.DataFrame:
+    from calib.export import manifest
+    return manifest(_ev, _h.ws.sample, review_store=_latest)
+
+
+def manifest(ev: Evaluation, latest_reviews: pd.DataFrame | None = None, reviews_stamp: tuple = ()) -> pd.DataFrame:
+    """The report-only removal manifest of ``ev`` on the current sample (do not modify the frame:
+    it is shared). ``latest_reviews`` (``ReviewStore.latest()``) fills review_status; pass a
+    ``reviews_stamp`` that changes when the reviews do."""
+    return _manifest(state.sample_hash(), ev.config.fingerprint(), tuple(reviews_stamp), ev, handle(),
+                     latest_reviews)
 
 
 def clear_all() -> None:

@@ -3,7 +3,9 @@
 Allowed: the project's ``data/`` folder, ``../shared/corpora`` (next to the
 project), and every folder listed in ``CALIB_ALLOWED_DIRS`` (separated by
 ``os.pathsep``). Symlinks are resolved before the check, so a link inside an
-allowed folder that points outside it is refused.
+allowed folder that points outside it is refused; for a folder, every symlink
+inside it (at any depth: the Clough loader reads subfolders) must point inside
+the allowed folders too, since the loader opens the files it finds there.
 """
 
 from __future__ import annotations
@@ -33,21 +35,44 @@ def allowed_roots() -> list[Path]:
     return out
 
 
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def _escaping_link(folder: Path, roots: list[Path]) -> tuple[Path, Path] | None:
+    """The first symlink under ``folder`` whose target is outside ``roots`` (link, target), or None."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath) / name
+            if p.is_symlink():
+                target = p.resolve()
+                if not _inside(target, roots):
+                    return p, target
+    return None
+
+
 def resolve_allowed(text: str) -> Path:
     """The resolved path for ``text`` (relative paths are taken from the
     project root), or :class:`PathNotAllowed` with a readable message."""
     text = (text or "").strip()
     if not text:
         raise PathNotAllowed("Type a path to a sample folder or file.")
+    if "\x00" in text:
+        raise PathNotAllowed("The path contains a NUL character.")
     p = Path(text).expanduser()
     if not p.is_absolute():
         p = REPO_ROOT / p
     resolved = p.resolve()
     roots = allowed_roots()
-    if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
+    if not _inside(resolved, roots):
         listed = ", ".join(str(r) for r in roots)
         raise PathNotAllowed(f"{text!r} resolves to {resolved}, which is outside the allowed folders "
                              f"({listed}). Add a folder to {ENV_VAR} to allow it.")
     if not resolved.exists():
         raise PathNotAllowed(f"{resolved} does not exist.")
+    if resolved.is_dir():
+        bad = _escaping_link(resolved, roots)
+        if bad is not None:
+            raise PathNotAllowed(f"{bad[0]} is a link to {bad[1]}, which is outside the allowed folders; "
+                                 "the sample folder cannot be loaded.")
     return resolved

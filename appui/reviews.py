@@ -10,26 +10,63 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.samples import Sample, pair_frame
+from calib.samples import REPO_ROOT, Sample, pair_frame
 from calib.sweep import Evaluation
 
+from .paths import ENV_VAR as PATHS_ENV_VAR
+from .paths import allowed_roots
+
 ENV_VAR = "CALIB_REVIEW_DB"
+
+
+DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
 def default_db() -> str:
     return os.environ.get(ENV_VAR) or str(Path("~/.calib/reviews.sqlite").expanduser())
 
 
+def allowed_db_dirs() -> list[Path]:
+    """Folders a review database typed in the app may live in: ``~/.calib``, the
+    folder of ``CALIB_REVIEW_DB`` (set by whoever starts the server), and the
+    sample folders of :func:`appui.paths.allowed_roots` (``CALIB_ALLOWED_DIRS``)."""
+    dirs = [Path("~/.calib").expanduser()]
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        dirs.append(Path(env).expanduser().parent)
+    dirs += allowed_roots()
+    out: list[Path] = []
+    for d in dirs:
+        d = d.resolve()
+        if d not in out:
+            out.append(d)
+    return out
+
+
 def check_db_path(text: str) -> Path:
-    """The review database path; it must name a .sqlite/.db file."""
-    p = Path((text or "").strip()).expanduser()
-    if not str(text or "").strip():
+    """The review database path, resolved (symlinks followed): it must name a
+    .sqlite/.db file inside one of :func:`allowed_db_dirs`, else ``ValueError``."""
+    raw = str(text or "").strip()
+    if not raw:
         raise ValueError("Type a path for the review database.")
-    if p.suffix.lower() not in (".sqlite", ".sqlite3", ".db"):
+    if "\x00" in raw:
+        raise ValueError("the review database path contains a NUL character")
+    p = Path(raw).expanduser()
+    if p.suffix.lower() not in DB_SUFFIXES:
         raise ValueError(f"{p} should end in .sqlite or .db (a SQLite file the app creates or reopens)")
-    if p.exists() and not p.is_file():
-        raise ValueError(f"{p} exists and is not a file")
-    return p.resolve()
+    if not p.is_absolute():
+        p = REPO_ROOT / p
+    resolved = p.resolve()
+    if resolved.suffix.lower() not in DB_SUFFIXES:  # a .sqlite symlink to some other file
+        raise ValueError(f"{p} resolves to {resolved}, which is not a .sqlite or .db file")
+    dirs = allowed_db_dirs()
+    if not any(resolved.is_relative_to(d) for d in dirs):
+        raise ValueError(f"{raw!r} resolves to {resolved}, which is outside the folders a review database may "
+                         f"be in ({', '.join(str(d) for d in dirs)}). Set {ENV_VAR} or {PATHS_ENV_VAR} "
+                         "when starting the app to allow another folder.")
+    if resolved.exists() and not resolved.is_file():
+        raise ValueError(f"{resolved} exists and is not a file")
+    return resolved
 
 
 def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:

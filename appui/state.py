@@ -31,7 +31,7 @@ PAGES = [
     ("pages/3_Curves.py", "Curves", "S-curve vs measured collision rates, MinHash error, optimizer check"),
     ("pages/4_Clusters.py", "Clusters", "risky clusters, policies, a cluster's graph, document diff"),
     ("pages/5_Review.py", "Review", "label the most informative pairs by hand"),
-    ("pages/6_Export.py", "Export", "the current configuration as JSON"),
+    ("pages/6_Export.py", "Export", "config JSON, production target snippets, the removal manifest (a proposal)"),
 ]
 
 

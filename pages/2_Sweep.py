@@ -94,9 +94,30 @@ def run(grid: Grid) -> None:
     state.set_results(frame)
 
 
+def grid_summary(results: pd.DataFrame) -> str:
+    """What a results frame covers (so a user, and the load test, can tell whose sweep it is)."""
+    splits = sorted({(int(b), int(r)) for b, r in zip(results["b"], results["r"])})
+    thresholds = sorted({float(t) for t in results["threshold"].dropna()})
+    return (f"Results of this session's sweep: {len(results)} configurations; representations "
+            f"{', '.join(sorted(results['representation'].unique()))}; hash counts "
+            f"{', '.join(str(n) for n in sorted(results['num_perm'].unique()))}; splits "
+            f"{', '.join(f'{b}x{r}' for b, r in splits)}; thresholds {', '.join(f'{t:g}' for t in thresholds) or '-'}.")
+
+
+def engine_caption() -> None:
+    try:
+        info = engine.cache_info()
+    except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
+        return
+    st.caption(f"Engine cache (shared by every browser session on this sample): workspace {info['workspace']}, "
+               f"built {info['builds']} time(s) by this server; it holds {info['shingle_sets']} shingle set(s), "
+               f"{info['signature_matrices']} signature matrix(es), {info['candidate_sets']} candidate set(s).")
+
+
 def results_section(results: pd.DataFrame) -> None:
     ss = st.session_state
     st.subheader("Results")
+    st.caption(grid_summary(results))
     c = st.columns([2, 2, 2])
     pct = c[0].slider("False-removal budget (%)", 0.0, 10.0, float(ss[state.BUDGET]) * 100, 0.1,
                       key="budget_pct", help="Largest share of labeled removals that may be non-duplicates")
@@ -180,3 +201,4 @@ with guard("The Sweep page"):
         st.info("No sweep for this sample yet: choose a grid and press Run sweep.")
     else:
         results_section(res)
+    engine_caption()

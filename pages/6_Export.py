@@ -1,18 +1,173 @@
-"""Export: the current configuration as JSON (placeholder until calib/export.py lands)."""
+"""Export: the versioned config JSON, production target snippets, and the removal manifest (a proposal)."""
 
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
-from appui import export, state
-from appui.errors import guard
+from appui import engine, export, reviews, state
+from appui.errors import guard, message
+from calib import export as cx
+from calib.review import ReviewStore
+
+TARGET_TITLES = {"datasketch": "datasketch", "milvus": "Milvus MINHASH_LSH", "datatrove": "datatrove",
+                 "text_dedup": "text-dedup", "nemo_curator": "NeMo Curator"}
+TAB_TITLES = {"milvus": "Milvus"}
+ALL = "(all)"
+
+
+def latest_reviews() -> tuple[pd.DataFrame | None, tuple]:
+    """The latest review decisions if the review database exists (never creates it)."""
+    text = st.session_state.get(state.REVIEW_DB) or reviews.default_db()
+    try:
+        path = reviews.check_db_path(text)
+    except ValueError:
+        return None, ()
+    if not path.is_file():
+        return None, ()
+    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                  for p in (path, Path(f"{path}-wal")) if p.exists())
+    store = ReviewStore(path)
+    try:
+        return store.latest(), (str(path),) + stamp
+    finally:
+        store.close()
+
+
+def config_section(cfg, ev, s) -> None:
+    ss = st.session_state
+    st.subheader("1. Configuration file (config.json)")
+    sel = export.selection(ss[state.CONFIG_SOURCE], ss.get(state.BUDGET), ss.get(state.OBJECTIVE))
+    try:
+        doc = export.config_document(cfg, evaluation=ev, sample=s, sel=sel)
+    except cx.ExportError as exc:
+        st.error(f"The config document does not validate: {exc}")
+        return
+    c = st.columns(4)
+    c[0].metric("format_version", doc["format_version"])
+    c[1].metric("calib version", doc["calib_version"])
+    c[2].markdown(f"**Config fingerprint**  \n`{doc['config_fingerprint']}`")
+    c[3].markdown(f"**Representation fingerprint**  \n`{doc['representation_fingerprint']}`")
+    st.success(f"Valid: checked against config.schema.json (format_version {doc['format_version']}); both "
+               "fingerprints recomputed from the content and matching. `calib apply --config config.json` runs it.")
+    m = (doc.get("evidence") or {}).get("metrics") or {}
+    if m:
+        def pct(k):
+            return "-" if m.get(k) is None else f"{m[k]:.1%}"
+        st.caption(f"Evidence stored with it: the sample named **{s.name}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
+                   f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
+                   f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
+                   f"{m.get('removed') or 0:,} documents would be removed. Selection: {sel['method']}.")
+    with st.expander("config.json", expanded=False):
+        st.code(cx.dumps(doc), language="json")
+    st.download_button("Download config.json", export.config_bytes(doc), export.config_filename(cfg),
+                       "application/json", key="download_config", type="primary")
+
+
+def targets_section(cfg) -> None:
+    st.subheader("2. Production targets")
+    st.caption("The same decision as parameters and a snippet for each tool (copy button at the top right of "
+               "each block). Only the datasketch target reproduces calib's signatures and candidate pairs "
+               "exactly; every target lists what it cannot express.")
+    params = cx.targets(cfg)
+    snippets = cx.render_targets(cfg)
+    names = list(cx.TARGETS)
+    st.caption("In brackets: how many parts of this configuration each target cannot express.")
+    tabs = st.tabs([f"{TAB_TITLES.get(n, TARGET_TITLES.get(n, n))} ({len(params[n]['unsupported'])})" for n in names])
+    for tab, name in zip(tabs, names):
+        with tab:
+            fname = cx.SNIPPET_FILES[name]
+            unsupported = export.unsupported_frame(params[name])
+            if len(unsupported):
+                st.warning(f"**{TARGET_TITLES.get(name, name)} cannot express {len(unsupported)} part(s) of this "
+                           "configuration.** Using it changes what 'duplicate' means in these ways:")
+                st.table(unsupported.set_index("field"))
+            else:
+                st.success(f"{TARGET_TITLES.get(name, name)} expresses every part of this configuration.")
+            st.markdown(f"**{fname}** ({len(snippets[fname].splitlines())} lines; scroll inside the block, "
+                        "or copy it with the button at its top right)")
+            st.code(snippets[fname], language=export.snippet_language(fname), line_numbers=True, wrap_lines=True,
+                    height=420)
+            with st.expander(f"Parameters ({name} in targets.json)"):
+                st.json(params[name], expanded=True)
+    st.download_button("Download targets.json", export.targets_bytes(cfg), export.targets_filename(cfg),
+                       "application/json", key="download_targets")
+
+
+def manifest_section(cfg, ev, s) -> None:
+    st.subheader("3. Removal manifest (a proposal, nothing is deleted)")
+    if ev.clustering is None:
+        st.warning("This configuration stopped with too many candidates (its split is too loose): no clustering, "
+                   "so no manifest. Choose a stricter configuration on the Sweep page.")
+        return
+    latest, stamp = latest_reviews()
+    frame = engine.manifest(ev, latest, stamp)
+    n_chained = int(frame["chained"].sum())
+    c = st.columns(4)
+    c[0].metric("Proposed removals", f"{len(frame):,}")
+    c[1].metric("Clusters", f"{frame['cluster_id'].nunique():,}")
+    c[2].metric("Removed by chaining only", f"{n_chained:,}")
+    c[3].metric("In giant clusters", f"{int(frame['flagged_giant'].sum()):,}")
+    st.caption("One row per document this configuration would remove, next to the representative it would keep; "
+               "`via_id` is the verified neighbour that links it to its cluster. `chained` = only the transitive "
+               "closure justifies the removal: review those first.")
+
+    f = st.columns([1, 1, 1, 1])
+    chained_only = f[0].checkbox("Chained only", value=False, key="export_chained_only")
+    slice_cols = export.slice_columns(frame, s)
+    slice_col = f[1].selectbox("Slice column", [ALL] + slice_cols, key="export_slice_col",
+                               disabled=not slice_cols)
+    slice_value = None
+    if slice_col != ALL:
+        values = sorted(frame[slice_col].dropna().astype(str).unique())
+        v = f[2].selectbox(f"{slice_col} =", [ALL] + values, key="export_slice_value")
+        slice_value = None if v == ALL else v
+    else:
+        f[2].selectbox("Slice value", [ALL], key="export_slice_value_off", disabled=True)
+    clusters = sorted(int(x) for x in frame["cluster_id"].unique())
+    cl = f[3].selectbox("Cluster id", [ALL] + clusters, key="export_cluster")
+    view = export.filter_manifest(frame, chained_only=chained_only,
+                                  slice_column=None if slice_col == ALL else slice_col, slice_value=slice_value,
+                                  cluster_id=None if cl == ALL else cl)
+    st.markdown(f"**Showing {len(view):,} of {len(frame):,} proposed removals** (click a column to sort)")
+    cols = {"sim_to_representative_exact": "J to kept (exact)", "sim_to_representative_estimated": "J to kept (estimate)",
+            "via_exact": "via J (exact)", "via_estimated": "via J (estimate)"}
+    conf = {c: st.column_config.NumberColumn(label, format="%.3f",
+                                             help=f"{c}: Jaccard similarity" + (" to the representative that is kept"
+                                                                                if "representative" in c else
+                                                                                " of the verified pair (doc, via_id)"))
+            for c, label in cols.items()}
+    conf["cluster_id"] = st.column_config.NumberColumn("cluster id", format="%d")
+    conf["representative_id"] = st.column_config.TextColumn("kept (representative)")
+    first = ["doc_id", "cluster_id", "representative_id", "sim_to_representative_exact",
+             "sim_to_representative_estimated", "chained", "label", "review_status", "via_id", "via_exact",
+             "via_estimated", "flagged_giant"]
+    order = [c for c in first if c in view.columns] + [c for c in view.columns if c not in first]
+    st.dataframe(view, hide_index=True, width="stretch", height=380, column_config=conf, column_order=order,
+                 key="manifest_table")
+    st.caption("The downloads hold the whole manifest (every row, not only the filtered ones).")
+    d = st.columns(4)
+    d[0].download_button("Download manifest.csv", export.frame_bytes(frame, "csv"),
+                         export.manifest_filename(cfg, "csv"), "text/csv", key="download_manifest_csv")
+    d[1].download_button("Download manifest.parquet", export.frame_bytes(frame, "parquet"),
+                         export.manifest_filename(cfg, "parquet"), "application/vnd.apache.parquet",
+                         key="download_manifest_parquet")
+
 
 with guard("The Export page"):
-    state.page("Export", "The chosen configuration, ready to apply elsewhere.")
+    state.page("Export", "The chosen configuration, ready to apply elsewhere, with the evidence it was chosen on.")
+    st.info("**Nothing is deleted.** " + cx.NOTICE)
     cfg = state.config()
-    st.markdown(f"`{state.config_label(cfg)}`")
-    st.caption(f"{cfg}  \nSource: {st.session_state[state.CONFIG_SOURCE]}")
-    data = export.config_json(cfg)
-    st.code(data, language="json")
-    st.download_button("Download config.json", data.encode("utf-8"), export.config_filename(cfg),
-                       "application/json", key="download_config", type="primary")
-    # EXPORT-WIRING: calib/export.py (schema version, production targets, manifest) goes here.
-    st.info("Production targets and the run manifest will appear here once the export module is wired in.")
+    st.markdown(f"Current configuration: `{state.config_label(cfg)}`")
+    st.caption(f"Source: {st.session_state[state.CONFIG_SOURCE]}; fingerprint {cx.canonical_config(cfg).fingerprint()}")
+    ev = None
+    try:
+        with st.spinner("Evaluating the current configuration on the sample..."):
+            ev = engine.evaluation(cfg)
+    except Exception as exc:  # noqa: BLE001
+        st.error(f"The configuration could not be evaluated, so the export carries no evidence: {message(exc)}")
+    s = state.sample()
+    config_section(cfg, ev, s if ev is not None else None)
+    targets_section(cfg)
+    if ev is not None:
+        manifest_section(cfg, ev, s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -11,10 +12,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from appui import loading, reviews
-from appui.export import config_json
+from appui import export, loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
+from calib.atomic import write_frame_atomic
 from calib.config import Config
+from calib.export import MANIFEST_COLUMNS, load_config, manifest, targets, validate_doc
+from calib.review import ReviewStore
 from calib.samples import SampleError, load_sample
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -282,11 +285,104 @@ def test_merge_review_labels_overrides_and_skips():
     assert (new.pairs["i"] < new.pairs["j"]).all()
 
 
-def test_export_json_roundtrip():
-    cfg = Config()
-    d = json.loads(config_json(cfg))
-    assert d["fingerprint"] == cfg.fingerprint()
-    assert Config.from_dict(d["config"]) == cfg
+def shown_rows(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Showing "))
+
+
+def test_export_page_config_targets_manifest():
     at = start()
     at.switch_page("pages/6_Export.py").run()
-    assert json.loads(at.code[0].value)["fingerprint"] == cfg.fingerprint()
+    assert not at.exception, at.exception
+    assert not errors(at), errors(at)
+    cfg = at.session_state["calib_config"]
+    assert any("Nothing is deleted" in i.value for i in at.info)
+    # 1. the versioned, validated config JSON
+    doc = json.loads(at.code[0].value)
+    assert doc["format_version"] == 1 and doc["config_fingerprint"] == cfg.fingerprint()
+    assert metric(at, "format_version") == "1"
+    assert any(f"`{cfg.fingerprint()}`" in m.value and "Config fingerprint" in m.value for m in at.markdown)
+    assert doc["evidence"]["sample"]["n_docs"] == 2336 and "pair_recall" in doc["evidence"]["metrics"]
+    validate_doc(doc)
+    assert any(s.value.startswith("Valid:") for s in at.success)
+    # 2. one tab per production target, each with a snippet and its unsupported table
+    labels = [t.label for t in at.tabs]
+    assert len(labels) == 5 and labels[0].startswith("datasketch") and labels[1].startswith("Milvus (")
+    langs = [c.language for c in at.code[1:]]
+    assert langs.count("python") == 4 and langs.count("bash") == 1
+    assert "MinHashLSH" in at.code[1].value and "MINHASH_LSH" in at.code[2].value
+    assert len(at.table) == 5  # every target has at least one unsupported part for the default config
+    assert any("cannot express" in w.value for w in at.warning)
+    # 3. the manifest preview
+    assert metric(at, "Proposed removals") == "154"
+    assert shown_rows(at).startswith("**Showing 154 of 154")
+    table = at.dataframe[0].value
+    assert list(table.columns[:len(MANIFEST_COLUMNS)]) == list(MANIFEST_COLUMNS) and len(table) == 154
+    keys = [b.key for b in at.download_button]
+    assert keys == ["download_config", "download_targets", "download_manifest_csv", "download_manifest_parquet"]
+    at.download_button(key="download_manifest_csv").click().run()
+    assert not at.exception
+
+
+def test_export_manifest_filters_change_row_count():
+    at = start()
+    at.switch_page("pages/6_Export.py").run()
+    total = len(at.dataframe[0].value)
+    at.checkbox(key="export_chained_only").check().run()  # the default config chains nothing
+    assert shown_rows(at).startswith(f"**Showing 0 of {total}") and len(at.dataframe[0].value) == 0
+    at.checkbox(key="export_chained_only").uncheck().run()
+    at.selectbox(key="export_slice_col").set_value("domain").run()
+    at.selectbox(key="export_slice_value").set_value("numpy").run()
+    view = at.dataframe[0].value
+    assert 0 < len(view) < total and set(view["domain"]) == {"numpy"}
+    at.selectbox(key="export_slice_col").set_value("(all)").run()
+    cid = at.selectbox(key="export_cluster").options[1]
+    at.selectbox(key="export_cluster").set_value(int(cid)).run()
+    view = at.dataframe[0].value
+    assert len(view) >= 1 and set(view["cluster_id"]) == {int(cid)}
+    assert not at.exception and not errors(at)
+
+
+def test_export_manifest_shows_review_status():
+    at = start()
+    at.switch_page("pages/6_Export.py").run()
+    first = at.dataframe[0].value.iloc[0]
+    with ReviewStore(os.environ["CALIB_REVIEW_DB"]) as store:
+        store.record(first["doc_id"], first["representative_id"], "not_duplicate", "ana")
+    at.run()
+    table = at.dataframe[0].value
+    row = table[table["doc_id"] == first["doc_id"]].iloc[0]
+    assert row["review_status"] == "not_duplicate"
+    assert (table["review_status"] == "unreviewed").sum() == len(table) - 1
+
+
+def test_export_bytes_are_valid_files(tmp_path):
+    from calib.sweep import evaluate
+    s = load_sample(ROOT / "data" / "sample")
+    cfg = Config()
+    ev = evaluate(s, cfg)
+    doc = export.config_document(cfg, evaluation=ev, sample=s, sel=export.selection("recommended by the sweep",
+                                                                                   0.01, "pair_recall"))
+    data = export.config_bytes(doc)
+    (tmp_path / "config.json").write_bytes(data)
+    loaded, loaded_doc = load_config(tmp_path / "config.json")  # validates, recomputes fingerprints
+    assert loaded.fingerprint() == cfg.fingerprint()
+    assert loaded_doc["evidence"]["selection"] == {"method": "recommend", "source": "recommended by the sweep",
+                                                   "max_false_removal_rate": 0.01, "objective": "pair_recall"}
+    assert data == export.config_bytes(export.config_document(
+        cfg, evaluation=ev, sample=s, sel=loaded_doc["evidence"]["selection"]))  # deterministic
+    t = json.loads(export.targets_bytes(cfg))
+    assert t["config_fingerprint"] == cfg.fingerprint()
+    assert set(t["targets"]) == {"datasketch", "milvus", "datatrove", "text_dedup", "nemo_curator"}
+    assert all(isinstance(v["unsupported"], list) for v in t["targets"].values())
+    frame = manifest(ev, s)
+    csv = export.frame_bytes(frame, "csv")
+    back = pd.read_csv(io.BytesIO(csv))
+    assert list(back.columns[:len(MANIFEST_COLUMNS)]) == list(MANIFEST_COLUMNS) and len(back) == len(frame)
+    assert "config_fingerprint" in back.columns and "review_status" in back.columns
+    assert csv == write_frame_atomic(frame, tmp_path / "m.csv").read_bytes()  # same bytes as `calib export`
+    pq = pd.read_parquet(io.BytesIO(export.frame_bytes(frame, "parquet")))
+    pd.testing.assert_frame_equal(pq, pd.read_parquet(write_frame_atomic(frame, tmp_path / "m.parquet")))
+    u = export.unsupported_frame(targets(cfg)["milvus"])
+    assert list(u.columns) == ["field", "value", "reason"] and len(u) >= 1 and u["reason"].str.len().min() > 10
+    with pytest.raises(ValueError):
+        export.frame_bytes(frame, "xlsx")

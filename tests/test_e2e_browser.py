@@ -7,6 +7,7 @@ and saves screenshots to test-artifacts/screenshots/NN_page.png.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -178,8 +179,23 @@ def test_walk_every_page(page, server):
 
     nav(page, "Export")
     idle(page, "Download config.json")
+    idle(page, "Showing")
     no_exception(page)
+    assert "Nothing is deleted" in page.locator('[data-testid="stMain"]').inner_text()
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download config.json").click()
     assert dl.value.suggested_filename.startswith("calib-config-")
+    doc = json.loads(Path(dl.value.path()).read_text())
+    assert doc["format_version"] == 1 and doc["evidence"]["selection"]["method"] == "recommend"
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download manifest.csv").click()
+    header = Path(dl.value.path()).read_text().splitlines()[0]
+    assert header.startswith("doc_id,cluster_id,representative_id,")
+    page.evaluate("""() => { for (const e of document.querySelectorAll(
+        '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main, .main')) e.scrollTop = 0;
+        window.scrollTo(0, 0); }""")
     shot(page, "07_export.png")
+    page.get_by_role("tab", name=re.compile("Milvus")).click()
+    page.wait_for_timeout(300)
+    shot_at(page, "2. Production targets", "07b_export_targets.png")
+    shot_at(page, "3. Removal manifest", "07c_export_manifest.png")

@@ -1,0 +1,223 @@
+"""Security of a web app that reads files: uploads, typed paths, the review
+database path, the server settings. No browser; AppTest where the page matters."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from appui import loading, reviews
+from appui.paths import PathNotAllowed, resolve_allowed
+from calib.samples import SampleError
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+DOCS_CSV = (b"id,text\n"
+            b"a,the quick brown fox jumps over the lazy dog near the river bank\n"
+            b"b,the quick brown fox jumps over the lazy dog near the river bank today\n")
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch, tmp_path):
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def files_under(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if "__pycache__" not in p.parts and ".git" not in p.parts
+            and "test-artifacts" not in p.parts and ".pytest_cache" not in p.parts}
+
+
+# -- uploads ------------------------------------------------------------------
+
+def test_upload_goes_to_a_private_temp_folder_and_is_removed(monkeypatch):
+    seen = []
+    real = loading.load_sample
+
+    def spy(path, pairs=None, **kw):
+        path = Path(path)
+        folder = path.parent.parent
+        seen.append((path, folder, stat.S_IMODE(folder.stat().st_mode), path.read_bytes()))
+        return real(path, pairs, **kw)
+
+    monkeypatch.setattr(loading, "load_sample", spy)
+    before = files_under(ROOT)
+    loaded = loading.load_upload(("../../../some/where/docs.csv", DOCS_CSV))
+    assert loaded.sample.n == 2
+    (path, folder, mode, data), = seen
+    assert path.name == "docs.csv"  # the folder part of the name is dropped
+    assert folder.parent == Path(tempfile.gettempdir()).resolve() or folder.parent == Path(tempfile.gettempdir())
+    assert folder.name.startswith("calib-upload-") and not folder.resolve().is_relative_to(ROOT)
+    assert mode == 0o700  # private to the server's user
+    assert data == DOCS_CSV
+    assert not folder.exists()  # removed once the sample is in memory
+    assert files_under(ROOT) == before  # nothing written next to the code
+
+
+@pytest.mark.parametrize("name", ["app.py", "docs.pkl", "docs.pickle", ".docs.csv", "docs.csv.py", "..", "",
+                                  "docs.npy", "docs.sh"])
+def test_upload_names_that_are_not_data_files_are_refused(name):
+    with pytest.raises(SampleError):
+        loading.load_upload((name, DOCS_CSV))
+
+
+def test_uploaded_code_is_data_never_executed(tmp_path):
+    marker = tmp_path / "executed"
+    code = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
+    docs = ("id,text\n"
+            f'a,"{code}"\n'
+            f'b,"{code} and more words here"\n').encode()
+    loaded = loading.load_upload(("docs.csv", docs))
+    assert loaded.sample.texts[0] == code
+    jsonl = f'{{"id": "a", "text": "{code}"}}\n{{"id": "b", "text": "exec(open(\'x\').read())"}}\n'.encode()
+    assert loading.load_upload(("docs.jsonl", jsonl)).sample.n == 2
+    assert not marker.exists()
+
+
+def test_no_eval_exec_or_pickle_in_the_app_or_the_loaders():
+    files = [*ROOT.glob("appui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py", ROOT / "home.py",
+             ROOT / "calib" / "samples.py"]
+    bad = re.compile(r"\b(eval|exec)\s*\(|\bpickle\b|read_pickle|allow_pickle\s*=\s*True|subprocess|os\.system")
+    hits = [f"{f.relative_to(ROOT)}:{n}: {line.strip()}" for f in files
+            for n, line in enumerate(f.read_text().splitlines(), 1) if bad.search(line)]
+    assert not hits, hits
+
+
+# -- typed paths --------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["/etc", "/etc/passwd", "../../etc/passwd", "~", "~/.ssh", "data/../..",
+                                  "data/sample/../../README.md", "data/../calib", "/proc/self/environ"])
+def test_typed_paths_outside_are_refused(text):
+    with pytest.raises(PathNotAllowed, match="outside the allowed folders"):
+        resolve_allowed(text)
+
+
+def test_typed_path_edge_cases(tmp_path, monkeypatch):
+    allowed, sibling, outside = tmp_path / "allowed", tmp_path / "allowed-evil", tmp_path / "outside"
+    for d in (allowed / "s", sibling, outside / "deep"):
+        d.mkdir(parents=True)
+    (outside / "docs.csv").write_bytes(DOCS_CSV)
+    (sibling / "docs.csv").write_bytes(DOCS_CSV)
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(allowed))
+    with pytest.raises(PathNotAllowed, match="NUL"):
+        resolve_allowed("data/sample\x00/etc/passwd")
+    with pytest.raises(PathNotAllowed, match="Type a path"):
+        resolve_allowed("   ")
+    with pytest.raises(PathNotAllowed, match="outside"):  # a name prefix is not a parent folder
+        resolve_allowed(str(sibling))
+    (allowed / "file-link.csv").symlink_to(outside / "docs.csv")  # a file link pointing outside
+    with pytest.raises(PathNotAllowed, match="outside"):
+        resolve_allowed(str(allowed / "file-link.csv"))
+    # a folder inside whose docs.csv is a link to a file outside: the loader would read it
+    (allowed / "s" / "docs.csv").symlink_to(outside / "docs.csv")
+    with pytest.raises(PathNotAllowed, match="is a link to"):
+        resolve_allowed(str(allowed / "s"))
+    with pytest.raises(PathNotAllowed, match="is a link to"):
+        loading.load_path(str(allowed / "s"))
+    # ... also deeper down (the Clough loader reads subfolders)
+    (allowed / "c" / "sub").mkdir(parents=True)
+    (allowed / "c" / "sub" / "escape").symlink_to(outside / "deep", target_is_directory=True)
+    with pytest.raises(PathNotAllowed, match="is a link to"):
+        resolve_allowed(str(allowed / "c"))
+    # links that stay inside the allowed folders are fine
+    (allowed / "ok").mkdir()
+    (allowed / "real.csv").write_bytes(DOCS_CSV)
+    (allowed / "ok" / "docs.csv").symlink_to(allowed / "real.csv")
+    assert loading.load_path(str(allowed / "ok")).sample.n == 2
+    # an allowed folder given through a link is allowed by where it really is
+    (tmp_path / "link-to-allowed").symlink_to(allowed, target_is_directory=True)
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path / "link-to-allowed"))
+    assert resolve_allowed(str(allowed / "ok")) == (allowed / "ok").resolve()
+
+
+def test_typed_path_on_the_page_shows_the_refusal():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Path on this machine").run()
+    for text in ("../../etc/passwd", "data/sample\x00x"):
+        at.text_input(key="sample_path").set_value(text).run()
+        at.button(key="load_path").click().run()
+        assert not at.exception
+        assert at.error and ("outside the allowed folders" in at.error[0].value or "NUL" in at.error[0].value)
+    assert at.session_state["calib_sample"].n == 2336
+
+
+# -- the review database --------------------------------------------------------
+
+def test_review_db_path_is_restricted(tmp_path, monkeypatch):
+    home = Path(os.environ["HOME"])
+    env_dir = Path(os.environ["CALIB_REVIEW_DB"]).parent
+    assert reviews.check_db_path("~/.calib/reviews.sqlite") == (home / ".calib" / "reviews.sqlite").resolve()
+    assert reviews.check_db_path(str(env_dir / "other.db")) == (env_dir / "other.db").resolve()
+    assert reviews.check_db_path("data/reviews.sqlite") == (ROOT / "data" / "reviews.sqlite").resolve()
+    for text in ("/etc/reviews.sqlite", "/tmp/x.sqlite", "~/reviews.sqlite", "~/.calib/../x.sqlite",
+                 "../../x.sqlite", str(tmp_path / "elsewhere" / "r.db")):
+        with pytest.raises(ValueError, match="outside the folders"):
+            reviews.check_db_path(text)
+    for text in ("~/.calib/r.txt", "~/.calib/app.py", ""):
+        with pytest.raises(ValueError):
+            reviews.check_db_path(text)
+    with pytest.raises(ValueError, match="NUL"):
+        reviews.check_db_path("~/.calib/r\x00.sqlite")
+    # symlinks: a .sqlite link inside ~/.calib to a file outside, and a linked folder
+    (home / ".calib").mkdir()
+    (tmp_path / "secret.sqlite").write_bytes(b"")
+    (home / ".calib" / "link.sqlite").symlink_to(tmp_path / "secret.sqlite")
+    with pytest.raises(ValueError, match="outside the folders"):
+        reviews.check_db_path("~/.calib/link.sqlite")
+    (home / ".calib" / "dir").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(ValueError, match="outside the folders"):
+        reviews.check_db_path("~/.calib/dir/new.sqlite")
+    (tmp_path / "notes.txt").write_text("x")
+    (home / ".calib" / "notes.sqlite").symlink_to(tmp_path / "notes.txt")
+    with pytest.raises(ValueError, match="not a .sqlite"):
+        reviews.check_db_path("~/.calib/notes.sqlite")
+    # CALIB_ALLOWED_DIRS folders are allowed too
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path / "elsewhere"))
+    assert reviews.check_db_path(str(tmp_path / "elsewhere" / "r.db")) == (tmp_path / "elsewhere" / "r.db").resolve()
+
+
+def test_review_page_refuses_a_db_outside_and_creates_nothing(tmp_path):
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/5_Review.py").run()
+    target = tmp_path / "elsewhere" / "evil.sqlite"
+    at.text_input(key="review_db_input").set_value(str(target)).run()
+    assert not at.exception
+    assert at.error and "outside the folders" in at.error[0].value
+    assert not target.exists() and not target.parent.exists()
+
+
+def test_export_page_writes_no_file():
+    before = files_under(ROOT)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/6_Export.py").run()
+    assert not at.exception and not at.error
+    at.download_button(key="download_manifest_parquet").click().run()
+    assert files_under(ROOT) == before
+    assert not Path(os.environ["CALIB_REVIEW_DB"]).exists()  # read only if it exists, never created
+
+
+# -- server settings ------------------------------------------------------------
+
+def test_streamlit_config_binds_loopback_without_usage_stats():
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["address"] == "127.0.0.1"
+    assert cfg["browser"]["gatherUsageStats"] is False
+    assert 1 <= cfg["server"]["maxUploadSize"] <= 1000
+    assert cfg["server"].get("enableXsrfProtection", True) is True
