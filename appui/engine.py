@@ -60,8 +60,7 @@ def cache_info() -> dict:
     and computes nothing."""
     ws = handle().ws
     return {"workspace": f"{id(ws):x}", "builds": BUILDS[state.sample_hash()],
-            "shingle_sets": len(getattr(ws, "_sets", {})), "signature_matrices": len(getattr(ws, "_sigs", {})),
-            "candidate_sets": len(getattr(ws, "_cands", {}))}
+            **ws.cache_info()}
 
 
 def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:

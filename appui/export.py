@@ -12,10 +12,10 @@ Nothing here deletes anything: the manifest is a proposal for review.
 
 from __future__ import annotations
 
-import io
 
 import pandas as pd
 
+from calib import atomic
 from calib import export as cx
 from calib.config import Config
 
@@ -100,11 +100,5 @@ def filter_manifest(frame: pd.DataFrame, *, chained_only: bool = False, slice_co
 
 
 def frame_bytes(frame: pd.DataFrame, suffix: str) -> bytes:
-    """CSV (UTF-8, ``\\n``) or Parquet bytes of a table, as ``calib.atomic.write_frame_atomic`` writes them."""
-    if suffix == "csv":
-        return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
-    if suffix == "parquet":
-        buf = io.BytesIO()
-        frame.to_parquet(buf, index=False)
-        return buf.getvalue()
-    raise ValueError(f"unsupported table format {suffix!r} (csv or parquet)")
+    """CSV or Parquet bytes of a table, exactly as ``calib.atomic.write_frame_atomic`` writes them."""
+    return atomic.frame_bytes(frame, suffix)

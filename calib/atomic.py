@@ -7,6 +7,7 @@ half-written file at the final path; at worst a hidden ``.<name>.*.tmp`` that
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -36,20 +37,28 @@ def write_text_atomic(path, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_frame_atomic(frame: pd.DataFrame, path) -> Path:
-    """CSV (``\\n`` line ends, UTF-8) or Parquet, chosen by suffix, written atomically."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return write_bytes_atomic(path, frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
-    if suffix == ".parquet":
-        import io
+def frame_bytes(frame: pd.DataFrame, suffix: str) -> bytes:
+    """The bytes of a table as CSV (UTF-8, ``\\n`` line ends), Parquet or JSONL."""
+    suffix = suffix.lower().lstrip(".")
+    if suffix == "csv":
+        return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    if suffix == "parquet":
         buf = io.BytesIO()
         frame.to_parquet(buf, index=False)
-        return write_bytes_atomic(path, buf.getvalue())
-    if suffix == ".jsonl":
-        return write_bytes_atomic(path, frame.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8"))
-    raise ValueError(f"{path}: unsupported table format {suffix!r} (use .csv, .parquet or .jsonl)")
+        return buf.getvalue()
+    if suffix == "jsonl":
+        return frame.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8")
+    raise ValueError(f"unsupported table format {suffix!r} (use .csv, .parquet or .jsonl)")
+
+
+def write_frame_atomic(frame: pd.DataFrame, path) -> Path:
+    """A table written atomically as CSV, Parquet or JSONL, chosen by the suffix."""
+    path = Path(path)
+    try:
+        data = frame_bytes(frame, path.suffix)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return write_bytes_atomic(path, data)
 
 
 def cleanup_temp_files(directory) -> list[Path]:

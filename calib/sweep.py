@@ -62,6 +62,11 @@ class Workspace:
         self._est: dict[tuple, np.ndarray] = {}
         self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
 
+    def cache_info(self) -> dict:
+        """How many results of each expensive step this workspace holds."""
+        return {"shingle_sets": len(self._sets), "signature_matrices": len(self._sigs),
+                "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
+
     # -- representation ------------------------------------------------------
     def sets(self, rep: Representation) -> ShingleSets:
         key = rep.shingling_fingerprint()
@@ -376,10 +381,16 @@ def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
               use_upper_bound: bool = False) -> pd.Series | None:
     """The empirical optimum: max ``objective`` subject to the false-removal
     budget (on the rate, or on its upper 95% bound), fewest candidates as
-    tie-break. None when no configuration fits the budget."""
+    tie-break. None when no configuration fits the budget, or the sample has
+    no duplicate label. A configuration whose removals are all unlabeled has
+    an unknown false-removal rate and is not recommended."""
     ok = results[results["status"] == "ok"]
+    if "n_positive" in ok and not (ok["n_positive"] > 0).any():
+        return None  # no duplicate labels: recall is undefined, nothing to recommend
     col = "false_removal_rate_high" if use_upper_bound else "false_removal_rate"
-    ok = ok[ok[col].fillna(0.0) <= max_false_removal_rate]
+    # An unknown rate (no labeled removal) passes only when nothing is removed.
+    known = ok[col].notna() | (ok.get("removed", pd.Series(0, index=ok.index)) == 0)
+    ok = ok[known & (ok[col].fillna(0.0) <= max_false_removal_rate)]
     if ok.empty:
         return None
     key = ok.assign(_cand=ok["candidates"].fillna(np.inf))

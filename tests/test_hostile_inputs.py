@@ -14,13 +14,12 @@ import json
 import subprocess
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calib import lsh

@@ -172,3 +172,14 @@ def test_engine_on_the_clough_corpus():
     # Copy-paste answers are far more similar to their source than independent ones.
     assert cut["exact"].median() > 3 * non["exact"].median()
     assert (non["verified"].sum() / len(non)) < (cut["verified"].sum() / len(cut))
+
+
+def test_recommend_refuses_unlabeled_evidence():
+    rows = pd.DataFrame({
+        "status": ["ok", "ok"], "n_positive": [5, 5], "pair_recall": [0.9, 0.5],
+        "false_removal_rate": [np.nan, np.nan], "false_removal_rate_high": [np.nan, np.nan],
+        "removed": [12, 0], "candidates": [30.0, 2.0], "config_fingerprint": ["a", "b"],
+    })
+    # "a" removes 12 documents none of which is labeled: its rate is unknown, not 0.
+    assert recommend(rows, max_false_removal_rate=0.01)["config_fingerprint"] == "b"
+    assert recommend(rows.assign(n_positive=0), max_false_removal_rate=0.01) is None
