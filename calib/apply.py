@@ -309,7 +309,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
     sim = v_exact if config.verify == "exact" else v_est
     clustering = cluster_pairs(n, vi, vj, sim, policy=config.policy, representative=config.representative,
-                               lengths=sizes if config.representative == "longest" else None)
+                               lengths=sizes if config.representative == "longest" else None,
+                               max_component=config.max_component)
 
     def sim_est(rows, reps):
         return estimate_jaccard(sig, rows, reps) if len(rows) else np.zeros(0)

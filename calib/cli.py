@@ -59,6 +59,8 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--thresholds", type=_floats, default=(0.5, 0.6, 0.7, 0.8, 0.9), help="final thresholds (default: 0.5,...,0.9)")
     g.add_argument("--verify", type=_strs, default=("exact",), help="exact,estimated,none (default: exact)")
     g.add_argument("--policies", type=_strs, default=("connected",), help="connected,star (default: connected)")
+    g.add_argument("--max-component", type=int, default=None,
+                   help="giant-component guard: components larger than this are clustered with the star rule and flagged")
     g.add_argument("--hashfunc", default="xxhash", choices=("xxhash", "sha1", "mmh3"))
     g.add_argument("--scheme", default="fast", choices=("fast", "datasketch"))
     g.add_argument("--seed", type=int, default=1)
@@ -92,7 +94,8 @@ def grid_from_args(a):
     reps = representations_from(a.shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
     try:
         return Grid(representations=reps, num_perms=a.num_perm, splits=a.splits, verify=a.verify,
-                    thresholds=a.thresholds, policies=a.policies, max_pairs=a.max_pairs)
+                    thresholds=a.thresholds, policies=a.policies, max_component=a.max_component,
+                    max_pairs=a.max_pairs)
     except ValueError as exc:
         raise CliError(str(exc))
 

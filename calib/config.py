@@ -14,6 +14,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from .clusters import POLICIES, REPRESENTATIVE_RULES
 from .lsh import check_split, s_at_probability, threshold_approx
 from .represent import Representation
@@ -30,6 +32,7 @@ class Config:
     threshold: float = 0.8
     policy: str = "connected"
     representative: str = "first"
+    max_component: int | None = None  # giant-component guard: larger components get the star rule
 
     def __post_init__(self) -> None:
         check_split(self.b, self.r, self.rep.num_perm)
@@ -40,6 +43,12 @@ class Config:
             raise ValueError(f"Config.threshold must be a number in [0, 1], got {self.threshold!r}")
         if self.policy not in POLICIES:
             raise ValueError(f"Config.policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.max_component is not None and (isinstance(self.max_component, bool) or
+                                               not isinstance(self.max_component, (int, np.integer)) or
+                                               self.max_component < 2):
+            raise ValueError(f"Config.max_component must be None or an integer >= 2, got {self.max_component!r}")
+        if self.max_component is not None:
+            object.__setattr__(self, "max_component", int(self.max_component))
         if self.representative not in REPRESENTATIVE_RULES:
             raise ValueError(f"Config.representative must be one of {REPRESENTATIVE_RULES}, got {self.representative!r}")
 
@@ -68,5 +77,6 @@ class Config:
 
     def __str__(self) -> str:
         v = "no verification" if self.verify == "none" else f"{self.verify} J >= {self.threshold:g}"
+        guard = f", star above {self.max_component}" if self.max_component else ""
         return (f"{self.rep} | LSH b={self.b} r={self.r} (P=0.5 at s={self.s50:.2f}) | {v} | "
-                f"{self.policy} clusters, keep {self.representative}")
+                f"{self.policy} clusters{guard}, keep {self.representative}")

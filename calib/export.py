@@ -126,7 +126,8 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
         "lsh": {"b": config.b, "r": config.r, "rows_used": config.b * config.r,
                 "lsh_threshold": config.lsh_threshold, "s50": config.s50},
         "verification": {"rule": config.verify, "threshold": config.threshold},
-        "clustering": {"policy": config.policy, "representative": config.representative},
+        "clustering": {"policy": config.policy, "representative": config.representative,
+                       "max_component": config.max_component},
         "config_fingerprint": config.fingerprint(),
         "evidence": None,
     }
@@ -228,7 +229,8 @@ def config_from_doc(doc: dict) -> "Config":
     return Config(rep=Representation.from_dict(doc["representation"]), b=int(doc["lsh"]["b"]),
                   r=int(doc["lsh"]["r"]), verify=doc["verification"]["rule"],
                   threshold=float(doc["verification"]["threshold"]), policy=doc["clustering"]["policy"],
-                  representative=doc["clustering"]["representative"])
+                  representative=doc["clustering"]["representative"],
+                  max_component=doc["clustering"].get("max_component"))
 
 
 def load_config(path) -> tuple[Config, dict]:
@@ -302,7 +304,8 @@ def _datasketch_target(config: Config) -> dict:
         "lsh": {"class": "datasketch.MinHashLSH", "num_perm": rep.num_perm, "params": [config.b, config.r]},
         "shingling": _shingling(rep),
         "verification": {"rule": config.verify, "threshold": config.threshold, "how": _verification_note(config)},
-        "clustering": {"policy": config.policy, "representative": config.representative},
+        "clustering": {"policy": config.policy, "representative": config.representative,
+                       "max_component": config.max_component},
         "unsupported": unsupported,
     }
 

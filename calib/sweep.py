@@ -145,6 +145,7 @@ class Grid:
     thresholds: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
     policies: tuple[str, ...] = ("connected",)
     representative: str = "first"
+    max_component: int | None = None
     max_pairs: int | None = 20_000_000
 
     def __post_init__(self) -> None:
@@ -174,7 +175,7 @@ class Grid:
             rep_m = rep.with_(num_perm=m)
             for (b, r), v, pol in itertools.product(self.splits_for(m), self.verify, self.policies):
                 for t in (self.thresholds if v != "none" else (self.thresholds[0],)):
-                    yield Config(rep_m, b, r, v, float(t), pol, self.representative)
+                    yield Config(rep_m, b, r, v, float(t), pol, self.representative, self.max_component)
 
     def size(self) -> int:
         return sum(1 for _ in self.configs())
@@ -262,6 +263,7 @@ def _config_columns(cfg: Config) -> dict:
             "rows_used": cfg.b * cfg.r, "lsh_threshold": cfg.lsh_threshold, "s50": cfg.s50,
             "verify": cfg.verify, "threshold": cfg.threshold if cfg.verify != "none" else float("nan"),
             "policy": cfg.policy, "representative": cfg.representative,
+            "max_component": cfg.max_component if cfg.max_component is not None else 0,
             "rep_fingerprint": rep.fingerprint(), "config_fingerprint": cfg.fingerprint()}
 
 
@@ -288,9 +290,11 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         sim = vs if cfg.verify == "exact" else ve
         lengths = ws.sets(cfg.rep).sizes() if cfg.representative == "longest" else None
         clustering = cluster_pairs(ws.sample.n, vi, vj, sim, policy=cfg.policy,
-                                   representative=cfg.representative, lengths=lengths)
+                                   representative=cfg.representative, lengths=lengths,
+                                   max_component=cfg.max_component)
         outcomes = document_outcomes(ws.truth, clustering, ws.true_clusters)
         row.update(removal_metrics(outcomes, ws.true_clusters))
+        row["giant_components"] = int(len(np.unique(clustering.component[clustering.flagged_giant])))
         verified = Verified(vi, vj, vs, ve, labels)
     if not detail:
         return row
@@ -405,8 +409,9 @@ def config_from_row(row: pd.Series) -> Config:
                          hashfunc=str(row["hashfunc"]), num_perm=int(row["num_perm"]), seed=int(row["seed"]),
                          scheme=str(row["scheme"]))
     t = float(row["threshold"])
+    guard = int(row["max_component"]) if "max_component" in row and int(row["max_component"]) > 0 else None
     return Config(rep, int(row["b"]), int(row["r"]), str(row["verify"]), 0.0 if math.isnan(t) else t,
-                  str(row["policy"]), str(row["representative"]))
+                  str(row["policy"]), str(row["representative"]), guard)
 
 
 def slice_breakdown(ev: Evaluation, sample: Sample, *, alpha: float = 0.05) -> pd.DataFrame:

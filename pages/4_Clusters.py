@@ -1,5 +1,7 @@
 """Clusters: risky clusters, policies, one cluster's graph, a document diff."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -14,13 +16,15 @@ MAX_GRAPH = 60
 def overview(ev) -> pd.DataFrame:
     c = ev.clustering
     sizes = c.cluster_sizes()
-    k = st.columns(5)
+    k = st.columns(6)
     k[0].metric("Verified pairs", f"{len(ev.verified.i):,}")
     k[1].metric("Clusters of 2+", f"{int((sizes >= 2).sum()):,}")
     k[2].metric("Documents removed", f"{c.n_removed:,}")
     k[3].metric("Chained removals", f"{c.n_chained:,}",
                 help="Removed documents whose pair with the representative was never verified")
     k[4].metric("Largest cluster", f"{int(sizes.max()) if len(sizes) else 0:,}")
+    k[5].metric("In giant components", f"{int(c.flagged_giant.sum()):,}",
+                help="Members of components above the guard size, clustered with the star rule")
 
     st.subheader("Clusters by risk")
     st.caption("risk = members below the threshold to their representative + (1 - weakest similarity to the "
@@ -50,6 +54,25 @@ def policies(ev) -> None:
                                 for c_ in ("false_removal_rate", "frr_low", "frr_high")})
     st.caption("connected: every document in a component goes with one representative (chains allowed); "
                "star: each removed document must be a verified pair with its representative.")
+
+
+def giant_guard() -> None:
+    """The giant-component guard is part of the configuration: changing it here
+    changes the current configuration (and what the Export page writes)."""
+    cfg = state.config()
+    c = st.columns([1, 3])
+    size = c[0].number_input("Giant-component guard (documents)", min_value=0, step=10,
+                             value=cfg.max_component or 0, key="giant_guard",
+                             help="Components larger than this are re-clustered with the star rule (no "
+                                  "chaining) and flagged. 0 = off.")
+    c[1].caption("Real crawls have produced single components of hundreds of thousands of documents that "
+                 "wiped out whole sources. Above this size a component keeps only the documents verified "
+                 "against a representative of their own; the table below shows which slices the largest "
+                 "components swallow.")
+    new = int(size) if size >= 2 else None
+    if new != cfg.max_component:
+        state.set_config(dataclasses.replace(cfg, max_component=new), "giant-component guard on the Clusters page")
+        st.rerun()
 
 
 def components(ev) -> None:
@@ -120,6 +143,7 @@ def doc_diff(default: tuple[int, int] | None) -> None:
 
 with guard("The Clusters page"):
     state.page("Clusters", "What the current configuration would remove, riskiest clusters first.")
+    giant_guard()
     with st.spinner("Evaluating the current configuration..."):
         ev = engine.evaluation()
     if ev.verified is None:

@@ -386,3 +386,18 @@ def test_export_bytes_are_valid_files(tmp_path):
     assert list(u.columns) == ["field", "value", "reason"] and len(u) >= 1 and u["reason"].str.len().min() > 10
     with pytest.raises(ValueError):
         export.frame_bytes(frame, "xlsx")
+
+
+def test_clusters_giant_guard_changes_the_configuration():
+    at = start()
+    at.switch_page("pages/4_Clusters.py").run()
+    assert at.session_state["calib_config"].max_component is None
+    at.number_input(key="giant_guard").set_value(2).run()
+    assert not at.exception, at.exception
+    cfg = at.session_state["calib_config"]
+    assert cfg.max_component == 2
+    # every cluster larger than 2 is now flagged; the metric reports them
+    assert metric(at, "In giant components") != ""
+    at.switch_page("pages/6_Export.py").run()  # the guard travels with the configuration
+    assert not at.exception, at.exception
+    assert at.session_state["calib_config"].max_component == 2

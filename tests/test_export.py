@@ -56,7 +56,7 @@ def test_valid_document_passes_and_round_trips(tmp_path, ev, sample):
     out = tmp_path / "config.json"
     d = E.write_config(out, Config(), evaluation=ev, sample=sample)
     cfg, loaded = E.load_config(out)
-    assert cfg == Config() and cfg.fingerprint() == d["config_fingerprint"] == "02a0d857053f"
+    assert cfg == Config() and cfg.fingerprint() == d["config_fingerprint"] == "e303eefd4946"
     assert loaded["representation_fingerprint"] == Representation().fingerprint() == "bb8f7be452ce"
     assert loaded["lsh"] == {"b": 16, "r": 8, "rows_used": 128, "lsh_threshold": pytest.approx(2 ** -0.5),
                              "s50": pytest.approx(Config().s50)}
@@ -167,7 +167,7 @@ def test_fingerprints_stable_across_processes():
     here = "".join(f"{c.rep.fingerprint()} {c.fingerprint()} "
                    f"{hashlib.sha256(E.dumps(E.build_config_doc(c)).encode()).hexdigest()}\n" for c in cfgs)
     assert out == here
-    assert out.split()[:2] == ["bb8f7be452ce", "02a0d857053f"]  # pinned: a change here breaks old exports
+    assert out.split()[:2] == ["bb8f7be452ce", "e303eefd4946"]  # pinned: a change here breaks old exports
 
 
 # -- targets ----------------------------------------------------------------------------
@@ -283,7 +283,7 @@ def test_manifest_columns_and_content(ev, sample):
     m = E.manifest(ev, sample)
     assert list(m.columns) == EXPECTED_COLUMNS
     assert len(m) == ev.row["removed"] == ev.clustering.n_removed
-    assert (m["review_status"] == "unreviewed").all() and (m["config_fingerprint"] == "02a0d857053f").all()
+    assert (m["review_status"] == "unreviewed").all() and (m["config_fingerprint"] == "e303eefd4946").all()
     assert (m["doc_id"] != m["representative_id"]).all()
     assert (m["sim_to_representative_exact"] >= 0.8).all()  # direct pairs verified at J >= 0.8
     assert m["via_exact"].notna().all() and m["via_estimated"].notna().all()

@@ -183,3 +183,20 @@ def test_recommend_refuses_unlabeled_evidence():
     # "a" removes 12 documents none of which is labeled: its rate is unknown, not 0.
     assert recommend(rows, max_false_removal_rate=0.01)["config_fingerprint"] == "b"
     assert recommend(rows.assign(n_positive=0), max_false_removal_rate=0.01) is None
+
+
+def test_giant_component_guard_applies_the_star_rule(small_sample):
+    # A loose threshold chains many documents; a guard of 3 re-clusters every
+    # larger component with the star rule and flags its members.
+    ws = Workspace(small_sample)
+    rep = Representation(shingle="word", k=1, num_perm=64)
+    loose = evaluate(ws, Config(rep, 64, 1, "exact", 0.15))
+    sizes = np.bincount(loose.clustering.component)
+    assert sizes.max() > 3
+    guarded = evaluate(ws, Config(rep, 64, 1, "exact", 0.15, max_component=3))
+    big = sizes[guarded.clustering.component] > 3
+    assert (guarded.clustering.flagged_giant == big).all()
+    assert guarded.row["giant_components"] == int((sizes > 3).sum())
+    # star: every removed member of a giant component is verified with its own representative
+    assert not (guarded.clustering.chained & big).any()
+    assert guarded.row["chained_removals"] <= loose.row["chained_removals"]
