@@ -150,14 +150,18 @@ def normalize(text: str, rep: Representation) -> str:
 
     Order: NFKC, lowercase, punctuation -> space, whitespace collapse (and
     strip). Word shingling always splits on whitespace, so collapse only
-    changes char shingles.
+    changes char shingles. Punctuation and symbols (Unicode P*, S*) become a
+    space so that "end.Start" stays two words; they are removed before NFKC
+    too, since NFKC turns some of them into a space plus a combining mark
+    (U+FE49 DASHED OVERLINE -> " " + U+0305), which is no punctuation.
     """
+    if rep.strip_punct:
+        text = _punct_re().sub(" ", text)
     if rep.nfkc and not text.isascii():  # NFKC leaves ASCII unchanged
         text = unicodedata.normalize("NFKC", text)
     if rep.lowercase:
         text = text.lower()
     if rep.strip_punct:
-        # Punctuation and symbols become a space so that "end.Start" stays two words.
         text = _punct_re().sub(" ", text)
     if rep.collapse_ws or rep.shingle == "word":
         # str.split() splits on exactly the characters re's \s matches

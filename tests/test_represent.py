@@ -315,3 +315,11 @@ def test_shingles_tile_the_normalized_text(text, shingle, k, strip, collapse):
     assert all(len(p) == k for p in pieces)
     rebuilt = [p[0] for p in pieces] + pieces[-1][1:]
     assert joiner.join(rebuilt) == norm
+
+
+def test_strip_punct_removes_punctuation_that_nfkc_would_split():
+    # U+FE49 DASHED OVERLINE (Po) is NFKC " " + U+0305 COMBINING OVERLINE (Mn):
+    # found by the hostile-input suite; punctuation as written is removed whole.
+    assert unicodedata.normalize("NFKC", "\ufe49") == " \u0305"
+    assert normalize(":\ufe49", R(strip_punct=True)) == ""
+    assert normalize("a\ufe49b", R(strip_punct=True)) == "a b"
