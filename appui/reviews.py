@@ -4,12 +4,12 @@ decisions into a sample's pair labels."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from calib.review import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
 from calib.samples import REPO_ROOT, Sample, pair_frame
 from calib.sweep import Evaluation
 
@@ -85,35 +85,6 @@ def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
     chained = np.concatenate([np.zeros(len(v.i), bool), np.ones(len(ci), bool)])
     out = pd.DataFrame({"id_a": ids[i], "id_b": ids[j], "sim": sim, "chained": chained, "i": i, "j": j})
     return out.drop_duplicates(["i", "j"]).reset_index(drop=True)
-
-
-def merge_review_labels(sample: Sample, labels: pd.DataFrame) -> tuple[Sample, int, int]:
-    """The sample with review labels (id_a, id_b, label, category) added;
-    a review overrides an existing label of the same pair. Returns
-    (new sample, labels used, labels skipped because an id is not in the sample)."""
-    if labels is None or len(labels) == 0:
-        return sample, 0, 0
-    ids = pd.Series(np.arange(sample.n), index=sample.docs["id"].astype(str))
-    known = labels["id_a"].astype(str).isin(ids.index) & labels["id_b"].astype(str).isin(ids.index)
-    lab = labels[known & (labels["id_a"].astype(str) != labels["id_b"].astype(str))]
-    skipped = int(len(labels) - len(lab))
-    if lab.empty:
-        return sample, 0, skipped
-    a = ids[lab["id_a"].astype(str)].to_numpy(np.int64)
-    b = ids[lab["id_b"].astype(str)].to_numpy(np.int64)
-    new = pd.DataFrame({"i": np.minimum(a, b), "j": np.maximum(a, b),
-                        "is_duplicate": (lab["label"].astype(str) == "duplicate").to_numpy(bool),
-                        "category": lab["category"].astype(str).to_numpy() if "category" in lab else "review"})
-    old = sample.pairs
-    codes_new = set(zip(new["i"].tolist(), new["j"].tolist()))
-    keep = [(x, y) not in codes_new for x, y in zip(old["i"].tolist(), old["j"].tolist())]
-    pairs = pd.concat([old[keep], new], ignore_index=True)
-    pairs = pairs.sort_values(["i", "j"], kind="stable").reset_index(drop=True)
-    pairs["i"] = pairs["i"].astype("int64")
-    pairs["j"] = pairs["j"].astype("int64")
-    pairs["is_duplicate"] = pairs["is_duplicate"].astype(bool)
-    name = sample.name if sample.name.endswith("+reviews") else f"{sample.name}+reviews"
-    return replace(sample, pairs=pairs, name=name), int(len(new)), skipped
 
 
 __all__ = ["action_pairs", "merge_review_labels", "default_db", "check_db_path", "pair_frame"]

@@ -132,9 +132,24 @@ def write_table_atomic(frame, out: Path) -> None:
     write_frame_atomic(frame, out)
 
 
+def with_reviews(sample, db: str):
+    """The sample with the review database's latest decisions as pair labels."""
+    from .review import ReviewStore, with_review_labels
+    if not Path(db).is_file():
+        raise CliError(f"{db}: no such review database")
+    with ReviewStore(db) as store:
+        labels = store.as_pair_labels()
+    sample, used, skipped = with_review_labels(sample, labels)
+    print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
+                                                         if skipped else ""), file=sys.stderr)
+    return sample
+
+
 def cmd_sweep(a) -> int:
     from .sweep import Workspace, recommend, sweep
     sample = load(a.sample, a.pairs)
+    if a.reviews:
+        sample = with_reviews(sample, a.reviews)
     grid = grid_from_args(a)
     try:
         ws = Workspace(sample)  # refuses a sample of fewer than 2 documents
@@ -253,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default 0.01)")
+    s.add_argument("--reviews", help="review database (.sqlite): its latest decisions are used as pair labels")
     add_grid_options(s)
     s.set_defaults(func=cmd_sweep)
     e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")

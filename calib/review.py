@@ -11,12 +11,15 @@ processes may write to the same file at once.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+
+from .samples import Sample
 
 SCHEMA_VERSION = 1
 DECISIONS = ("duplicate", "not_duplicate", "unsure")
@@ -243,3 +246,33 @@ def review_queue(pairs: pd.DataFrame, threshold: float, *, reviewed: pd.DataFram
     out = out.sort_values(["chained", "distance", "id_a", "id_b"], ascending=[False, True, True, True],
                           kind="stable").reset_index(drop=True)
     return out if limit is None else out.head(limit)
+
+
+def with_review_labels(sample: Sample, labels: pd.DataFrame) -> tuple[Sample, int, int]:
+    """The sample with review labels (``ReviewStore.as_pair_labels()``: id_a,
+    id_b, label, category) added, so the next sweep uses them; a review
+    overrides an existing label of the same pair. Returns (new sample, labels
+    used, labels skipped because an id is not in the sample)."""
+    if labels is None or len(labels) == 0:
+        return sample, 0, 0
+    ids = pd.Series(np.arange(sample.n), index=sample.docs["id"].astype(str))
+    known = labels["id_a"].astype(str).isin(ids.index) & labels["id_b"].astype(str).isin(ids.index)
+    lab = labels[known & (labels["id_a"].astype(str) != labels["id_b"].astype(str))]
+    skipped = int(len(labels) - len(lab))
+    if lab.empty:
+        return sample, 0, skipped
+    a = ids[lab["id_a"].astype(str)].to_numpy(np.int64)
+    b = ids[lab["id_b"].astype(str)].to_numpy(np.int64)
+    new = pd.DataFrame({"i": np.minimum(a, b), "j": np.maximum(a, b),
+                        "is_duplicate": (lab["label"].astype(str) == "duplicate").to_numpy(bool),
+                        "category": lab["category"].astype(str).to_numpy() if "category" in lab else "review"})
+    old = sample.pairs
+    codes_new = set(zip(new["i"].tolist(), new["j"].tolist()))
+    keep = [(x, y) not in codes_new for x, y in zip(old["i"].tolist(), old["j"].tolist())]
+    pairs = pd.concat([old[keep], new], ignore_index=True)
+    pairs = pairs.sort_values(["i", "j"], kind="stable").reset_index(drop=True)
+    pairs["i"] = pairs["i"].astype("int64")
+    pairs["j"] = pairs["j"].astype("int64")
+    pairs["is_duplicate"] = pairs["is_duplicate"].astype(bool)
+    name = sample.name if sample.name.endswith("+reviews") else f"{sample.name}+reviews"
+    return replace(sample, pairs=pairs, name=name), int(len(new)), skipped

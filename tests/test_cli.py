@@ -62,3 +62,42 @@ def test_bad_sample_file_names_file_and_line(tmp_path):
                            str(tmp_path / "r.csv")], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert "docs.jsonl line 2" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_sweep_uses_review_decisions_as_labels(tmp_path):
+    from calib.review import ReviewStore
+    from calib.samples import load_sample
+    s = load_sample(ROOT / "data" / "sample")
+    # Two unrelated singletons (no group): reviewers call them duplicates.
+    singles = s.docs[s.docs["group"].isna()]["id"].tolist()[:2]
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db) as store:
+        store.record(singles[0], singles[1], "duplicate", "ana", note="same page")
+    base, reviewed = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(base), *SMALL_GRID]) == 0
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(reviewed), "--reviews", str(db),
+                 *SMALL_GRID]) == 0
+    a, b = pd.read_csv(base), pd.read_csv(reviewed)
+    assert (b["n_positive"] == a["n_positive"] + 1).all()  # the reviewed pair is now a true duplicate
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(tmp_path / "c.csv"),
+                 "--reviews", str(tmp_path / "missing.sqlite"), *SMALL_GRID]) == 2
+
+
+def test_interrupted_sweep_leaves_previous_results_intact(tmp_path):
+    import os
+    import signal
+    import time
+    out = tmp_path / "r.parquet"
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(out), *SMALL_GRID]) == 0
+    before = out.read_bytes()
+    # A long sweep into the same file, killed mid-run.
+    proc = subprocess.Popen([sys.executable, "-m", "calib", "sweep", "--sample", str(ROOT / "data" / "sample"),
+                             "--out", str(out), "--shingles", "word3,word5,char5", "--num-perm", "64,128,256"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(4)
+    assert proc.poll() is None, "the sweep should still be running"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert out.read_bytes() == before  # the earlier results are untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]  # no partial file
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(out), *SMALL_GRID]) == 0
