@@ -27,11 +27,16 @@ def allowed_roots() -> list[Path]:
     for part in os.environ.get(ENV_VAR, "").split(os.pathsep):
         if part.strip():
             roots.append(Path(part.strip()).expanduser())
+    return unique_resolved(roots)
+
+
+def unique_resolved(paths) -> list[Path]:
+    """The paths resolved (symlinks followed), first occurrence kept."""
     out: list[Path] = []
-    for r in roots:
-        r = r.resolve()
-        if r not in out:
-            out.append(r)
+    for p in paths:
+        p = Path(p).resolve()
+        if p not in out:
+            out.append(p)
     return out
 
 

@@ -14,7 +14,7 @@ from calib.samples import REPO_ROOT, Sample, pair_frame
 from calib.sweep import Evaluation
 
 from .paths import ENV_VAR as PATHS_ENV_VAR
-from .paths import allowed_roots
+from .paths import allowed_roots, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
 
@@ -34,13 +34,7 @@ def allowed_db_dirs() -> list[Path]:
     env = os.environ.get(ENV_VAR, "").strip()
     if env:
         dirs.append(Path(env).expanduser().parent)
-    dirs += allowed_roots()
-    out: list[Path] = []
-    for d in dirs:
-        d = d.resolve()
-        if d not in out:
-            out.append(d)
-    return out
+    return unique_resolved(dirs + allowed_roots())
 
 
 def check_db_path(text: str) -> Path:
