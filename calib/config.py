@@ -41,6 +41,11 @@ class Config:
         if not isinstance(self.threshold, (int, float)) or not 0.0 <= float(self.threshold) <= 1.0 \
                 or math.isnan(float(self.threshold)):
             raise ValueError(f"Config.threshold must be a number in [0, 1], got {self.threshold!r}")
+        # Canonical values, so equal decisions fingerprint alike: ints, a float
+        # threshold, and no threshold at all (0.0) when nothing is verified.
+        object.__setattr__(self, "b", int(self.b))
+        object.__setattr__(self, "r", int(self.r))
+        object.__setattr__(self, "threshold", 0.0 if self.verify == "none" else float(self.threshold))
         if self.policy not in POLICIES:
             raise ValueError(f"Config.policy must be one of {POLICIES}, got {self.policy!r}")
         if self.max_component is not None and (isinstance(self.max_component, bool) or

@@ -326,8 +326,10 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
 def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int | None = 20_000_000) -> Evaluation:
     """All details of one configuration: metrics row, verified pairs, clusters, outcomes."""
     ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
-    st = _SplitState(ws, config.rep, config.b, config.r, config.threshold if config.verify == "exact" else 1.0,
-                     max_pairs)
+    # Reference pairs down to the threshold, as a sweep over it would use (so
+    # similar_recall agrees); a "none" rule read back from a results row has t = 0.
+    floor = config.threshold if config.threshold > 0 else 1.0
+    st = _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs)
     row, verified, clustering, outcomes = _score(ws, st, config, detail=True)
     return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config, st))
 

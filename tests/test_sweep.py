@@ -13,7 +13,7 @@ from datasketch import MinHash, MinHashLSH
 from calib.config import Config
 from calib.represent import Representation, shingle_strings
 from calib.samples import from_frames, load_clough, load_sample
-from calib.sweep import Grid, Workspace, evaluate, recommend, slice_breakdown, sweep
+from calib.sweep import Grid, Workspace, config_from_row, evaluate, recommend, slice_breakdown, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOUGH = ROOT.parent / "shared" / "corpora" / "clough"
@@ -200,3 +200,16 @@ def test_giant_component_guard_applies_the_star_rule(small_sample):
     # star: every removed member of a giant component is verified with its own representative
     assert not (guarded.clustering.chained & big).any()
     assert guarded.row["chained_removals"] <= loose.row["chained_removals"]
+
+
+def test_evaluate_reproduces_its_sweep_row(small_sample):
+    ws = Workspace(small_sample)
+    grid = Grid(representations=(Representation(shingle="word", k=3),), num_perms=(64,), splits=((16, 4),),
+                thresholds=(0.6, 0.8), verify=("exact", "estimated", "none"))
+    res = sweep(ws, grid)
+    for _, row in res.iterrows():
+        ev = evaluate(ws, config_from_row(row))
+        for key in ("candidates", "candidate_recall", "pair_recall", "pair_precision", "removed",
+                    "false_removals", "missed_removals", "similar_recall", "config_fingerprint"):
+            a, b = ev.row[key], row[key]
+            assert (a == b) or (isinstance(a, float) and np.isnan(a) and np.isnan(b)), (key, row["verify"], a, b)
