@@ -19,7 +19,6 @@ Two empty sets have J = 0 here (no evidence of duplication), not 1.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 from numba import njit, prange
@@ -109,14 +108,13 @@ def _postings(offsets, ranks, index_len, order_pos, active, n_tokens):
 def _prefix_join(offsets, ranks, probe_len, index_len, post_off, post_pos, by_order, order_pos, sizes_sorted,
                  sizes, threshold, lo, hi, emit, out_off, out_i, out_j, counts):
     """Rows lo..hi-1 (x) against every y before x in (size, row) order that
-    shares a token of x's probe prefix and y's index prefix.
+    shares a prefix token (each pair is met once, from its larger side).
 
-    AllPairs bounds, all exact: y precedes x so |y| <= |x|, and J >= t needs
-    |y| >= t|x| and an overlap alpha = ceil(t/(1+t) (|x|+|y|)) >= ceil(2t/(1+t)
-    |y|): y's index prefix |y| - ceil(2t/(1+t)|y|) + 1 suffices. Counting c,
-    the shared prefix tokens, a survivor needs c + (tokens after the prefix
-    that ends first) >= alpha. Pass 1 (emit=False) counts per row, pass 2
-    writes the pairs (min, max) at out_off.
+    Exact filters: |y| <= |x| by the order and |y| >= t|x| by ``first``;
+    counting c, the shared prefix tokens, a survivor needs c + (tokens after
+    the prefix that ends first in the global order) >= alpha, where J >= t
+    needs the overlap alpha = ceil(t/(1+t) (|x|+|y|)). Pass 1 (emit=False)
+    counts the survivors per row, pass 2 writes them (min, max) at out_off.
     """
     n = len(sizes)
     n_rows = hi - lo
@@ -184,7 +182,10 @@ def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 4096,
     act = np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)
     sizes = sets.sizes()
     probe_len = np.where(act, _prefix_lengths(sizes, threshold), 0)
-    index_len = np.where(act, _prefix_lengths(sizes, 2 * threshold / (1 + threshold)), 0)
+    # Both sides use the probe prefix |A| - ceil(t|A|) + 1. AllPairs' shorter
+    # index prefix (2t/(1+t)) traverses less but leaves the overlap filter
+    # below nearly powerless: on prose char 5-grams it was 3x slower overall.
+    index_len = probe_len
     ranks = _global_ranks(sets)
     n_tokens = int(ranks.max()) + 1 if len(ranks) else 0
     by_order = np.lexsort((np.arange(n), sizes))
