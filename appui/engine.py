@@ -132,6 +132,17 @@ def policies(ev: Evaluation) -> pd.DataFrame:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
+def _slices(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) -> pd.DataFrame:
+    from calib.sweep import slice_breakdown
+    return slice_breakdown(_ev, _h.ws.sample)
+
+
+def slices(ev: Evaluation) -> pd.DataFrame:
+    """Every rate of ``ev`` per category / slice value, with Fisher tests (shared frame: do not modify)."""
+    return _slices(state.sample_hash(), ev.config.fingerprint(), ev, handle())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _manifest(content_hash: str, config_fp: str, reviews_stamp: tuple, _ev: Evaluation, _h: Handle,
               _latest: pd.DataFrame | None) -> pd.DataFrame:
     from calib.export import manifest

@@ -56,6 +56,29 @@ def policies(ev) -> None:
                "star: each removed document must be a verified pair with its representative.")
 
 
+def by_slice(ev) -> None:
+    st.subheader("Who is removed: rates per slice")
+    st.caption("Each rate per pair category and per document slice, with a 95% Wilson interval and a Fisher "
+               "exact test of the slice against all the others (Holm-adjusted). Flagged rows differ "
+               "significantly: check that a rare domain or language is not removed disproportionately.")
+    with st.spinner("Breaking the rates down by slice..."):
+        sb = engine.slices(ev)
+    if sb.empty:
+        st.info("No labeled pair or slice column to break down.")
+        return
+    only = st.checkbox("Only flagged slices", value=False, key="slices_flagged_only")
+    show = sb[sb["flagged"]] if only else sb
+    k = st.columns(2)
+    k[0].metric("Slices compared", f"{len(sb):,}")
+    k[1].metric("Flagged (p < 0.05 after Holm)", f"{int(sb['flagged'].sum()):,}")
+    st.dataframe(show, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
+                 column_config={"rate": st.column_config.NumberColumn("rate", format="percent"),
+                                "ci_low": st.column_config.NumberColumn("95% low", format="percent"),
+                                "ci_high": st.column_config.NumberColumn("95% high", format="percent"),
+                                "p_value": st.column_config.NumberColumn("p", format="%.2g"),
+                                "p_adjusted": st.column_config.NumberColumn("p (Holm)", format="%.2g")})
+
+
 def giant_guard() -> None:
     """The giant-component guard is part of the configuration: changing it here
     changes the current configuration (and what the Export page writes)."""
@@ -152,6 +175,7 @@ with guard("The Clusters page"):
     else:
         diag = overview(ev)
         policies(ev)
+        by_slice(ev)
         components(ev)
         pair = graph(ev, diag)
         doc_diff(pair)

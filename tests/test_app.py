@@ -401,3 +401,15 @@ def test_clusters_giant_guard_changes_the_configuration():
     at.switch_page("pages/6_Export.py").run()  # the guard travels with the configuration
     assert not at.exception, at.exception
     assert at.session_state["calib_config"].max_component == 2
+
+
+def test_clusters_page_breaks_rates_down_by_slice():
+    at = start()
+    at.switch_page("pages/4_Clusters.py").run()
+    assert not at.exception, at.exception
+    assert int(metric(at, "Slices compared").replace(",", "")) > 10
+    flagged = int(metric(at, "Flagged (p < 0.05 after Holm)").replace(",", ""))
+    at.checkbox(key="slices_flagged_only").check().run()
+    assert not at.exception, at.exception
+    tables = [d.value for d in at.dataframe if "p_adjusted" in d.value.columns]
+    assert tables and len(tables[0]) == flagged and tables[0]["flagged"].all()

@@ -102,3 +102,15 @@ def test_collision_rates_bins():
     assert f["rate"].tolist() == pytest.approx([0.0, 2 / 3, 1.0])
     # b = r = 1: the S-curve is the identity at the bin's mean similarity
     assert f["theory"].tolist() == pytest.approx([0.06, (0.55 + 0.52 + 0.58) / 3, 0.995])
+
+
+def test_clopper_pearson_matches_scipy():
+    from scipy.stats import binomtest
+
+    from calib.stats import clopper_pearson
+    for k, n in [(0, 10), (3, 10), (10, 10), (57, 200)]:
+        ci = binomtest(k, n).proportion_ci(method="exact")
+        lo, hi = clopper_pearson(k, n)
+        assert float(lo) == pytest.approx(ci.low, abs=1e-12)
+        assert float(hi) == pytest.approx(ci.high, abs=1e-12)
+    assert np.isnan(clopper_pearson(0, 0)[0])
