@@ -19,11 +19,11 @@ def overview(ev) -> pd.DataFrame:
     k = st.columns(6)
     k[0].metric("Verified pairs", f"{len(ev.verified.i):,}")
     k[1].metric("Clusters of 2+", f"{int((sizes >= 2).sum()):,}")
-    k[2].metric("Documents removed", f"{c.n_removed:,}")
-    k[3].metric("Chained removals", f"{c.n_chained:,}",
+    k[2].metric("Removed", f"{c.n_removed:,}")
+    k[3].metric("Chained", f"{c.n_chained:,}",
                 help="Removed documents whose pair with the representative was never verified")
     k[4].metric("Largest cluster", f"{int(sizes.max()) if len(sizes) else 0:,}")
-    k[5].metric("In giant components", f"{int(c.flagged_giant.sum()):,}",
+    k[5].metric("Giant members", f"{int(c.flagged_giant.sum()):,}",
                 help="Members of components above the guard size, clustered with the star rule")
 
     st.subheader("Clusters by risk")

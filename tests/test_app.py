@@ -397,7 +397,7 @@ def test_clusters_giant_guard_changes_the_configuration():
     cfg = at.session_state["calib_config"]
     assert cfg.max_component == 2
     # every cluster larger than 2 is now flagged; the metric reports them
-    assert metric(at, "In giant components") != ""
+    assert metric(at, "Giant members") != ""
     at.switch_page("pages/6_Export.py").run()  # the guard travels with the configuration
     assert not at.exception, at.exception
     assert at.session_state["calib_config"].max_component == 2
