@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from test_e2e_browser import ARGS, CHROMIUM, IDLE, server  # noqa: F401 - server is a fixture
+from test_e2e_browser import ARGS, CHROMIUM, idle, server  # noqa: F401 - server is a fixture
 
 pytestmark = pytest.mark.browser
 
@@ -30,14 +30,6 @@ SPLITS = ["16x8", "32x4", "8x16", "64x2"]
 ENGINE = re.compile(r"Engine cache \(shared by every browser session on this sample\): workspace (\w+), "
                     r"built (\d+) time\(s\) by this server; it holds (\d+) shingle set\(s\), (\d+) signature "
                     r"matrix\(es\), (\d+) candidate set\(s\)")
-
-
-def idle(page, text: str | None = None) -> None:
-    page.wait_for_timeout(300)
-    page.wait_for_selector(IDLE, timeout=120_000)
-    if text:
-        page.locator('[data-testid="stMain"]').get_by_text(text, exact=False).first.wait_for(timeout=120_000)
-    page.wait_for_selector(IDLE, timeout=120_000)
 
 
 def main_text(page) -> str:
