@@ -13,8 +13,6 @@ is needed). Pairs are returned as int64 arrays (i, j) with i < j, sorted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit, prange
 from scipy.integrate import quad
@@ -244,22 +242,3 @@ def collides(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> n
     check_split(b, r, sig.shape[1])
     i, j = pair_arrays(i, j, sig.shape[0])
     return _collides(sig, i, j, b, r)
-
-
-@dataclass(frozen=True)
-class Split:
-    """An LSH split with its theory, for display."""
-
-    b: int
-    r: int
-
-    @property
-    def threshold(self) -> float:
-        return threshold_approx(self.b, self.r)
-
-    @property
-    def s50(self) -> float:
-        return s_at_probability(self.b, self.r, 0.5)
-
-    def __str__(self) -> str:
-        return f"b={self.b} r={self.r} (t~{self.threshold:.3f}, P=0.5 at s={self.s50:.3f})"

@@ -45,10 +45,6 @@ class ShingleSets:
     def of(self, d: int) -> np.ndarray:
         return self.hashes[self.offsets[d]:self.offsets[d + 1]]
 
-    @property
-    def nbytes(self) -> int:
-        return self.offsets.nbytes + self.hashes.nbytes
-
 
 def encode(texts: list[str], rep: Representation) -> tuple[np.ndarray, np.ndarray]:
     """Normalize and UTF-8 encode texts into (buffer uint8, offsets int64[n+1])."""

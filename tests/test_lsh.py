@@ -17,7 +17,8 @@ from datasketch.lsh import _optimal_param
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from calib.lsh import (Split, TooManyCandidates, band_keys, candidate_pairs, collides, false_negative_area,
+from calib.config import Config
+from calib.lsh import (TooManyCandidates, band_keys, candidate_pairs, collides, false_negative_area,
                        false_positive_area, optimal_split, s_at_probability, s_curve, splits, threshold_approx)
 from calib.minhash import signatures_from_texts
 from calib.represent import Representation, shingle_strings
@@ -258,7 +259,9 @@ def test_optimal_split_datasketch_default_case():
     assert MinHashLSH(threshold=0.8, num_perm=128).r == 13
     assert float(s_curve(0.8, 9, 13)) == pytest.approx(0.40, abs=0.005)
     assert s_at_probability(9, 13) == pytest.approx(0.82, abs=0.005)
-    assert str(Split(9, 13)) == f"b=9 r=13 (t~{(1 / 9) ** (1 / 13):.3f}, P=0.5 at s=0.819)"
+    cfg = Config(b=9, r=13)  # the split's theory as the app and exports show it
+    assert cfg.lsh_threshold == pytest.approx((1 / 9) ** (1 / 13))
+    assert f"{cfg.s50:.3f}" == "0.819"
 
 
 def test_optimal_split_bad_threshold():
