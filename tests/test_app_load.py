@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from test_e2e_browser import ARGS, CHROMIUM, idle, server  # noqa: F401 - server is a fixture
+from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, server  # noqa: F401 - server is a fixture
 
 pytestmark = pytest.mark.browser
 
@@ -55,11 +55,7 @@ def session(url: str, split: str, start: threading.Barrier, out: dict) -> None:
                 page.set_default_timeout(120_000)
                 page.goto(f"{url}/Sweep")
                 idle(page, "Run sweep")
-                page.locator('[data-testid="stMultiSelect"]', has_text="Hash counts").locator(
-                    'svg[title="Delete"], [aria-label*="Remove 256"], [title="Delete"]').last.click()
-                idle(page)
-                page.get_by_text("a list", exact=True).click()
-                idle(page)
+                only_128_and_a_split_list(page)
                 box = page.get_by_label("Splits (bands x rows)")
                 box.fill(split)
                 box.press("Enter")

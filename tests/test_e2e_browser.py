@@ -93,6 +93,15 @@ def idle(page, text: str | None = None) -> None:
     page.wait_for_selector(IDLE, timeout=120_000)
 
 
+def only_128_and_a_split_list(page) -> None:
+    """On the Sweep page: drop the 256 hash count and switch splits to 'a list'."""
+    page.locator('[data-testid="stMultiSelect"]', has_text="Hash counts").locator(
+        'svg[title="Delete"], [aria-label*="Remove 256"], [title="Delete"]').last.click()
+    idle(page)
+    page.get_by_text("a list", exact=True).click()
+    idle(page)
+
+
 def shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.wait_for_timeout(800)  # let charts finish drawing
@@ -134,11 +143,7 @@ def test_walk_every_page(page, server):
     nav(page, "Sweep")
     idle(page, "Run sweep")
     # a small grid: 128 hashes only, a list of splits, two thresholds
-    page.locator('[data-testid="stMultiSelect"]', has_text="Hash counts").locator(
-        'svg[title="Delete"], [aria-label*="Remove 256"], [title="Delete"]').last.click()
-    idle(page)
-    page.get_by_text("a list", exact=True).click()
-    idle(page)
+    only_128_and_a_split_list(page)
     page.get_by_role("button", name="Run sweep").click()
     idle(page, "Recommended under")
     no_exception(page)
