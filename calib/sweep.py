@@ -331,10 +331,15 @@ def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int
     floor = config.threshold if config.threshold > 0 else 1.0
     st = _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs)
     row, verified, clustering, outcomes = _score(ws, st, config, detail=True)
-    return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config, st))
+    return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config))
 
 
-def labeled_pairs(ws: Workspace, config: Config, st: _SplitState | None = None) -> pd.DataFrame:
+def _distinct_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the first occurrence of each distinct pair (i < j), in (i, j) order."""
+    return np.unique(i * n + j, return_index=True)[1]
+
+
+def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
     """The sample's labeled pairs (and group-derived duplicates), with exact and
     estimated J, candidate and verified flags, for per-category breakdowns."""
     s = ws.sample
@@ -342,8 +347,7 @@ def labeled_pairs(ws: Workspace, config: Config, st: _SplitState | None = None) 
     i = np.concatenate([p["i"].to_numpy(np.int64), ws.truth.pos_i])
     j = np.concatenate([p["j"].to_numpy(np.int64), ws.truth.pos_j])
     cat = np.concatenate([p["category"].astype(str).to_numpy(), np.full(ws.truth.n_positive, "(group)", dtype=object)])
-    code = i * s.n + j
-    _, first = np.unique(code, return_index=True)
+    first = _distinct_pairs(i, j, s.n)
     i, j, cat = i[first], j[first], cat[first]
     sig = ws.signatures(config.rep)
     exact = pairs_jaccard(ws.sets(config.rep), i, j)
@@ -373,7 +377,7 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     p = ws.sample.pairs
     i = np.concatenate([ri, a, p["i"].to_numpy(np.int64), ws.truth.pos_i])
     j = np.concatenate([rj, c, p["j"].to_numpy(np.int64), ws.truth.pos_j])
-    _, first = np.unique(i * n + j, return_index=True)
+    first = _distinct_pairs(i, j, n)
     i, j = i[first], j[first]
     active = ws.active(rep)
     m = active[i] & active[j]

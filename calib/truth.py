@@ -20,6 +20,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
+from ._validate import pair_arrays
 from .samples import Sample
 
 DUPLICATE, NOT_DUPLICATE, UNLABELED = np.int8(1), np.int8(0), np.int8(-1)
@@ -47,8 +48,7 @@ class Truth:
 
     def label(self, i, j) -> np.ndarray:
         """int8 per pair: 1 duplicate, 0 not duplicate, -1 unlabeled."""
-        i = np.asarray(i, dtype=np.int64)
-        j = np.asarray(j, dtype=np.int64)
+        i, j = pair_arrays(i, j, self.n)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         out = np.full(len(lo), UNLABELED, dtype=np.int8)
         if self.groups is not None:
