@@ -31,6 +31,8 @@ from .clusters import Clustering, cluster_pairs
 from .config import Config
 from .jaccard import pairs_jaccard
 from .minhash import estimate_jaccard, signatures
+from .samples import SampleError
+from .samples import _as_id as sample_id
 from .shingles import ShingleSets, shingle_hashes
 
 
@@ -73,13 +75,12 @@ def _open_text(path: Path):
 
 
 def _as_id(v, where: str, field: str) -> str:
-    if isinstance(v, bool) or v is None or (isinstance(v, float) and not np.isfinite(v)):
-        raise ApplyError(f"{where}: field {field!r} must be a non-empty string or integer id, got {v!r}")
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, str) and v != "":
-        return v
-    raise ApplyError(f"{where}: field {field!r} must be a non-empty string or integer id, got {v!r}")
+    """The loaders' id rule (calib.samples), so a corpus and its labeled
+    sample name documents alike: text, or an integer (1 and 1.0 are "1")."""
+    try:
+        return sample_id(v, None, None, None)
+    except SampleError as exc:
+        raise ApplyError(f"{where}: field {field!r}: {exc.detail}") from None
 
 
 def _as_text(v, where: str, field: str) -> str:

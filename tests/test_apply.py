@@ -197,3 +197,12 @@ def test_cli_error_paths(tmp_path, capsys, corpus):
     _one_line_error(*_run(capsys, ["export", "--sample", REPO / "data" / "sample", "--out", tmp_path / "e",
                                    "--budget", "2"]), "--budget")
     assert not (tmp_path / "o").exists() and not (tmp_path / "e").exists()
+
+
+def test_corpus_ids_follow_the_loaders_rule(tmp_path):
+    from calib.apply import _as_id
+    assert _as_id(7, "c.jsonl:1", "id") == "7"
+    assert _as_id(7.0, "c.jsonl:1", "id") == "7"  # as load_sample reads it
+    for bad in (None, True, "  ", 1.5, [1]):
+        with pytest.raises(ApplyError, match=r"c.jsonl:1: field 'id'"):
+            _as_id(bad, "c.jsonl:1", "id")
