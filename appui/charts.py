@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from calib import lsh
+from calib.minhash import estimate_sd
 
 PCT = ".0%"
 REP_ROLE, VERIFIED_ROLE, CHAINED_ROLE = ("kept (representative)", "removed, verified with the representative",
@@ -159,7 +160,7 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
 def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -> alt.LayerChart:
     """df: exact, estimated, kind, id_a, id_b, category."""
     s = np.linspace(0, 1, 101)
-    sd = np.sqrt(s * (1 - s) / num_perm)
+    sd = estimate_sd(s, num_perm)
     band = pd.DataFrame({"exact": s, "lo": np.clip(s - 2 * sd, 0, 1), "hi": np.clip(s + 2 * sd, 0, 1)})
     x = alt.X("exact:Q", title="Exact Jaccard of the shingle sets", scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("estimated:Q", title=f"MinHash estimate ({num_perm} hashes)", scale=alt.Scale(domain=[0, 1]))

@@ -101,14 +101,14 @@ def sim_fn(rep: Representation):
 def verified_similarity(ev: Evaluation) -> np.ndarray:
     """The similarity the configuration verified with (exact or estimated)."""
     v = ev.verified
-    return v.exact if ev.config.verify == "exact" else v.estimated
+    return ev.config.similarity(v.exact, v.estimated)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _diagnostics(content_hash: str, config_fp: str, _ev: Evaluation) -> pd.DataFrame:
     v, cfg = _ev.verified, _ev.config
     return cl.chaining_diagnostics(_ev.clustering, v.i, v.j, verified_similarity(_ev), sim_fn(cfg.rep),
-                                   threshold=None if cfg.verify == "none" else cfg.threshold)
+                                   threshold=cfg.threshold)
 
 
 def diagnostics(ev: Evaluation) -> pd.DataFrame:

@@ -54,15 +54,15 @@ def targets_bytes(cfg: Config) -> bytes:
 
 
 def config_filename(cfg: Config) -> str:
-    return f"calib-config-{cx.canonical_config(cfg).fingerprint()}.json"
+    return f"calib-config-{cfg.fingerprint()}.json"
 
 
 def targets_filename(cfg: Config) -> str:
-    return f"calib-targets-{cx.canonical_config(cfg).fingerprint()}.json"
+    return f"calib-targets-{cfg.fingerprint()}.json"
 
 
 def manifest_filename(cfg: Config, suffix: str) -> str:
-    return f"calib-manifest-{cx.canonical_config(cfg).fingerprint()}.{suffix}"
+    return f"calib-manifest-{cfg.fingerprint()}.{suffix}"
 
 
 def snippet_language(file_name: str) -> str:

@@ -110,6 +110,5 @@ def changed(msg: str) -> None:
 
 
 def config_label(cfg: Config) -> str:
-    v = "no verification" if cfg.verify == "none" else f"{cfg.verify} J >= {cfg.threshold:g}"
-    return (f"{cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {cfg.rep.num_perm} hashes, "
-            f"b={cfg.b} r={cfg.r}, {v}, {cfg.policy}")
+    return (f"{cfg.rep.label()}, {cfg.rep.num_perm} hashes, "
+            f"b={cfg.b} r={cfg.r}, {cfg.verification_label()}, {cfg.policy}")

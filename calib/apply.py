@@ -28,7 +28,7 @@ import pandas as pd
 
 from . import lsh
 from .clusters import Clustering, cluster_pairs
-from .config import Config
+from .config import Config, Verify
 from .jaccard import pairs_jaccard
 from .minhash import estimate_jaccard, signatures
 from .samples import SampleError
@@ -226,9 +226,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
                  max_pairs: int | None = 50_000_000, review_store=None) -> ApplyResult:
     """Run ``config`` on an unlabeled corpus; see the module docstring."""
-    from .export import canonical_config, manifest_frame
+    from .export import manifest_frame
 
-    config = canonical_config(config)
     rep = config.rep
     bar = bar or _no_bar
     if config.representative == "priority":
@@ -295,20 +294,20 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         pb2.close()
         return _concat_sets(parts), sl
 
-    if config.verify == "exact":
+    if config.verify is Verify.EXACT:
         need = np.unique(np.r_[ci, cj]).astype(np.int64)
         sub, sub_slices = pass2(need)
         exact = pairs_jaccard(sub, np.searchsorted(need, ci), np.searchsorted(need, cj)) if len(ci) else np.zeros(0)
-        keep = exact >= config.threshold
+        keep = config.passes(exact)
         vi, vj, v_exact, v_est = ci[keep], cj[keep], exact[keep], est[keep]
     else:
-        keep = np.ones(len(ci), bool) if config.verify == "none" else est >= config.threshold
+        keep = config.passes(est)
         vi, vj, v_est = ci[keep], cj[keep], est[keep]
         need = np.unique(np.r_[vi, vj]).astype(np.int64)
         sub, sub_slices = pass2(need)
         v_exact = pairs_jaccard(sub, np.searchsorted(need, vi), np.searchsorted(need, vj)) if len(vi) else np.zeros(0)
 
-    sim = v_exact if config.verify == "exact" else v_est
+    sim = config.similarity(v_exact, v_est)
     clustering = cluster_pairs(n, vi, vj, sim, policy=config.policy, representative=config.representative,
                                lengths=sizes if config.representative == "longest" else None,
                                max_component=config.max_component)

@@ -10,38 +10,33 @@ import argparse
 import sys
 from pathlib import Path
 
-from .represent import Representation
+from .represent import HASH_FUNCTIONS, SCHEMES, Representation
+
+_REP_CHOICES = {"hashfunc": HASH_FUNCTIONS, "scheme": SCHEMES}
 
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
-def _floats(s: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in s.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {s!r}")
-
-
-def _ints(s: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in s.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}")
-
-
-def _splits(s: str) -> tuple[tuple[int, int], ...] | None:
-    if s.strip().lower() == "all":
-        return None
-    out = []
-    for part in s.split(","):
+def _arg_type(parse, flag: str):
+    """An argparse type from a Grid field's parser: its ValueError becomes a one-line usage error."""
+    def convert(text: str):
         try:
-            b, r = part.lower().split("x")
-            out.append((int(b), int(r)))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected 'all' or splits like 16x8,32x4, got {part!r}")
-    return tuple(out)
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc))
+    convert.__name__ = flag.lstrip("-")
+    return convert
+
+
+def _shown(v) -> str:
+    """A default as the user would type it: 128,256 not (128, 256)."""
+    if v is None:
+        return "none"
+    if isinstance(v, tuple):
+        return ",".join(f"{x[0]}x{x[1]}" if isinstance(x, tuple) else str(x) for x in v)
+    return str(v)
 
 
 def _strs(s: str) -> tuple[str, ...]:
@@ -49,23 +44,32 @@ def _strs(s: str) -> tuple[str, ...]:
 
 
 def add_grid_options(p: argparse.ArgumentParser) -> None:
+    """The grid flags: one per :class:`calib.sweep.Grid` field with a ``flag``
+    (help and default from the field), plus the representation flags."""
+    from dataclasses import fields
+
+    from .sweep import Grid
     g = p.add_argument_group("grid")
     g.add_argument("--shingles", type=_strs, default=("word3", "word5", "char5"),
-                   help="shingle types and sizes, e.g. word3,word5,char5 (default: %(default)s)")
+                   help="shingle types and sizes, e.g. word3,word5,char5 (default: word3,word5,char5)")
     g.add_argument("--normalizations", type=_strs, default=("lower+nfkc+ws",),
-                   help="normalizations, each a '+'-joined subset of lower,nfkc,nopunct,ws, or 'raw' (default: %(default)s)")
-    g.add_argument("--num-perm", type=_ints, default=(128, 256), help="hash counts (default: 128,256)")
-    g.add_argument("--splits", type=_splits, default=None, help="'all' (every b*r == num_perm) or e.g. 16x8,32x4 (default: all)")
-    g.add_argument("--thresholds", type=_floats, default=(0.5, 0.6, 0.7, 0.8, 0.9), help="final thresholds (default: 0.5,...,0.9)")
-    g.add_argument("--verify", type=_strs, default=("exact",), help="exact,estimated,none (default: exact)")
-    g.add_argument("--policies", type=_strs, default=("connected",), help="connected,star (default: connected)")
-    g.add_argument("--max-component", type=int, default=None,
-                   help="giant-component guard: components larger than this are clustered with the star rule and flagged")
-    g.add_argument("--hashfunc", default="xxhash", choices=("xxhash", "sha1", "mmh3"))
-    g.add_argument("--scheme", default="fast", choices=("fast", "datasketch"))
-    g.add_argument("--seed", type=int, default=1)
-    g.add_argument("--max-pairs", type=int, default=20_000_000,
-                   help="candidate pairs above which a split is reported as too loose instead of materialized")
+                   help="normalizations, each a '+'-joined subset of lower,nfkc,nopunct,ws, or 'raw' "
+                        "(default: lower+nfkc+ws)")
+    rep = {f.name: f for f in fields(Representation)}
+    for name in ("hashfunc", "scheme"):
+        f = rep[name]
+        g.add_argument(f"--{name}", default=f.default, choices=_REP_CHOICES[name],
+                       help=f"{f.metadata['help']} (default: {f.default})")
+    g.add_argument("--seed", type=int, default=rep["seed"].default,
+                   help=f"{rep['seed'].metadata['help']} (default: {rep['seed'].default})")
+    defaults = Grid()
+    for f in fields(Grid):
+        flag = f.metadata["flag"]
+        if flag is None:
+            continue
+        shown = "all" if f.name == "splits" and getattr(defaults, f.name) is None else _shown(getattr(defaults, f.name))
+        g.add_argument(flag, dest=f.name, type=_arg_type(f.metadata["parse"], flag), default=getattr(defaults, f.name),
+                       help=f"{f.metadata['help']} (default: {shown})")
 
 
 def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="fast", seed=1) -> tuple[Representation, ...]:
@@ -90,12 +94,13 @@ def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="fa
 
 
 def grid_from_args(a):
+    from dataclasses import fields
+
     from .sweep import Grid
     reps = representations_from(a.shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
     try:
-        return Grid(representations=reps, num_perms=a.num_perm, splits=a.splits, verify=a.verify,
-                    thresholds=a.thresholds, policies=a.policies, max_component=a.max_component,
-                    max_pairs=a.max_pairs)
+        return Grid(representations=reps, **{f.name: getattr(a, f.name) for f in fields(Grid)
+                                              if f.metadata["flag"] is not None})
     except ValueError as exc:
         raise CliError(str(exc))
 

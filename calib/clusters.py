@@ -37,6 +37,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from calib.stats import rate, wilson
+from calib.pairs import pair_codes, unordered_codes
 
 POLICIES = ("connected", "star")
 REPRESENTATIVE_RULES = ("first", "longest", "priority", "medoid")
@@ -147,7 +148,7 @@ def _edges(n: int, i, j, sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             raise ValueError("sim must be finite")
     if len(i) == 0:
         return i, j, w
-    key = i * n + j
+    key = pair_codes(i, j, n)
     order = np.lexsort((-w, key))  # by pair, highest sim first
     key, i, j, w = key[order], i[order], j[order], w[order]
     first = np.r_[True, key[1:] != key[:-1]]
@@ -299,9 +300,7 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
         rep = np.where(star_comp[component], star_rep, rep)
 
     removed = rep != rows
-    edge_keys = i * n + j
-    a, b = np.minimum(rows, rep), np.maximum(rows, rep)
-    chained = removed & ~np.isin(a * n + b, edge_keys)
+    chained = removed & ~np.isin(unordered_codes(rows, rep, n), pair_codes(i, j, n))
     cluster = _relabel_by_first(rep) if policy == "star" or giant_comp.any() else component
     return Clustering(component=component, cluster=cluster, representative=rep,
                       removed=removed, chained=chained, flagged_giant=flagged,
@@ -464,7 +463,7 @@ def chaining_diagnostics(clustering: Clustering, i, j, sim, sim_fn: SimFn, *,
                            kind="stable").reset_index(drop=True)
 
 
-def policy_summary(n: int, i, j, sim, sim_fn: SimFn, threshold: float,
+def policy_summary(n: int, i, j, sim, sim_fn: SimFn, threshold: float | None,
                    truth_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None, *,
                    representative: str = "first", lengths=None, priority=None,
                    max_component: int | None = None, alpha: float = 0.05) -> pd.DataFrame:
@@ -488,7 +487,7 @@ def policy_summary(n: int, i, j, sim, sim_fn: SimFn, threshold: float,
         reps = c.representative[docs]
         s = _call_sim(sim_fn, docs, reps)
         row = {"policy": policy, "n_clusters": c.n_clusters, "removals": len(docs),
-               "unverified": int(c.chained.sum()), "below_threshold": int((s < threshold).sum()),
+               "unverified": int(c.chained.sum()), "below_threshold": 0 if threshold is None else int((s < threshold).sum()),
                "false_removals": pd.NA, "unlabeled_removals": pd.NA, "labeled_removals": pd.NA,
                "false_removal_rate": np.nan, "frr_low": np.nan, "frr_high": np.nan}
         if truth_fn is not None:

@@ -1,51 +1,102 @@
 """A dedup configuration: the decision a calibration recommends.
 
 representation (normalization, shingles, hash, num_perm, seed, scheme)
--> LSH split (b bands of r rows) -> verification (``exact`` Jaccard of the
-shingle sets, ``estimated`` from the signatures, or ``none``: every LSH
-candidate is a duplicate) at ``threshold`` -> clustering ``policy`` and
-``representative`` rule.
+-> LSH split (b bands of r rows) -> verification (:class:`Verify`: ``exact``
+Jaccard of the shingle sets, ``estimated`` from the signatures, or ``none``:
+every LSH candidate is a duplicate) at ``threshold`` -> clustering ``policy``
+and ``representative`` rule.
+
+Every field is declared once, with :func:`calib.fields.setting`; the
+results-row columns (:func:`config_columns`), :func:`config_from_row`, the
+config document's sections (:meth:`Config.doc_sections`) and the Sweep page's
+columns (:func:`table_columns`) are all read off the dataclass fields. To add a
+setting: declare the field here (or in :class:`~calib.represent.Representation`)
+with its help, document place and default; add its property to
+``config.schema.json`` (a test checks they agree); and, to sweep it, an
+:func:`~calib.fields.axis` on :class:`calib.sweep.Grid`.
+
+"No threshold" (rule ``none``) is ``None`` everywhere: in a Config, in the
+config document (JSON ``null``) and, since a float column cannot hold None,
+as NaN (pandas' missing value) in a results table.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
 
 import numpy as np
 
 from .clusters import POLICIES, REPRESENTATIVE_RULES
+from .fields import from_cell, is_missing, setting, to_cell
 from .lsh import check_split, s_at_probability, threshold_approx
 from .represent import Representation
 
-VERIFY_RULES = ("exact", "estimated", "none")
+
+class Verify(StrEnum):
+    """How LSH candidates are verified. A ``str``: ``Verify.EXACT == "exact"``."""
+
+    EXACT = "exact"          # exact Jaccard of the shingle sets >= threshold
+    ESTIMATED = "estimated"  # MinHash estimate from the signatures >= threshold
+    NONE = "none"            # no verification: every candidate pair is a duplicate
+
+    def __repr__(self) -> str:  # as its string, so reprs (and generated code) read 'exact'
+        return repr(self.value)
+
+    @classmethod
+    def parse(cls, value) -> "Verify":
+        """The rule named by ``value`` (a Verify or its string, any case)."""
+        try:
+            return cls(str(value).strip().lower()) if not isinstance(value, cls) else value
+        except ValueError:
+            raise ValueError(f"verification rule must be one of {VERIFY_RULES}, got {value!r}") from None
+
+
+VERIFY_RULES = tuple(v.value for v in Verify)
+
+
+def _max_component(v) -> int:
+    return int(v)
 
 
 @dataclass(frozen=True)
 class Config:
-    rep: Representation = field(default_factory=Representation)
-    b: int = 16
-    r: int = 8
-    verify: str = "exact"
-    threshold: float = 0.8
-    policy: str = "connected"
-    representative: str = "first"
-    max_component: int | None = None  # giant-component guard: larger components get the star rule
+    rep: Representation = setting(default_factory=Representation, help="how texts become shingle sets and signatures",
+                                  doc=("representation", ""))
+    b: int = setting(16, help="LSH bands", doc=("lsh", "b"))
+    r: int = setting(8, help="rows (hashes) per band", doc=("lsh", "r"), then=("rows_used", "lsh_threshold", "s50"),
+                     table_then=("s50",))
+    verify: Verify = setting(Verify.EXACT, help="exact, estimated or none (every LSH candidate is a duplicate)",
+                             doc=("verification", "rule"))
+    threshold: float | None = setting(0.8, help="final Jaccard threshold of verification (None: rule none)",
+                                      doc=("verification", "threshold"), none_as=float("nan"))
+    policy: str = setting("connected", help="clustering: connected components or star around a representative",
+                          doc=("clustering", "policy"))
+    representative: str = setting("first", help="which document each cluster keeps: first, longest, priority, medoid",
+                                  doc=("clustering", "representative"), table=False)
+    max_component: int | None = setting(None, help="giant-component guard: larger components get the star rule",
+                                        doc=("clustering", "max_component"), table=False, none_as=0,
+                                        parse=_max_component)
 
     def __post_init__(self) -> None:
         check_split(self.b, self.r, self.rep.num_perm)
-        if self.verify not in VERIFY_RULES:
-            raise ValueError(f"Config.verify must be one of {VERIFY_RULES}, got {self.verify!r}")
-        if not isinstance(self.threshold, (int, float)) or not 0.0 <= float(self.threshold) <= 1.0 \
-                or math.isnan(float(self.threshold)):
-            raise ValueError(f"Config.threshold must be a number in [0, 1], got {self.threshold!r}")
-        # Canonical values, so equal decisions fingerprint alike: ints, a float
-        # threshold, and no threshold at all (0.0) when nothing is verified.
+        try:
+            verify = Verify.parse(self.verify)
+        except ValueError:
+            raise ValueError(f"Config.verify must be one of {VERIFY_RULES}, got {self.verify!r}") from None
+        object.__setattr__(self, "verify", verify)
+        t = self.threshold
+        if verify is Verify.NONE:
+            t = None  # nothing is compared with a threshold (0.0 and NaN, its old spellings, included)
+        elif isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) or is_missing(t) \
+                or not 0.0 <= float(t) <= 1.0:
+            raise ValueError(f"Config.threshold must be a number in [0, 1], got {t!r}")
+        # Canonical values, so equal decisions fingerprint alike.
         object.__setattr__(self, "b", int(self.b))
         object.__setattr__(self, "r", int(self.r))
-        object.__setattr__(self, "threshold", 0.0 if self.verify == "none" else float(self.threshold))
+        object.__setattr__(self, "threshold", None if t is None else float(t))
         if self.policy not in POLICIES:
             raise ValueError(f"Config.policy must be one of {POLICIES}, got {self.policy!r}")
         if self.max_component is not None and (isinstance(self.max_component, bool) or
@@ -57,9 +108,21 @@ class Config:
         if self.representative not in REPRESENTATIVE_RULES:
             raise ValueError(f"Config.representative must be one of {REPRESENTATIVE_RULES}, got {self.representative!r}")
 
+    # -- verification ---------------------------------------------------------
+    def similarity(self, exact: np.ndarray, estimated: np.ndarray) -> np.ndarray:
+        """The similarity this rule compares with the threshold (exact or estimated J)."""
+        return exact if self.verify is Verify.EXACT else estimated
+
+    def passes(self, similarity: np.ndarray) -> np.ndarray:
+        """Which pairs with this :meth:`similarity` are verified (all of them for rule none)."""
+        s = np.asarray(similarity)
+        return np.ones(len(s), bool) if self.verify is Verify.NONE else s >= self.threshold
+
+    # -- identity ---------------------------------------------------------------
     def to_dict(self) -> dict:
         d = asdict(self)
         d["rep"] = self.rep.to_dict()
+        d["verify"] = self.verify.value
         return d
 
     @classmethod
@@ -69,8 +132,18 @@ class Config:
         return cls(**d)
 
     def fingerprint(self) -> str:
-        canon = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        """First 12 hex digits of sha256 of the canonical JSON. The hashed form
+        writes "no threshold" as 0.0, as fingerprints were first defined, so the
+        fingerprints of earlier exports stay valid."""
+        d = self.to_dict()
+        if d["threshold"] is None:
+            d["threshold"] = 0.0
+        canon = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()[:12]
+
+    @property
+    def rows_used(self) -> int:
+        return self.b * self.r
 
     @property
     def lsh_threshold(self) -> float:
@@ -80,8 +153,78 @@ class Config:
     def s50(self) -> float:
         return s_at_probability(self.b, self.r, 0.5)
 
+    # -- the config document's sections -------------------------------------------
+    def doc_sections(self) -> dict:
+        """``representation``, ``lsh``, ``verification``, ``clustering`` of the
+        exported config document, from the fields' ``doc`` places."""
+        out: dict = {"representation": self.rep.to_dict()}
+        for f in fields(self):
+            section, key = f.metadata["doc"]
+            if f.name == "rep":
+                continue
+            v = getattr(self, f.name)
+            sec = out.setdefault(section, {})
+            sec[key] = v.value if isinstance(v, Verify) else v
+            for prop in f.metadata["then"]:
+                sec[prop] = getattr(self, prop)
+        return out
+
+    @classmethod
+    def from_doc_sections(cls, doc: dict) -> "Config":
+        """The Config of a config document (inverse of :meth:`doc_sections`);
+        a field missing from the document takes its default."""
+        kw = {}
+        for f in fields(cls):
+            section, key = f.metadata["doc"]
+            if f.name == "rep":
+                kw["rep"] = Representation.from_dict(doc[section])
+            elif key in (doc.get(section) or {}):
+                kw[f.name] = doc[section][key]
+        return cls(**kw)
+
+    def verification_label(self) -> str:
+        """``exact J >= 0.8``, or ``no verification``."""
+        return "no verification" if self.verify is Verify.NONE else f"{self.verify} J >= {self.threshold:g}"
+
     def __str__(self) -> str:
-        v = "no verification" if self.verify == "none" else f"{self.verify} J >= {self.threshold:g}"
+        v = self.verification_label()
         guard = f", star above {self.max_component}" if self.max_component else ""
         return (f"{self.rep} | LSH b={self.b} r={self.r} (P=0.5 at s={self.s50:.2f}) | {v} | "
                 f"{self.policy} clusters{guard}, keep {self.representative}")
+
+
+# -- results rows ----------------------------------------------------------------
+
+def config_columns(cfg: Config) -> dict:
+    """A configuration's columns in a results row: the representation label,
+    every Representation and Config field (and the derived values that follow
+    them), both fingerprints."""
+    rep = cfg.rep
+    row = {"representation": rep.label()}
+    row.update({f.name: to_cell(getattr(rep, f.name), f) for f in fields(Representation)})
+    for f in fields(Config):
+        if f.name == "rep":
+            continue
+        row[f.name] = to_cell(getattr(cfg, f.name), f)
+        row.update({p: getattr(cfg, p) for p in f.metadata["then"]})
+    row["rep_fingerprint"] = rep.fingerprint()
+    row["config_fingerprint"] = cfg.fingerprint()
+    return row
+
+
+def config_from_row(row) -> Config:
+    """The Config a results row describes (a column the row lacks, e.g. in a
+    table written before the field existed, takes the field's default)."""
+    def kwargs(cls, skip=()):
+        return {f.name: from_cell(row[f.name], f) for f in fields(cls) if f.name not in skip and f.name in row}
+    return Config(Representation(**kwargs(Representation)), **kwargs(Config, skip=("rep",)))
+
+
+def table_columns() -> list[str]:
+    """The configuration columns the Sweep page's table shows, in row order."""
+    cols = ["representation"] + [f.name for f in fields(Representation) if f.metadata["table"]]
+    for f in fields(Config):
+        if f.name != "rep" and f.metadata["table"]:
+            cols.append(f.name)
+            cols.extend(f.metadata["table_then"])
+    return cols

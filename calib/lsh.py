@@ -13,11 +13,14 @@ is needed). Pairs are returned as int64 arrays (i, j) with i < j, sorted.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from numba import njit, prange
 from scipy.integrate import quad
 
 from ._validate import pair_arrays, row_mask
+from .pairs import pair_codes
 
 
 class TooManyCandidates(RuntimeError):
@@ -46,6 +49,25 @@ def splits(num_perm: int, *, exact: bool = True) -> list[tuple[int, int]]:
                 out.append((num_perm // r, r))
         else:
             out.extend((b, r) for b in range(1, num_perm // r + 1))
+    return out
+
+
+_SPLIT = re.compile(r"(\d+)\s*[x×*]\s*(\d+)")
+
+
+def parse_splits(text: str) -> tuple[tuple[int, int], ...] | None:
+    """'16x8, 32x4' -> ((16, 8), (32, 4)): b (bands) first, r (rows) second;
+    'all' -> None (every split with b*r == num_perm). Separators: ',', ';' or space."""
+    t = str(text or "").strip()
+    if t.lower() == "all":
+        return None
+    found = _SPLIT.findall(t)
+    if not found or re.search(r"[^\s,;]", _SPLIT.sub("", t)):
+        raise ValueError(f"splits must be 'all' or like '16x8, 32x4' (bands x rows), got {text!r}")
+    out = tuple((int(b), int(r)) for b, r in found)
+    bad = [f"{b}x{r}" for b, r in out if b < 1 or r < 1]
+    if bad:
+        raise ValueError(f"splits need b >= 1 and r >= 1, got {', '.join(bad)}")
     return out
 
 
@@ -211,8 +233,7 @@ def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | Non
     ii, jj, fill = _emit_pairs(sk, order, act, np.ascontiguousarray(keys.T), offsets)
     keep = np.concatenate([np.arange(offsets[t], offsets[t] + fill[t]) for t in range(b)]) if b else np.empty(0, np.int64)
     ii, jj = ii[keep], jj[keep]
-    code = ii * np.int64(n) + jj
-    srt = np.argsort(code, kind="stable")
+    srt = np.argsort(pair_codes(ii, jj, n), kind="stable")
     return ii[srt], jj[srt]
 
 

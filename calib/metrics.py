@@ -111,3 +111,11 @@ def collision_rates(sim: np.ndarray, collide: np.ndarray, b: int, r: int, bins: 
                           "rate": rate(k, n), "rate_low": lo, "rate_high": hi, "mean_similarity": s_mean,
                           "theory": s_curve(np.nan_to_num(s_mean), b, r)})
     return frame[frame["pairs"] > 0].reset_index(drop=True)
+
+
+def rate_at_or_above(curve: pd.DataFrame, threshold: float) -> tuple[int, int, float]:
+    """(candidates, pairs, rate) over the bins of a :func:`collision_rates`
+    frame that start at or above ``threshold`` (NaN rate when no pair is there)."""
+    above = curve[curve["bin_low"] >= threshold - 1e-9]
+    k, n = int(above["candidates"].sum()), int(above["pairs"].sum())
+    return k, n, (k / n if n else float("nan"))

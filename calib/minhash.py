@@ -140,3 +140,23 @@ def estimate_jaccard(sig: np.ndarray, i: np.ndarray, j: np.ndarray, num_perm: in
         raise ValueError(f"num_perm={m} outside 1..{sig.shape[1]}")
     i, j = pair_arrays(i, j, sig.shape[0])
     return _estimate(sig, i, j, m)
+
+
+def estimate_sd(s, num_perm: int) -> np.ndarray:
+    """Standard deviation of the MinHash estimate at true Jaccard ``s``: with
+    independent permutations the estimate is a binomial proportion of
+    ``num_perm`` trials, so sd = sqrt(s (1 - s) / num_perm)."""
+    s = np.asarray(s, dtype=np.float64)
+    return np.sqrt(s * (1.0 - s) / num_perm)
+
+
+def estimate_errors(exact, estimated, threshold: float | None = None) -> dict:
+    """How far estimates stray from exact J: mean and largest |estimate - exact|,
+    and (with a threshold) how many pairs the two put on opposite sides of it."""
+    exact, estimated = np.asarray(exact, np.float64), np.asarray(estimated, np.float64)
+    err = np.abs(estimated - exact)
+    out = {"pairs": int(len(err)), "mean_abs": float(err.mean()) if len(err) else float("nan"),
+           "max_abs": float(err.max()) if len(err) else float("nan"), "flips": None}
+    if threshold is not None:
+        out["flips"] = int(((estimated >= threshold) != (exact >= threshold)).sum())
+    return out

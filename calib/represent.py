@@ -35,6 +35,7 @@ from typing import Literal
 
 import numpy as np
 
+from .fields import setting
 SHINGLE_TYPES = ("word", "char")
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
 SCHEMES = ("fast", "datasketch")
@@ -71,16 +72,22 @@ class Representation:
     draws the permutations.
     """
 
-    lowercase: bool = True
-    nfkc: bool = True
-    strip_punct: bool = False
-    collapse_ws: bool = True
-    shingle: Literal["word", "char"] = "word"
-    k: int = 5
-    hashfunc: Literal["xxhash", "sha1", "mmh3"] = "xxhash"
-    num_perm: int = 128
-    seed: int = 1
-    scheme: Literal["fast", "datasketch"] = "fast"
+    # Field order is the results table's column order; ``table=False``: the
+    # Sweep page shows these through the ``representation`` label.
+    shingle: Literal["word", "char"] = setting(
+        "word", help="shingle type: word (whitespace tokens) or char (code points)", table=False)
+    k: int = setting(5, help="shingle size: words or characters per shingle", table=False)
+    lowercase: bool = setting(True, help="lowercase the text", table=False)
+    nfkc: bool = setting(True, help="Unicode NFKC normalization", table=False)
+    strip_punct: bool = setting(False, help="punctuation and symbols (Unicode P*, S*) become spaces", table=False)
+    collapse_ws: bool = setting(True, help="collapse runs of whitespace to one space", table=False)
+    hashfunc: Literal["xxhash", "sha1", "mmh3"] = setting(
+        "xxhash", help="32-bit hash of a shingle's UTF-8 bytes", table=False)
+    scheme: Literal["fast", "datasketch"] = setting(
+        "fast", help="MinHash permutations: fast (prefix-stable) or datasketch (identical to datasketch.MinHash)",
+        table=False)
+    seed: int = setting(1, help="seed of the MinHash permutations", table=False)
+    num_perm: int = setting(128, help="hash functions per signature (signature length)")
 
     def __post_init__(self) -> None:
         for name in ("k", "num_perm", "seed"):  # numpy integers (from pandas rows) become int
@@ -140,8 +147,12 @@ class Representation:
     def shingle_label(self) -> str:
         return f"{self.shingle}{self.k}"
 
+    def label(self) -> str:
+        """Shingles and normalization, e.g. ``word5 [lower+nfkc+ws]`` (the results' ``representation``)."""
+        return f"{self.shingle_label()} [{self.normalization_label()}]"
+
     def __str__(self) -> str:
-        return (f"{self.shingle_label()} [{self.normalization_label()}] {self.hashfunc} "
+        return (f"{self.label()} {self.hashfunc} "
                 f"{self.scheme}/{self.num_perm} seed={self.seed}")
 
 

@@ -20,8 +20,7 @@ of progress bars: the CLI plugs in tqdm, the app ``st.progress``.
 from __future__ import annotations
 
 import itertools
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Iterable
 
 import numpy as np
@@ -29,11 +28,13 @@ import pandas as pd
 
 from . import lsh
 from .clusters import Clustering, cluster_pairs
-from .config import VERIFY_RULES, Config
+from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
+from .fields import axis
 from .jaccard import all_pairs_above, pairs_jaccard
 from .metrics import (candidate_metrics, collision_rates, document_outcomes, pair_metrics,
                       removal_metrics)
 from .minhash import estimate_jaccard, signatures
+from .pairs import first_of_each
 from .represent import Representation
 from .samples import Sample
 from .shingles import ShingleSets, shingle_hashes
@@ -130,32 +131,76 @@ class Workspace:
         return self._cands[key]
 
 
+def _strs(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in str(text).split(",") if x.strip())
+
+
+def _numbers(kind):
+    def parse(text: str) -> tuple:
+        try:
+            return tuple(kind(x) for x in _strs(text))
+        except ValueError:
+            raise ValueError(f"expected comma-separated {'integers' if kind is int else 'numbers'}, got {text!r}")
+    return parse
+
+
+def _optional_int(text: str) -> int | None:
+    t = str(text).strip().lower()
+    if t in ("", "none"):
+        return None
+    try:
+        return int(t)
+    except ValueError:
+        raise ValueError(f"expected an integer or 'none', got {text!r}")
+
+
+# The axes whose loops Grid.configs writes itself (num_perm fixes the splits;
+# rule none has no threshold); every other axis is a plain cartesian factor.
+_STRUCTURAL = ("rep.num_perm", "b,r", "threshold")
+
+
 @dataclass(frozen=True)
 class Grid:
     """The configurations a sweep evaluates: their cartesian product.
 
     ``splits=None`` means every (b, r) with b*r == num_perm; explicit splits
-    are kept for each hash count where b*r <= num_perm.
+    are kept for each hash count where b*r <= num_perm. Each field is an
+    :func:`~calib.fields.axis` naming the Config field it sweeps (``of``) and
+    its CLI flag: a new axis is one field here, and the CLI, the configs and
+    the summary pick it up.
     """
 
-    representations: tuple[Representation, ...] = (Representation(),)
-    num_perms: tuple[int, ...] = (128, 256)
-    splits: tuple[tuple[int, int], ...] | None = None
-    verify: tuple[str, ...] = ("exact",)
-    thresholds: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
-    policies: tuple[str, ...] = ("connected",)
-    representative: str = "first"
-    max_component: int | None = None
-    max_pairs: int | None = 20_000_000
+    representations: tuple[Representation, ...] = axis(
+        (Representation(),), of=None, help="representations (the CLI builds them from --shingles and --normalizations)")
+    num_perms: tuple[int, ...] = axis((128, 256), of="rep.num_perm", flag="--num-perm", parse=_numbers(int),
+                                      help="hash counts (num_perm)")
+    splits: tuple[tuple[int, int], ...] | None = axis(
+        None, of="b,r", flag="--splits", parse=lsh.parse_splits,
+        help="LSH splits: 'all' (every b x r == num_perm) or a list like 16x8,32x4 (bands x rows)")
+    verify: tuple[Verify, ...] = axis((Verify.EXACT,), of="verify", flag="--verify", parse=_strs,
+                                      help="verification rules: exact, estimated, none")
+    thresholds: tuple[float, ...] = axis((0.5, 0.6, 0.7, 0.8, 0.9), of="threshold", flag="--thresholds",
+                                         parse=_numbers(float), help="final Jaccard thresholds")
+    policies: tuple[str, ...] = axis(("connected",), of="policy", flag="--policies", parse=_strs,
+                                     help="clustering policies: connected, star")
+    representative: str = axis("first", of="representative", flag="--representative", parse=str, fixed=True,
+                               help="which document each cluster keeps: first, longest, medoid")
+    max_component: int | None = axis(None, of="max_component", flag="--max-component", parse=_optional_int,
+                                     fixed=True, help="giant-component guard: components larger than this are "
+                                     "clustered with the star rule and flagged ('none': no guard)")
+    max_pairs: int | None = axis(20_000_000, of=None, flag="--max-pairs", parse=_optional_int, fixed=True,
+                                 help="candidate pairs above which a split is reported as too loose "
+                                 "instead of materialized")
 
     def __post_init__(self) -> None:
         if not self.representations:
             raise ValueError("Grid.representations is empty")
         if not self.num_perms or any(not isinstance(m, int) or m < 1 for m in self.num_perms):
             raise ValueError(f"Grid.num_perms must be integers >= 1, got {self.num_perms!r}")
-        for v in self.verify:
-            if v not in VERIFY_RULES:
-                raise ValueError(f"Grid.verify: unknown rule {v!r} (expected one of {VERIFY_RULES})")
+        try:
+            object.__setattr__(self, "verify", tuple(Verify.parse(v) for v in self.verify))
+        except ValueError as exc:
+            raise ValueError(f"Grid.verify: {exc}") from None
         if not self.thresholds or any(not 0.0 < t <= 1.0 for t in self.thresholds):
             raise ValueError(f"Grid.thresholds must be in (0, 1], got {self.thresholds!r}")
         if self.splits is not None:
@@ -164,18 +209,37 @@ class Grid:
                     raise ValueError(f"Grid.splits: b and r must be >= 1, got ({b}, {r})")
             if not any(b * r <= m for b, r in self.splits for m in self.num_perms):
                 raise ValueError(f"Grid.splits: no split has b*r <= any of num_perms {self.num_perms}")
+        if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
+            raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
 
     def splits_for(self, num_perm: int) -> list[tuple[int, int]]:
         if self.splits is None:
             return lsh.splits(num_perm)
         return [(b, r) for b, r in self.splits if b * r <= num_perm]
 
+    def _axes(self) -> tuple[list[tuple[str, tuple]], dict]:
+        """(plain axes as (Config field, values), fixed Config fields)."""
+        plain, fixed = [], {}
+        for f in fields(self):
+            of = f.metadata["of"]
+            if of is None or of in _STRUCTURAL:
+                continue
+            if f.metadata["fixed"]:
+                fixed[of] = getattr(self, f.name)
+            else:
+                plain.append((of, tuple(getattr(self, f.name))))
+        return plain, fixed
+
     def configs(self) -> Iterable[Config]:
+        plain, fixed = self._axes()
+        names = [name for name, _ in plain]
         for rep, m in itertools.product(self.representations, self.num_perms):
-            rep_m = rep.with_(num_perm=m)
-            for (b, r), v, pol in itertools.product(self.splits_for(m), self.verify, self.policies):
-                for t in (self.thresholds if v != "none" else (self.thresholds[0],)):
-                    yield Config(rep_m, b, r, v, float(t), pol, self.representative, self.max_component)
+            for (b, r), combo in itertools.product(self.splits_for(m), itertools.product(*(v for _, v in plain))):
+                kw = dict(zip(names, combo))
+                rep_c = rep.with_(num_perm=m, **{k[4:]: kw.pop(k) for k in names if k.startswith("rep.")})
+                none = Verify.parse(kw.get("verify", Verify.EXACT)) is Verify.NONE
+                for t in ((None,) if none else self.thresholds):
+                    yield Config(rep_c, b, r, threshold=t, **kw, **fixed)
 
     def size(self) -> int:
         return sum(1 for _ in self.configs())
@@ -183,7 +247,8 @@ class Grid:
     def __str__(self) -> str:
         return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
                 f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
-                f"{list(self.verify)} x thresholds {list(self.thresholds)} x {list(self.policies)} = {self.size()} configs")
+                f"{[v.value for v in self.verify]} x thresholds {list(self.thresholds)} x {list(self.policies)} = "
+                f"{self.size()} configs")
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,11 +295,11 @@ class _SplitState:
         self.ref = (ri[hit], rj[hit], rs[hit], ws.estimates(rep, f"reference>={floor}", ri, rj)[hit])
         self._est_cands = None
 
-    def verified(self, verify: str, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """(i, j, exact J, estimated J) of verified pairs, None if candidates exploded."""
-        if verify == "exact":
+    def verified(self, cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(i, j, exact J, estimated J) of the pairs ``cfg`` verifies, None if candidates exploded."""
+        if cfg.verify is Verify.EXACT:  # the reference pairs that collide: no candidate list needed
             ri, rj, rs, re = self.ref
-            m = rs >= threshold
+            m = cfg.passes(rs)
             return ri[m], rj[m], rs[m], re[m]
         if self.exploded:
             return None
@@ -242,43 +307,26 @@ class _SplitState:
         if self._est_cands is None:
             self._est_cands = estimate_jaccard(self.sig, ci, cj)
         est = self._est_cands
-        m = np.ones(len(ci), bool) if verify == "none" else est >= threshold
+        m = cfg.passes(est)
         i, j = ci[m], cj[m]
         return i, j, pairs_jaccard(self.ws.sets(self.rep), i, j), est[m]
 
-    def positive_verified(self, verify: str, threshold: float) -> np.ndarray:
-        if verify == "exact":
-            return self.pos_candidate & (self.pos_exact >= threshold)
-        if verify == "estimated":
-            return self.pos_candidate & (self.pos_est >= threshold)
-        return self.pos_candidate.copy()
-
-
-def _config_columns(cfg: Config) -> dict:
-    rep = cfg.rep
-    return {"representation": f"{rep.shingle_label()} [{rep.normalization_label()}]",
-            "shingle": rep.shingle, "k": rep.k, "lowercase": rep.lowercase, "nfkc": rep.nfkc,
-            "strip_punct": rep.strip_punct, "collapse_ws": rep.collapse_ws, "hashfunc": rep.hashfunc,
-            "scheme": rep.scheme, "seed": rep.seed, "num_perm": rep.num_perm, "b": cfg.b, "r": cfg.r,
-            "rows_used": cfg.b * cfg.r, "lsh_threshold": cfg.lsh_threshold, "s50": cfg.s50,
-            "verify": cfg.verify, "threshold": cfg.threshold if cfg.verify != "none" else float("nan"),
-            "policy": cfg.policy, "representative": cfg.representative,
-            "max_component": cfg.max_component if cfg.max_component is not None else 0,
-            "rep_fingerprint": rep.fingerprint(), "config_fingerprint": cfg.fingerprint()}
+    def positive_verified(self, cfg: Config) -> np.ndarray:
+        return self.pos_candidate & cfg.passes(cfg.similarity(self.pos_exact, self.pos_est))
 
 
 def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
-    row = _config_columns(cfg)
+    row = config_columns(cfg)
     row["n_docs"] = ws.sample.n
     row["empty_docs"] = int((~ws.active(cfg.rep)).sum())
     row["status"] = "too_many_candidates" if st.exploded else "ok"
     row.update(candidate_metrics(st.pos_candidate, float("nan") if st.exploded else st.candidate_upper, ws.sample.n))
     row["candidates_upper_bound"] = st.candidate_upper
     ri, rj, rs, hit = st.ref_all
-    sim_mask = rs >= cfg.threshold
+    sim_mask = rs >= (cfg.threshold if cfg.threshold is not None else 0.0)  # "similar": J >= t (any J for rule none)
     row["similar_pairs"] = int(sim_mask.sum())
     row["similar_recall"] = float(hit[sim_mask].mean()) if sim_mask.any() else float("nan")
-    ver = st.verified(cfg.verify, cfg.threshold)
+    ver = st.verified(cfg)
     verified = clustering = outcomes = None
     if ver is None:
         for name in ("pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate"):
@@ -286,8 +334,8 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     else:
         vi, vj, vs, ve = ver
         labels = ws.truth.label(vi, vj)
-        row.update(pair_metrics(st.positive_verified(cfg.verify, cfg.threshold), labels))
-        sim = vs if cfg.verify == "exact" else ve
+        row.update(pair_metrics(st.positive_verified(cfg), labels))
+        sim = cfg.similarity(vs, ve)
         lengths = ws.sets(cfg.rep).sizes() if cfg.representative == "longest" else None
         clustering = cluster_pairs(ws.sample.n, vi, vj, sim, policy=cfg.policy,
                                    representative=cfg.representative, lengths=lengths,
@@ -306,7 +354,7 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
     progress = progress or _no_progress
     configs = list(grid.configs())
-    exact_ts = [c.threshold for c in configs if c.verify == "exact"]
+    exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT]
     floor = min(exact_ts) if exact_ts else min(grid.thresholds)
     groups: dict[tuple, list[Config]] = {}
     for c in configs:
@@ -327,16 +375,11 @@ def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int
     """All details of one configuration: metrics row, verified pairs, clusters, outcomes."""
     ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
     # Reference pairs down to the threshold, as a sweep over it would use (so
-    # similar_recall agrees); a "none" rule read back from a results row has t = 0.
-    floor = config.threshold if config.threshold > 0 else 1.0
+    # similar_recall agrees); rule none has no threshold.
+    floor = config.threshold if config.threshold else 1.0
     st = _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs)
     row, verified, clustering, outcomes = _score(ws, st, config, detail=True)
     return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config))
-
-
-def _distinct_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
-    """Indices of the first occurrence of each distinct pair (i < j), in (i, j) order."""
-    return np.unique(i * n + j, return_index=True)[1]
 
 
 def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
@@ -347,14 +390,13 @@ def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
     i = np.concatenate([p["i"].to_numpy(np.int64), ws.truth.pos_i])
     j = np.concatenate([p["j"].to_numpy(np.int64), ws.truth.pos_j])
     cat = np.concatenate([p["category"].astype(str).to_numpy(), np.full(ws.truth.n_positive, "(group)", dtype=object)])
-    first = _distinct_pairs(i, j, s.n)
+    first = first_of_each(i, j, s.n)
     i, j, cat = i[first], j[first], cat[first]
     sig = ws.signatures(config.rep)
     exact = pairs_jaccard(ws.sets(config.rep), i, j)
     est = estimate_jaccard(sig, i, j)
     cand = lsh.collides(sig, i, j, config.b, config.r)
-    sim = exact if config.verify == "exact" else est
-    verified = cand & ((sim >= config.threshold) if config.verify != "none" else True)
+    verified = cand & config.passes(config.similarity(exact, est))
     return pd.DataFrame({"i": i, "j": j, "id_a": s.ids[i], "id_b": s.ids[j], "category": cat,
                          "label": ws.truth.label(i, j), "exact": exact, "estimated": est,
                          "candidate": cand, "verified": verified})
@@ -377,7 +419,7 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     p = ws.sample.pairs
     i = np.concatenate([ri, a, p["i"].to_numpy(np.int64), ws.truth.pos_i])
     j = np.concatenate([rj, c, p["j"].to_numpy(np.int64), ws.truth.pos_j])
-    first = _distinct_pairs(i, j, n)
+    first = first_of_each(i, j, n)
     i, j = i[first], j[first]
     active = ws.active(rep)
     m = active[i] & active[j]
@@ -406,18 +448,6 @@ def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
     key = ok.assign(_cand=ok["candidates"].fillna(np.inf))
     key = key.sort_values([objective, "_cand", "config_fingerprint"], ascending=[False, True, True], kind="stable")
     return results.loc[key.index[0]]
-
-
-def config_from_row(row: pd.Series) -> Config:
-    """The Config a results row describes."""
-    rep = Representation(lowercase=bool(row["lowercase"]), nfkc=bool(row["nfkc"]), strip_punct=bool(row["strip_punct"]),
-                         collapse_ws=bool(row["collapse_ws"]), shingle=str(row["shingle"]), k=int(row["k"]),
-                         hashfunc=str(row["hashfunc"]), num_perm=int(row["num_perm"]), seed=int(row["seed"]),
-                         scheme=str(row["scheme"]))
-    t = float(row["threshold"])
-    guard = int(row["max_component"]) if "max_component" in row and int(row["max_component"]) > 0 else None
-    return Config(rep, int(row["b"]), int(row["r"]), str(row["verify"]), 0.0 if math.isnan(t) else t,
-                  str(row["policy"]), str(row["representative"]), guard)
 
 
 def slice_breakdown(ev: Evaluation, sample: Sample, *, alpha: float = 0.05) -> pd.DataFrame:

@@ -21,6 +21,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from ._validate import pair_arrays
+from .pairs import decode, pair_codes
 from .samples import Sample
 
 DUPLICATE, NOT_DUPLICATE, UNLABELED = np.int8(1), np.int8(0), np.int8(-1)
@@ -54,7 +55,7 @@ class Truth:
         if self.groups is not None:
             out[:] = np.where(self.groups[lo] == self.groups[hi], DUPLICATE, NOT_DUPLICATE)
         if len(self.codes):
-            code = lo * self.n + hi
+            code = pair_codes(lo, hi, self.n)
             pos = np.searchsorted(self.codes, code)
             pos_c = np.minimum(pos, len(self.codes) - 1)
             hit = self.codes[pos_c] == code
@@ -75,7 +76,7 @@ def truth_from_sample(sample: Sample) -> Truth:
     i = p["i"].to_numpy(np.int64)
     j = p["j"].to_numpy(np.int64)
     lab = p["is_duplicate"].to_numpy(bool).astype(np.int8)
-    codes = i * n + j
+    codes = pair_codes(i, j, n)
     order = np.argsort(codes, kind="stable")
     codes, lab = codes[order], lab[order]
     keep = np.ones(len(codes), dtype=bool)
@@ -89,7 +90,8 @@ def truth_from_sample(sample: Sample) -> Truth:
     if len(codes):  # an explicit not-duplicate overrides the group rule
         neg = codes[lab == 0]
         allpos = allpos[~np.isin(allpos, neg)]
-    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=allpos // n, pos_j=allpos % n)
+    pos_i, pos_j = decode(allpos, n)
+    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=pos_i, pos_j=pos_j)
 
 
 def _group_pair_codes(groups: np.ndarray, n: int) -> np.ndarray:
@@ -102,5 +104,5 @@ def _group_pair_codes(groups: np.ndarray, n: int) -> np.ndarray:
     for s, m in zip(starts[sizes > 1], sizes[sizes > 1]):
         rows = np.sort(order[s:s + m])
         a, b = np.triu_indices(m, 1)
-        out.append(rows[a] * n + rows[b])
+        out.append(pair_codes(rows[a], rows[b], n))
     return np.concatenate(out) if out else np.empty(0, np.int64)

@@ -1,14 +1,14 @@
 """Sweep: evaluate a grid of configurations and pick one under a false-removal budget."""
 
-import re
-
 import pandas as pd
 import streamlit as st
 
 from appui import charts, engine, state
 from appui.errors import guard, message
 from calib.represent import HASH_FUNCTIONS, SCHEMES, Representation
-from calib.sweep import Grid, config_from_row, recommend
+from calib.config import VERIFY_RULES, config_from_row, table_columns
+from calib.lsh import parse_splits
+from calib.sweep import Grid, recommend
 
 THRESHOLDS = [round(0.3 + 0.05 * k, 2) for k in range(14)]
 HASH_COUNTS = [16, 32, 64, 128, 256, 512]
@@ -18,19 +18,11 @@ DEFAULT_GRID = {"lowercase": True, "nfkc": True, "strip_punct": False, "collapse
                 "verify": ["exact"], "policies": ["connected"], "representative": "first"}
 PCT_COLS = ["candidate_recall", "pair_recall", "pair_precision", "false_removal_rate", "false_removal_rate_high",
             "missed_removal_rate", "reduction"]
-SHOW = ["representation", "num_perm", "b", "r", "s50", "verify", "threshold", "policy", "candidates", "reduction",
-        "candidate_recall", "pair_recall", "pair_precision", "removed", "false_removals", "unlabeled_removals",
-        "chained_removals", "false_removal_rate", "false_removal_rate_high", "missed_removal_rate", "status",
-        "config_fingerprint"]
-
-
-def parse_splits(text: str) -> tuple[tuple[int, int], ...]:
-    """'16x8, 32x4' -> ((16, 8), (32, 4)); b first (bands), r second (rows)."""
-    found = re.findall(r"(\d+)\s*[x×*]\s*(\d+)", text or "")
-    rest = re.sub(r"(\d+)\s*[x×*]\s*(\d+)", "", text or "")
-    if not found or re.search(r"[^\s,;]", rest):
-        raise ValueError(f"splits must look like '16x8, 32x4' (bands x rows), got {text!r}")
-    return tuple((int(b), int(r)) for b, r in found)
+# The configuration's columns come from the Config fields (calib.config.table_columns).
+SHOW = table_columns() + [
+    "candidates", "reduction", "candidate_recall", "pair_recall", "pair_precision", "removed", "false_removals",
+    "unlabeled_removals", "chained_removals", "false_removal_rate", "false_removal_rate_high", "missed_removal_rate",
+    "status", "config_fingerprint"]
 
 
 def grid_inputs() -> Grid:
@@ -61,7 +53,7 @@ def grid_inputs() -> Grid:
                                   disabled=g["all_splits"])
     g["thresholds"] = c[2].multiselect("Verification thresholds (Jaccard)", THRESHOLDS,
                                        default=saved["thresholds"], key="g_thresholds")
-    g["verify"] = c[3].multiselect("Verification", ["exact", "estimated", "none"], default=saved["verify"],
+    g["verify"] = c[3].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
                                    key="g_verify", help="exact: Jaccard of the shingle sets; estimated: from the "
                                    "signatures; none: every LSH candidate counts as a duplicate")
     c = st.columns(4)

@@ -7,6 +7,8 @@ import streamlit as st
 from appui import charts, engine, state
 from appui.errors import guard
 from calib import lsh
+from calib.metrics import rate_at_or_above
+from calib.minhash import estimate_errors
 
 
 def s_curve_section() -> None:
@@ -25,12 +27,11 @@ def s_curve_section() -> None:
     if ss.get("curve_r", 0) > rmax:
         ss["curve_r"] = rmax
     r = c[1].slider("r (rows per band)", 1, rmax, min(cfg.r, rmax), key="curve_r", disabled=rmax == 1)
-    t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, float(cfg.threshold), 0.01, key="curve_t")
+    t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, float(cfg.threshold or 0.0), 0.01, key="curve_t")
 
     with st.spinner("Measuring collision rates..."):
         emp = engine.collision(cfg.rep, b, r)
-    above = emp[emp["bin_low"] >= t - 1e-9]
-    measured = above["candidates"].sum() / above["pairs"].sum() if above["pairs"].sum() else float("nan")
+    hits, pairs, measured = rate_at_or_above(emp, t)
     k = st.columns(5)
     k[0].metric("P at threshold", f"{lsh.s_curve(t, b, r):.1%}",
                 help="Probability that a pair with Jaccard = threshold becomes an LSH candidate")
@@ -38,7 +39,7 @@ def s_curve_section() -> None:
     k[2].metric("(1/b)^(1/r)", f"{lsh.threshold_approx(b, r):.3f}")
     k[3].metric("Measured, J ≥ t", "n/a" if np.isnan(measured) else f"{measured:.1%}",
                 help=f"Measured candidate rate of pairs with exact J >= threshold: "
-                     f"{int(above['candidates'].sum()):,} of {int(above['pairs'].sum()):,} pairs collide")
+                     f"{hits:,} of {pairs:,} pairs collide")
     k[4].metric("Hashes used", f"{b * r}/{m}", help="b x r of num_perm")
     st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"Exact Jaccard similarity ({cfg.rep.shingle_label()} shingles)"),
                     width="stretch")
@@ -66,15 +67,14 @@ def error_section() -> None:
     df = pd.concat(frames, ignore_index=True)
     if len(df) > 5000:
         df = df.sample(5000, random_state=0)
-    err = df["estimated"] - df["exact"]
-    t = cfg.threshold if cfg.verify != "none" else None
+    t = cfg.threshold
+    err = estimate_errors(df["exact"], df["estimated"], t)
     c = st.columns(4)
     c[0].metric("Pairs shown", f"{len(df):,}")
-    c[1].metric("Mean |estimate - exact|", f"{err.abs().mean():.3f}")
-    c[2].metric("Largest |estimate - exact|", f"{err.abs().max():.3f}")
+    c[1].metric("Mean |estimate - exact|", f"{err['mean_abs']:.3f}")
+    c[2].metric("Largest |estimate - exact|", f"{err['max_abs']:.3f}")
     if t is not None:
-        flips = int(((df["estimated"] >= t) != (df["exact"] >= t)).sum())
-        c[3].metric(f"Pairs on opposite sides of {t:g}", f"{flips:,}",
+        c[3].metric(f"Pairs on opposite sides of {t:g}", f"{err['flips']:,}",
                     help="Estimate and exact Jaccard disagree on whether the pair passes the threshold")
     st.altair_chart(charts.estimate_scatter(df, cfg.rep.num_perm, t), width="stretch")
 

@@ -159,7 +159,7 @@ with guard("The Export page"):
     st.info("**Nothing is deleted.** " + cx.NOTICE)
     cfg = state.config()
     st.markdown(f"Current configuration: `{state.config_label(cfg)}`")
-    st.caption(f"Source: {st.session_state[state.CONFIG_SOURCE]}; fingerprint {cx.canonical_config(cfg).fingerprint()}")
+    st.caption(f"Source: {st.session_state[state.CONFIG_SOURCE]}; fingerprint {cfg.fingerprint()}")
     ev = None
     try:
         with st.spinner("Evaluating the current configuration on the sample..."):
