@@ -293,9 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--text-field", default="text", help="text field/column (default: text)")
     ap.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
     ap.set_defaults(func=cmd_apply)
-    sm = sub.add_parser("samples", help="build or summarize labeled samples (see python -m calib.samples -h)")
+    sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)")
     sm.add_argument("args", nargs=argparse.REMAINDER)
-    sm.set_defaults(func=lambda a: __import__("calib.samples", fromlist=["main"]).main(a.args))
+    sm.set_defaults(func=lambda a: __import__("calib.sample_build", fromlist=["main"]).main(a.args))
     return p
 
 

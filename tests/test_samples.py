@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calib.samples import (CATEGORIES, CLOUGH_DIR, SAMPLE_DIR, Sample, SampleError, build_sample, from_frames,
-                           load_clough, load_sample, numeric_columns, summary, write_sample)
+from calib.sample_build import CATEGORIES, build_sample
+from calib.samples import (CLOUGH_DIR, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough, load_sample,
+                           numeric_columns, summary, write_sample)
 
 ROOT = Path(__file__).resolve().parents[1]
 
