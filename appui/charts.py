@@ -27,18 +27,21 @@ def length_histogram(docs: pd.DataFrame) -> alt.Chart:
     ).properties(title="Length distribution", height=280)
 
 
-def category_bars(pairs_by_category: dict) -> alt.Chart:
+def category_bars(pairs_by_category: dict, step: int = 24) -> alt.Chart:
+    """Horizontal stacked bars, one row of ``step`` pixels per category, so
+    every category label shows however many there are."""
     rows = [{"category": c, "label": k.replace("_", " "), "pairs": v}
             for c, d in pairs_by_category.items() for k, v in d.items()]
     df = pd.DataFrame(rows, columns=["category", "label", "pairs"])
     return alt.Chart(df).mark_bar().encode(
-        y=alt.Y("category:N", title="Pair category", sort="-x"),
+        y=alt.Y("category:N", title="Pair category", sort="-x",
+                axis=alt.Axis(labelOverlap=False, labelLimit=220)),
         x=alt.X("sum(pairs):Q", title="Labeled pairs"),
         color=alt.Color("label:N", title="Label", scale=alt.Scale(domain=["duplicate", "not duplicate"],
                                                                   range=[LABEL_COLORS["duplicate"],
                                                                          LABEL_COLORS["not duplicate"]])),
         tooltip=["category", "label", alt.Tooltip("pairs:Q", title="Pairs")],
-    ).properties(title="Labeled pairs per category", height=max(120, 26 * df["category"].nunique()))
+    ).properties(title="Labeled pairs per category", height=alt.Step(step))
 
 
 def pareto_front(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -56,39 +59,76 @@ OBJECTIVES = {"pair_recall": "Pair recall (duplicate pairs verified)",
               "candidate_recall": "Candidate recall (duplicate pairs colliding in LSH)"}
 
 
+def rate_domain(values, *, include: float | None = None, margin: float = 0.04) -> list[float]:
+    """[low, high] for a rate axis: the data (and ``include``, e.g. the budget) within
+    [0, 1], widened by ``margin`` x span on both sides so points on the edge are not
+    cut in half. Use with :func:`rate_axis`, which labels no tick outside [0, 1]."""
+    v = pd.Series(values, dtype=float).dropna().clip(0.0, 1.0)
+    if include is not None:
+        v = pd.concat([v, pd.Series([include], dtype=float)])
+    lo, hi = (float(v.min()), float(v.max())) if len(v) else (0.0, 1.0)
+    pad = margin * max(hi - lo, 0.02)
+    return [lo - pad, hi + pad]
+
+
+def rate_axis(title: str, fmt: str, **kw) -> alt.Axis:
+    """An axis for a rate in [0, 1]: ticks outside it (in the margin) are not labeled,
+    so no axis reads -1% or 105%."""
+    return alt.Axis(title=title, format=fmt, labelExpr="datum.value < -1e-9 || datum.value > 1 + 1e-9 ? '' : "
+                    "datum.label", **kw)
+
+
+def config_labels(results: pd.DataFrame) -> pd.Series:
+    """'word5 m=128 b=16 r=8 exact t=0.8 connected' per row (for tooltips)."""
+    t = results["threshold"].map(lambda v: "-" if pd.isna(v) else f"{v:g}")
+    return (results["representation"] + " m=" + results["num_perm"].astype(str) + " b=" + results["b"].astype(str)
+            + " r=" + results["r"].astype(str) + " " + results["verify"] + " t=" + t + " " + results["policy"])
+
+
 def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                  recommended_fp: str | None = None, current_fp: str | None = None) -> alt.LayerChart:
+    """Objective (recall) against false-removal rate, one point per configuration:
+    shape = representation, colour = verification threshold, size = candidate pairs;
+    the dashed step line is the Pareto front, the red rule the budget. Both axes
+    stay within 0-100%."""
     df = results[results["status"] == "ok"].copy()
-    df["config"] = (df["representation"] + " m=" + df["num_perm"].astype(str) + " b=" + df["b"].astype(str)
-                    + " r=" + df["r"].astype(str) + " " + df["verify"] + " t=" + df["threshold"].map(
-                        lambda t: "-" if pd.isna(t) else f"{t:g}") + " " + df["policy"])
+    df["config"] = config_labels(df)
     df["threshold_label"] = df["threshold"].map(lambda t: "none" if pd.isna(t) else f"{t:g}")
     x_title = "False-removal rate (share of labeled removals that are not duplicates)"
     y_title = OBJECTIVES.get(objective, objective)
-    x = alt.X("false_removal_rate:Q", title=x_title, axis=alt.Axis(format=".1%", tickCount=10),
-              scale=alt.Scale(padding=18, nice=False))
-    y = alt.Y(f"{objective}:Q", title=y_title, axis=alt.Axis(format=PCT), scale=alt.Scale(zero=False, padding=12))
+    x_domain = rate_domain(df["false_removal_rate"], include=budget)
+    x = alt.X("false_removal_rate:Q", axis=rate_axis(x_title, ".1%", tickCount=10),
+              scale=alt.Scale(domain=x_domain, nice=False))
+    y = alt.Y(f"{objective}:Q", axis=rate_axis(y_title, PCT),
+              scale=alt.Scale(domain=rate_domain(df[objective]), nice=False))
     tooltip = [alt.Tooltip("config:N", title="Configuration"),
+               alt.Tooltip("representation:N", title="Representation"),
                alt.Tooltip("candidates:Q", title="Candidate pairs", format=","),
                alt.Tooltip("candidate_recall:Q", title="Candidate recall", format=".1%"),
                alt.Tooltip("pair_recall:Q", title="Pair recall", format=".1%"),
                alt.Tooltip("false_removal_rate:Q", title="False-removal rate", format=".2%"),
                alt.Tooltip("removed:Q", title="Documents removed", format=","),
                alt.Tooltip("config_fingerprint:N", title="Fingerprint")]
-    points = alt.Chart(df).mark_circle(opacity=0.55).encode(
+    reps = sorted(df["representation"].unique())
+    # mark_point keeps the shape channel (mark_circle would drop it): one shape per representation.
+    points = alt.Chart(df).mark_point(filled=True, opacity=0.6).encode(
         x=x, y=y,
         size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(format=",.0f")),
+                      legend=alt.Legend(format=",.0f", orient="right")),
         color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis")),
-        shape=alt.Shape("representation:N", title="Representation"),
+        # the representation legend above the plot, where it is read first and never pushed off the bottom
+        shape=alt.Shape("representation:N", title="Representation", scale=alt.Scale(domain=reps),
+                        legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
+                                          symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
         tooltip=tooltip)
     front = pareto_front(df, "false_removal_rate", objective)
     line = alt.Chart(front).mark_line(interpolate="step-after", color="#555", strokeDash=[4, 3]).encode(
         x=x, y=y)
     rule = alt.Chart(pd.DataFrame({"budget": [budget], "label": [f"budget {budget:.1%}"]}))
     budget_rule = rule.mark_rule(color="#d62728", strokeDash=[6, 4], size=2).encode(x="budget:Q")
-    budget_text = rule.mark_text(align="left", dx=4, dy=2, color="#d62728", baseline="top").encode(
-        x="budget:Q", y=alt.value(4), text="label:N")
+    right_half = budget > (x_domain[0] + x_domain[1]) / 2  # label on the side with room for it
+    budget_text = rule.mark_text(align="right" if right_half else "left", dx=-4 if right_half else 4, dy=2,
+                                 color="#d62728", baseline="top").encode(x="budget:Q", y=alt.value(4), text="label:N")
     layers = [points, line, budget_rule, budget_text]
     marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
     if recommended_fp is not None and recommended_fp == current_fp:
@@ -99,10 +139,13 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
             base = alt.Chart(m)
             layers.append(base.mark_point(shape=shape, size=450, filled=False, color=color, strokeWidth=2.5)
                           .encode(x=x, y=y, tooltip=tooltip))
-            layers.append(base.mark_text(dx=14, dy=12 if label == "current" else -12, align="left",
-                                         fontWeight="bold", color=color).encode(x=x, y=y, text="mark:N"))
+            # beside the point (not above it: the best row is often at the top edge), current below
+            layers.append(base.mark_text(dx=16, dy=14 if label == "current" else 0, align="left",
+                                         baseline="middle", fontWeight="bold", color=color)
+                          .encode(x=x, y=y, text="mark:N"))
     return alt.layer(*layers).properties(
-        title=f"{y_title.split(' (')[0]} vs false-removal rate (point size = candidate pairs)",
+        title=f"{y_title.split(' (')[0]} vs false-removal rate (shape = representation, colour = threshold, "
+              "size = candidate pairs)",
         height=460).interactive()
 
 

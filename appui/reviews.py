@@ -81,4 +81,18 @@ def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
     return out.drop_duplicates(["i", "j"]).reset_index(drop=True)
 
 
-__all__ = ["action_pairs", "merge_review_labels", "default_db", "check_db_path", "pair_frame"]
+def with_sample_labels(decisions: pd.DataFrame, sample: Sample, truth) -> pd.DataFrame:
+    """``decisions`` (id_a, id_b, ...) with ``sample_label``: the sample's label of
+    the pair (1, 0, or -1 when unlabeled, a single-document decision, or an id
+    not in the sample). ``truth``: the sample's :class:`calib.truth.Truth`."""
+    rows = pd.Series(np.arange(sample.n), index=sample.docs["id"].astype(str))
+    a = decisions["id_a"].astype(str).map(rows)
+    b = decisions["id_b"].map(lambda v: None if pd.isna(v) else str(v)).map(rows)
+    known = (a.notna() & b.notna()).to_numpy()
+    label = np.full(len(decisions), -1, dtype=np.int64)
+    if known.any():
+        label[known] = truth.label(a[known].to_numpy(np.int64), b[known].to_numpy(np.int64))
+    return decisions.assign(sample_label=label)
+
+
+__all__ = ["action_pairs", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "pair_frame"]

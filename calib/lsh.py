@@ -40,6 +40,14 @@ def check_split(b: int, r: int, num_perm: int) -> None:
         raise ValueError(f"b*r = {b}*{r} = {b * r} exceeds num_perm = {num_perm}")
 
 
+def max_rows(b: int, num_perm: int) -> int:
+    """The largest r with b*r <= num_perm: each of the b bands hashes r of the
+    signature's num_perm values, and no value serves two bands."""
+    if not isinstance(b, (int, np.integer)) or not 1 <= b <= num_perm:
+        raise ValueError(f"b must be an integer in [1, num_perm={num_perm}], got {b!r}")
+    return int(num_perm) // int(b)
+
+
 def splits(num_perm: int, *, exact: bool = True) -> list[tuple[int, int]]:
     """All (b, r) with b*r == num_perm (exact) or b*r <= num_perm."""
     out = []

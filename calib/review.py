@@ -225,10 +225,12 @@ def review_queue(pairs: pd.DataFrame, threshold: float, *, reviewed: pd.DataFram
                  limit: int | None = None) -> pd.DataFrame:
     """Pairs to review, most informative first.
 
-    ``pairs``: id_a, id_b, sim[, chained]. Order: chained pairs first (only
-    chaining justifies the removal), then by distance = |sim - threshold|
-    ascending (closest to the decision boundary), then by ids. Pairs present
-    in ``reviewed`` (e.g. ``ReviewStore.latest()``) are dropped, in either order.
+    ``pairs``: id_a, id_b, sim[, chained][, label]. Order: pairs without a
+    sample label first (label -1: a decision there is new information; a
+    labeled pair only checks the label), then chained pairs (only chaining
+    justifies the removal), then by distance = |sim - threshold| ascending
+    (closest to the decision boundary), then by ids. Pairs present in
+    ``reviewed`` (e.g. ``ReviewStore.latest()``) are dropped, in either order.
     """
     missing = [c for c in ("id_a", "id_b", "sim") if c not in pairs.columns]
     if missing:
@@ -239,13 +241,24 @@ def review_queue(pairs: pd.DataFrame, threshold: float, *, reviewed: pd.DataFram
     out["id_a"], out["id_b"] = _sorted_pair(pairs["id_a"], pairs["id_b"])
     out["chained"] = pairs["chained"].fillna(False).astype(bool) if "chained" in pairs.columns else False
     out["distance"] = (pairs["sim"].astype(float) - float(threshold)).abs()
+    out["_unlabeled"] = (pairs["label"] == -1) if "label" in pairs.columns else True
     if reviewed is not None and len(reviewed):
         r = reviewed[reviewed["id_b"].notna()]
         done = pd.MultiIndex.from_arrays(_sorted_pair(r["id_a"], r["id_b"]))
         out = out[~pd.MultiIndex.from_arrays([out["id_a"], out["id_b"]]).isin(done)]
-    out = out.sort_values(["chained", "distance", "id_a", "id_b"], ascending=[False, True, True, True],
-                          kind="stable").reset_index(drop=True)
+    out = out.sort_values(
+        ["_unlabeled", "chained", "distance", "id_a", "id_b"], ascending=[False, False, True, True, True],
+        kind="stable").drop(columns="_unlabeled").reset_index(drop=True)
     return out if limit is None else out.head(limit)
+
+
+def contradicts(decision, label) -> np.ndarray:
+    """True where a review decision says the opposite of the sample's label
+    (duplicate vs label 0, not_duplicate vs label 1); unsure and unlabeled
+    (-1) pairs never contradict."""
+    d = np.asarray(decision, dtype=object)
+    lab = np.asarray(label)
+    return ((d == "duplicate") & (lab == 0)) | ((d == "not_duplicate") & (lab == 1))
 
 
 def with_review_labels(sample: Sample, labels: pd.DataFrame) -> tuple[Sample, int, int]:

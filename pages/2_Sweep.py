@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from appui import charts, engine, state
+from appui import charts, engine, state, tables
 from appui.errors import guard, message
 from calib.represent import HASH_FUNCTIONS, SCHEMES, Representation
-from calib.config import VERIFY_RULES, config_from_row, table_columns
+from calib.config import VERIFY_RULES, config_from_row
 from calib.lsh import parse_splits
 from calib.sweep import Grid, recommend
 
@@ -16,13 +16,6 @@ DEFAULT_GRID = {"lowercase": True, "nfkc": True, "strip_punct": False, "collapse
                 "char_k": [], "hashfunc": "xxhash", "scheme": "fast", "seed": 1, "num_perms": [128, 256],
                 "all_splits": True, "splits": "16x8, 32x4, 8x16, 20x6", "thresholds": [0.5, 0.6, 0.7, 0.8, 0.9],
                 "verify": ["exact"], "policies": ["connected"], "representative": "first"}
-PCT_COLS = ["candidate_recall", "pair_recall", "pair_precision", "false_removal_rate", "false_removal_rate_high",
-            "missed_removal_rate", "reduction"]
-# The configuration's columns come from the Config fields (calib.config.table_columns).
-SHOW = table_columns() + [
-    "candidates", "reduction", "candidate_recall", "pair_recall", "pair_precision", "removed", "false_removals",
-    "unlabeled_removals", "chained_removals", "false_removal_rate", "false_removal_rate_high", "missed_removal_rate",
-    "status", "config_fingerprint"]
 
 
 def grid_inputs() -> Grid:
@@ -106,10 +99,15 @@ def engine_caption() -> None:
                f"{info['signature_matrices']} signature matrix(es), {info['candidate_sets']} candidate set(s).")
 
 
-def results_section(results: pd.DataFrame) -> None:
+NO_LABELS = ("This sample has no duplicate labels (no duplicate pair, no group of two or more): recall and "
+             "false-removal rates cannot be measured, so nothing is recommended and there is no trade-off to "
+             "plot. The table shows what each configuration would do (candidate pairs, documents removed). "
+             "Load a labeled sample on the Sample page, or label pairs on the Review page and use them as labels.")
+
+
+def controls() -> tuple[float, str, bool]:
+    """Budget, objective and bound choices (kept across pages)."""
     ss = st.session_state
-    st.subheader("Results")
-    st.caption(grid_summary(results))
     c = st.columns([2, 2, 2])
     pct = c[0].slider("False-removal budget (%)", 0.0, 10.0, float(ss[state.BUDGET]) * 100, 0.1,
                       key="budget_pct", help="Largest share of labeled removals that may be non-duplicates")
@@ -121,61 +119,80 @@ def results_section(results: pd.DataFrame) -> None:
     upper = c[2].checkbox("Budget on the 95% upper bound", value=ss.get("calib_use_upper", False),
                           key="use_upper", help="Stricter: the false-removal rate's interval must fit the budget")
     ss["calib_use_upper"] = upper
+    return budget, objective, upper
 
-    if results["n_positive"].fillna(0).max() == 0:
-        st.warning("This sample has no duplicate labels: recall and false-removal rates cannot be measured, so "
-                   "the recommendation below means nothing. Load a labeled sample or add review labels.")
-    rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
-    bad = int((results["status"] != "ok").sum())
-    if bad:
-        st.caption(f"{bad} configuration(s) stopped with too many candidates (splits too loose); not plotted.")
-    if rec is None:
-        st.warning(f"No configuration keeps the false-removal rate within {budget:.1%}. Raise the budget or "
-                   "add stricter thresholds.")
-    else:
-        cfg = config_from_row(rec)
-        st.markdown(f"**Recommended under a {budget:.1%} budget:** `{state.config_label(cfg)}`")
-        m = st.columns(5)
-        m[0].metric(charts.OBJECTIVES[objective].split(" (")[0], f"{rec[objective]:.1%}")
-        m[1].metric("False-removal rate", f"{rec['false_removal_rate']:.2%}",
-                    help=f"95% interval {rec['false_removal_rate_low']:.2%} - {rec['false_removal_rate_high']:.2%}")
-        m[2].metric("Candidate pairs", f"{int(rec['candidates']):,}")
-        m[3].metric("Documents removed", f"{int(rec['removed']):,}")
-        m[4].metric("Missed-removal rate", f"{rec['missed_removal_rate']:.1%}")
-        if st.button("Use the recommended configuration", key="use_recommended", type="primary"):
-            state.set_config(cfg, f"recommended by the sweep (budget {budget:.1%}, max {objective})")
-            state.changed("Current configuration set to the recommendation; the other pages now use it.")
-    current = state.config().fingerprint()
-    st.altair_chart(charts.pareto_chart(results, objective, budget, None if rec is None else rec["config_fingerprint"],
-                                        current), width="stretch")
 
+def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
+    """The recommended row, its numbers, and the button that makes it the current configuration."""
+    cfg = config_from_row(rec)
+    st.markdown(f"**Recommended under a {budget:.1%} budget:** `{state.config_label(cfg)}`")
+    m = st.columns(5)
+    m[0].metric(charts.OBJECTIVES[objective].split(" (")[0], f"{rec[objective]:.1%}")
+    m[1].metric("False-removal rate", f"{rec['false_removal_rate']:.2%}",
+                help=f"95% interval {rec['false_removal_rate_low']:.2%} - {rec['false_removal_rate_high']:.2%}")
+    m[2].metric("Candidate pairs", f"{int(rec['candidates']):,}")
+    m[3].metric("Documents removed", f"{int(rec['removed']):,}")
+    m[4].metric("Missed-removal rate", f"{rec['missed_removal_rate']:.1%}")
+    if state.config().fingerprint() == rec["config_fingerprint"]:
+        st.success(f"The current configuration is this recommendation (fingerprint {rec['config_fingerprint']}).")
+    elif st.button("Use the recommended configuration", key="use_recommended", type="primary"):
+        state.set_config(cfg, f"recommended by the sweep (budget {budget:.1%}, max {objective})")
+        state.changed(f"Current configuration set to the recommendation: {state.config_label(cfg)}; "
+                      "the other pages now use it.")
+
+
+def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, rec_fp: str | None) -> None:
+    """Every configuration, filterable and sortable; a ticked row can become the current configuration."""
     st.markdown("**All configurations** (click a column to sort; tick a row to make it the current configuration)")
     f = st.columns(3)
-    within = f[0].checkbox("Only within the budget", value=False, key="only_within")
+    within = f[0].checkbox("Only within the budget", value=False, key="only_within", disabled=not labeled)
     reps = sorted(results["representation"].unique())
     pick = f[1].multiselect("Representations", reps, default=reps, key="filter_reps")
     ok_only = f[2].checkbox("Hide stopped configurations", value=True, key="ok_only")
     view = results[results["representation"].isin(pick)]
     if ok_only:
         view = view[view["status"] == "ok"]
-    if within:
+    if within and labeled:
         view = view[view["false_removal_rate"].fillna(0) <= budget]
-    view = view.sort_values([objective, "candidates"], ascending=[False, True])
-    col_cfg = {c: st.column_config.NumberColumn(c.replace("_", " "), format="percent") for c in PCT_COLS}
-    col_cfg.update({"s50": st.column_config.NumberColumn("s50 (50% point)", format="%.3f"),
-                    "threshold": st.column_config.NumberColumn("threshold", format="%.2f"),
-                    "candidates": st.column_config.NumberColumn("candidates", format="localized")})
-    event = st.dataframe(view[SHOW], hide_index=True, width="stretch", height=380, column_config=col_cfg,
+    order = [objective, "candidates"] if labeled else ["candidates", "removed"]
+    view = view.sort_values(order, ascending=[not labeled, True], kind="stable")
+    frame, col_cfg = tables.sweep_view(view, labeled=labeled, recommended_fp=rec_fp,
+                                       current_fp=state.config().fingerprint())
+    event = st.dataframe(frame, hide_index=True, width="stretch", height=380, column_config=col_cfg,
                          on_select="rerun", selection_mode="single-row", key="results_table")
     rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
     if rows:
-        row = view.iloc[rows[0]]
-        cfg = config_from_row(row)
+        cfg = config_from_row(view.iloc[rows[0]])
         if st.button(f"Use selected row: {state.config_label(cfg)}", key="use_selected"):
             state.set_config(cfg, "picked from the sweep table")
             state.changed("Current configuration set to the selected row; the other pages now use it.")
     st.download_button("Download results (CSV)", results.to_csv(index=False).encode(), "sweep-results.csv",
                        "text/csv", key="dl_results")
+
+
+def results_section(results: pd.DataFrame) -> None:
+    st.subheader("Results")
+    st.caption(grid_summary(results))
+    labeled = bool((results["n_positive"].fillna(0) > 0).any())
+    if not labeled:
+        st.warning(NO_LABELS)
+        table(results, False, 0.0, "candidates", None)
+        return
+    budget, objective, upper = controls()
+    rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
+    bad = int((results["status"] != "ok").sum())
+    if bad:
+        st.caption(f"{bad} configuration(s) stopped with too many candidates (splits too loose); not plotted.")
+    if rec is None:
+        bound = "95% upper bound of the false-removal rate" if upper else "false-removal rate"
+        st.warning(f"No configuration keeps the {bound} within {budget:.1%}. Raise the budget or add stricter "
+                   "thresholds.")
+    else:
+        recommendation(rec, budget, objective)
+    rec_fp = None if rec is None else rec["config_fingerprint"]
+    st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
+                    width="stretch")
+    table(results, True, budget, objective, rec_fp)
 
 
 with guard("The Sweep page"):

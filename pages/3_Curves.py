@@ -1,5 +1,7 @@
 """Curves: S-curve vs measured collision rates, MinHash error, optimizer check."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -11,23 +13,59 @@ from calib.metrics import rate_at_or_above
 from calib.minhash import estimate_errors
 
 
-def s_curve_section() -> None:
-    cfg = state.config()
+def split_inputs(cfg) -> tuple[int, int, float]:
+    """b, r and threshold sliders, starting at the current configuration. b*r may not
+    exceed num_perm: when a larger b leaves fewer rows per band, r is lowered and the
+    page says so (the sliders' state is set before they are drawn, never behind them)."""
     m = cfg.rep.num_perm
     ss = st.session_state
-    st.subheader("S-curve against measured collision rates")
-    st.caption(f"Representation {cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {m} hashes. "
-               "Move b, r and the threshold: only the banding step reruns (shingles and signatures are cached).")
     if st.button("Reset sliders to the current configuration", key="curve_reset"):
         for k in ("curve_b", "curve_r", "curve_t"):
             ss.pop(k, None)
+    ss.setdefault("curve_b", min(cfg.b, m))
+    ss.setdefault("curve_r", cfg.r)
+    ss.setdefault("curve_t", float(cfg.threshold or 0.0))  # no threshold when nothing is verified
     c = st.columns(3)
-    b = c[0].slider("b (bands)", 1, m, min(cfg.b, m), key="curve_b")
-    rmax = max(1, m // b)
-    if ss.get("curve_r", 0) > rmax:
-        ss["curve_r"] = rmax
-    r = c[1].slider("r (rows per band)", 1, rmax, min(cfg.r, rmax), key="curve_r", disabled=rmax == 1)
-    t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, float(cfg.threshold or 0.0), 0.01, key="curve_t")
+    b = c[0].slider("b (bands)", 1, m, key="curve_b") if m > 1 else 1
+    rmax = lsh.max_rows(b, m)
+    lowered = ss["curve_r"] > rmax
+    if lowered:
+        old, ss["curve_r"] = ss["curve_r"], rmax
+    if rmax > 1:
+        r = c[1].slider("r (rows per band)", 1, rmax, key="curve_r")
+    else:
+        r = ss["curve_r"] = 1
+        c[1].markdown("**r (rows per band)**: 1")
+    t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, step=0.01, key="curve_t")
+    rule = (f"b x r may not exceed num_perm = {m}: each band hashes r of the signature's {m} values and no value "
+            f"serves two bands, so with b = {b} bands r goes up to {m} // {b} = {rmax}.")
+    if lowered:
+        st.info(f"r lowered from {old} to {rmax}. {rule}")
+    else:
+        c[1].caption(rule)
+    return b, r, t
+
+
+def make_current(cfg, b: int, r: int, t: float) -> None:
+    """The explored split (and threshold) as the current configuration."""
+    new = dataclasses.replace(cfg, b=b, r=r, threshold=t)
+    if new.fingerprint() == cfg.fingerprint():
+        st.caption("The sliders show the current configuration.")
+        return
+    what = f"b={b}, r={r}" + ("" if cfg.verify == "none" else f", threshold {t:g}")
+    if st.button(f"Make {what} the current configuration", key="curve_use", type="primary"):
+        state.set_config(new, "explored on the Curves page")
+        state.changed(f"Current configuration set to {state.config_label(new)}; the other pages now use it.")
+
+
+def s_curve_section() -> None:
+    cfg = state.config()
+    m = cfg.rep.num_perm
+    st.subheader("S-curve against measured collision rates")
+    st.caption(f"Representation {cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {m} hashes. "
+               "Move b, r and the threshold: only the banding step reruns (shingles and signatures are cached).")
+    b, r, t = split_inputs(cfg)
+    make_current(cfg, b, r, t)
 
     with st.spinner("Measuring collision rates..."):
         emp = engine.collision(cfg.rep, b, r)

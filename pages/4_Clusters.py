@@ -6,11 +6,25 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from appui import charts, diff, engine, state
+from appui import charts, diff, engine, state, tables
 from appui.errors import guard
 from calib.clusters import largest_components
 
 MAX_GRAPH = 60
+RISK_LABELS = {"cluster": "cluster", "representative_id": "representative", "size": "documents",
+               "diameter": "diameter (hops)", "min_edge_sim": "weakest edge J", "min_sim_to_rep": "lowest J to rep.",
+               "weakest_a_id": "weakest pair: A", "weakest_b_id": "weakest pair: B", "weakest_sim": "weakest pair J",
+               "n_chained": "chained", "risk": "risk"}
+POLICY_LABELS = {"policy": "policy", "n_clusters": "clusters", "removals": "removed",
+                 "unverified": "removed unverified", "below_threshold": "removed below threshold",
+                 "false_removals": "false removals", "unlabeled_removals": "unlabeled removals",
+                 "labeled_removals": "labeled removals", "false_removal_rate": "false-removal rate",
+                 "frr_low": "95% low", "frr_high": "95% high"}
+SLICE_LABELS = {"level": "level", "metric": "rate", "column": "slice", "value": "value", "n": "out of",
+                "k": "count", "rate": "share", "ci_low": "95% low", "ci_high": "95% high", "p_value": "p",
+                "p_adjusted": "p (Holm)", "flagged": "flagged"}
+COMPONENT_LABELS = {"component": "component", "first_id": "first document", "size": "documents",
+                    "n_removed": "removed", "flagged_giant": "giant (star rule)"}
 
 
 def overview(ev) -> pd.DataFrame:
@@ -37,11 +51,11 @@ def overview(ev) -> pd.DataFrame:
     for col in ("weakest_a", "weakest_b"):
         v = show[col].to_numpy()
         show[col + "_id"] = np.where(v >= 0, ids[np.clip(v, 0, None)], "")
-    st.dataframe(show[["cluster", "representative_id", "size", "diameter", "min_edge_sim", "min_sim_to_rep",
-                       "weakest_a_id", "weakest_b_id", "weakest_sim", "n_chained", "risk"]],
-                 hide_index=True, width="stretch", height=300,
-                 column_config={c_: st.column_config.NumberColumn(c_, format="%.3f")
-                                for c_ in ("min_edge_sim", "min_sim_to_rep", "weakest_sim", "risk")})
+    cols = ["cluster", "representative_id", "size", "diameter", "min_edge_sim", "min_sim_to_rep", "weakest_a_id",
+            "weakest_b_id", "weakest_sim", "n_chained", "risk"]
+    st.dataframe(show[cols], hide_index=True, width="stretch", height=300,
+                 column_config=tables.columns(cols, RISK_LABELS, formats=dict.fromkeys(
+                     ("min_edge_sim", "min_sim_to_rep", "weakest_sim", "risk"), "%.3f")))
     return diag
 
 
@@ -50,8 +64,8 @@ def policies(ev) -> None:
     with st.spinner("Clustering under each policy..."):
         p = engine.policies(ev)
     st.dataframe(p, hide_index=True, width="stretch",
-                 column_config={c_: st.column_config.NumberColumn(c_, format="percent")
-                                for c_ in ("false_removal_rate", "frr_low", "frr_high")})
+                 column_config=tables.columns(p.columns, POLICY_LABELS,
+                                              percent=("false_removal_rate", "frr_low", "frr_high")))
     st.caption("connected: every document in a component goes with one representative (chains allowed); "
                "star: each removed document must be a verified pair with its representative.")
 
@@ -71,12 +85,10 @@ def by_slice(ev) -> None:
     k = st.columns(2)
     k[0].metric("Slices compared", f"{len(sb):,}")
     k[1].metric("Flagged (p < 0.05 after Holm)", f"{int(sb['flagged'].sum()):,}")
+    show = show.assign(metric=show["metric"].str.replace("_", " "))
     st.dataframe(show, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
-                 column_config={"rate": st.column_config.NumberColumn("rate", format="percent"),
-                                "ci_low": st.column_config.NumberColumn("95% low", format="percent"),
-                                "ci_high": st.column_config.NumberColumn("95% high", format="percent"),
-                                "p_value": st.column_config.NumberColumn("p", format="%.2g"),
-                                "p_adjusted": st.column_config.NumberColumn("p (Holm)", format="%.2g")})
+                 column_config=tables.columns(show.columns, SLICE_LABELS, percent=("rate", "ci_low", "ci_high"),
+                                              formats={"p_value": "%.2g", "p_adjusted": "%.2g"}))
 
 
 def giant_guard() -> None:
@@ -104,10 +116,11 @@ def components(ev) -> None:
     cols = list(s.slice_columns)
     lc = largest_components(ev.clustering, s.docs[cols] if cols else None, top=10)
     lc.insert(1, "first_id", s.ids[lc["first"].to_numpy()])
+    lc = lc.drop(columns=["first"])
     st.caption("Columns col=value: the share of all documents with that slice value that sit in this component.")
-    st.dataframe(lc.drop(columns=["first"]), hide_index=True, width="stretch",
-                 column_config={c_: st.column_config.NumberColumn(c_, format="percent")
-                                for c_ in lc.columns if "=" in c_})
+    st.dataframe(lc, hide_index=True, width="stretch",
+                 column_config=tables.columns(lc.columns, COMPONENT_LABELS, percent=[c_ for c_ in lc.columns
+                                                                                      if "=" in c_]))
 
 
 def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
@@ -132,7 +145,9 @@ def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
     with right:
         st.dataframe(nodes[["id", "sim_to_rep", "words", "role"]], hide_index=True, width="stretch",
                      height=min(460, 40 + 35 * len(nodes)),
-                     column_config={"sim_to_rep": st.column_config.NumberColumn("J to rep", format="%.3f"),
+                     column_config={**tables.columns(["id", "sim_to_rep", "words"],
+                                                    {"id": "document", "sim_to_rep": "J to representative"},
+                                                    formats={"sim_to_rep": "%.3f"}),
                                     "role": st.column_config.TextColumn("role", width="large")})
     row = diag[diag["cluster"] == cid].iloc[0]
     if row["weakest_a"] >= 0:

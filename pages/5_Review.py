@@ -6,7 +6,7 @@ import streamlit as st
 from appui import diff, engine, reviews, state
 from appui.errors import guard, message
 from appui.loading import Loaded
-from calib.review import DECISIONS, ReviewStore, review_queue
+from calib.review import DECISIONS, ReviewStore, contradicts, review_queue
 
 LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
 
@@ -32,6 +32,10 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
     st.markdown(f"**{row['id_a']}** vs **{row['id_b']}**: exact Jaccard {row['sim']:.3f} "
                 f"(threshold {cfg.threshold:g}); {'**removed by chaining only**' if row['chained'] else 'verified pair'}; "
                 f"sample label: {LABEL_NAMES[int(label)]}.")
+    if label != -1:
+        st.caption(f"No pair without a sample label is left in the queue; this one already has a sample label "
+                   f"({LABEL_NAMES[int(label)]}). A decision against it is flagged, and wins when reviews "
+                   "are used as labels.")
     c = st.columns(2)
     for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
         col.markdown(f"**{a}**")
@@ -48,6 +52,11 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
     if clicked:
         store.record(row["id_a"], row["id_b"], clicked, reviewer, note=note, config_fingerprint=cfg.fingerprint())
         st.session_state["calib_last_review"] = f"Recorded {clicked} for {row['id_a']} / {row['id_b']}."
+        if contradicts([clicked], [label])[0]:
+            st.session_state["calib_review_conflict"] = (
+                f"This decision ({clicked.replace('_', ' ')}) contradicts the sample's label "
+                f"({LABEL_NAMES[int(label)]}) for {row['id_a']} / {row['id_b']}. If you use reviews as labels, "
+                "the review replaces the sample's label.")
         st.rerun()
 
 
@@ -60,19 +69,20 @@ def queue_section(store: ReviewStore) -> None:
         st.warning("This configuration stopped with too many candidates; nothing to review.")
         return
     pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg.rep))
-    latest = store.latest()
-    q = review_queue(pairs, cfg.threshold, reviewed=latest)
-    st.subheader(f"Queue: {len(q):,} pairs left")
-    st.caption("Pairs the current configuration acts on: removals justified only by chaining first, then the "
-               "pairs closest to the threshold. Reviewed pairs leave the queue.")
+    pairs["label"] = engine.handle().ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
+    q = review_queue(pairs, cfg.threshold, reviewed=store.latest())
+    st.subheader(f"Queue: {len(q):,} pairs left ({int((q['label'] == -1).sum()):,} without a sample label)")
+    st.caption("Pairs the current configuration acts on: pairs without a sample label first, then within each "
+               "part removals justified only by chaining, then the pairs closest to the threshold. Reviewed "
+               "pairs leave the queue.")
     if st.session_state.get("calib_last_review"):
         st.success(st.session_state.pop("calib_last_review"))
+    if st.session_state.get("calib_review_conflict"):
+        st.warning(st.session_state.pop("calib_review_conflict"))
     if q.empty:
         st.info("Nothing left to review for this configuration.")
         return
-    truth = engine.handle().ws.truth
-    q = q.head(200).copy()
-    q["label"] = truth.label(q["i"].to_numpy(), q["j"].to_numpy())
+    q = q.head(200)
     texts = dict(zip(s.docs["id"], s.docs["text"]))
     decision_form(store, q.iloc[0], texts, int(q.iloc[0]["label"]))
     with st.expander(f"Next {min(len(q), 200)} pairs in the queue"):
@@ -90,10 +100,19 @@ def decisions_section(store: ReviewStore) -> None:
     c[0].metric("Decisions recorded", f"{len(store):,}")
     for k, d in enumerate(DECISIONS):
         c[k + 1].metric(f"Pairs: {d.replace('_', ' ')}", f"{int((latest['decision'] == d).sum()):,}")
-    if len(latest):
-        st.dataframe(latest.sort_values("created_at", ascending=False).head(50), hide_index=True, width="stretch")
-    labels = store.as_pair_labels()
     s = state.sample()
+    if len(latest):
+        shown = reviews.with_sample_labels(latest.sort_values("created_at", ascending=False).head(50), s,
+                                           engine.handle().ws.truth)
+        shown["contradicts"] = contradicts(shown["decision"], shown["sample_label"])
+        n = int(shown["contradicts"].sum())
+        if n:
+            st.warning(f"{n:,} of the decisions shown contradict the sample's label (ticked in the table). "
+                       "Using reviews as labels replaces those labels.")
+        st.dataframe(shown.assign(sample_label=shown["sample_label"].map(LABEL_NAMES)), hide_index=True,
+                     width="stretch", column_config={"contradicts": st.column_config.CheckboxColumn(
+                         "contradicts sample label")})
+    labels = store.as_pair_labels()
     if st.button(f"Use reviews as labels ({len(labels):,} pair labels)", key="use_reviews",
                  disabled=len(labels) == 0):
         new, used, skipped = reviews.merge_review_labels(s, labels)

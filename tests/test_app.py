@@ -18,6 +18,7 @@ from calib.atomic import write_frame_atomic
 from calib.config import Config
 from calib.export import MANIFEST_COLUMNS, load_config, manifest, targets, validate_doc
 from calib.review import ReviewStore
+from calib.sweep import config_from_row, recommend
 from calib.samples import SampleError, load_sample
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,11 +98,27 @@ def test_sweep_recommend_and_state_follows_pages():
     assert len(res) == 6 and set(res["num_perm"]) == {128}
     assert at.get("vega_lite_chart"), "the Pareto chart is drawn"
     assert len(at.dataframe) >= 1, "the results table is drawn"
+    # under 1% this grid recommends 16x8 t=0.8, which is the default configuration: the page says so
+    # instead of offering a button that would change nothing
+    assert recommend(res)["config_fingerprint"] == Config().fingerprint() == at.session_state["calib_config"].fingerprint()
+    assert any("current configuration is this recommendation" in m.value for m in at.success)
+    assert not [b for b in at.button if b.key == "use_recommended"]
+    # a 5% budget recommends another row (32x4 t=0.7); the button makes exactly that row current
+    at.slider(key="budget_pct").set_value(5.0).run()
+    rec = recommend(res, max_false_removal_rate=0.05)
+    assert rec["config_fingerprint"] != Config().fingerprint()
+    if "recommended" in res:  # the sweep's own mark (default budget) is the 1% row
+        assert res.loc[res["recommended"], "config_fingerprint"].tolist() == [Config().fingerprint()]
     at.button(key="use_recommended").click().run()
     cfg = at.session_state["calib_config"]
+    assert cfg.fingerprint() == rec["config_fingerprint"] and (cfg.b, cfg.r, cfg.threshold) == (32, 4, 0.7)
+    assert cfg == config_from_row(rec)
     assert at.session_state["calib_config_source"].startswith("recommended")
     assert any("Current configuration set" in m.value for m in at.success)  # shown once after the rerun
     assert any("recommended by the sweep" in c.value for c in at.sidebar.caption)  # sidebar is up to date
+    assert any("current configuration is this recommendation" in m.value for m in at.success)
+    table = at.dataframe[0].value
+    assert table.loc[table["mark"] == "★ current", "pair_recall"].tolist() == [pytest.approx(rec["pair_recall"])]
     # the config and the sample follow the user to other pages
     at.switch_page("pages/6_Export.py").run()
     assert cfg.fingerprint() in at.code[0].value
@@ -111,6 +128,68 @@ def test_sweep_recommend_and_state_follows_pages():
     at.switch_page("pages/2_Sweep.py").run()
     assert at.session_state["calib_results"] is res  # results survive a page switch too
     assert at.multiselect(key="g_num_perms").value == [128]  # grid choices are restored
+
+
+def test_sweep_table_shows_decision_columns_first():
+    at = small_sweep(start())
+    table = at.dataframe[0]
+    cols = list(table.value.columns)
+    assert cols[:8] == ["mark", "pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95",
+                        "false_removal_rate", "false_removal_rate_95", "candidates"]
+    res = at.session_state["calib_results"]
+    row = table.value.iloc[0]  # sorted by pair recall, best first
+    assert row["pair_recall"] == pytest.approx(res["pair_recall"].max())
+    src = res.loc[res["pair_recall"] == res["pair_recall"].max()].iloc[0]
+    assert row["pair_recall_95"] == f"{src['pair_recall_low'] * 100:.1f}–{src['pair_recall_high'] * 100:.1f}%"
+    headers = {c: json.loads(table.proto.columns).get(c, {}).get("label") for c in cols[:8]}
+    assert headers["false_removal_rate"] == "false-removal rate" and headers["pair_recall_95"] == "recall 95% CI"
+    assert table.value["mark"].tolist().count("★ current") == 1  # default config = the 1% recommendation
+
+    # the Pareto chart: points that keep their shape (mark_circle drops it), one shape per
+    # representation with a legend, rate axes that label nothing beyond 0-100%
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    points = spec["layer"][0]
+    assert points["mark"]["type"] == "point"
+    shape = points["encoding"]["shape"]
+    assert shape["field"] == "representation" and shape["title"] == "Representation"
+    assert shape["scale"]["domain"] == sorted(res["representation"].unique()) and "legend" in shape
+    for axis in ("x", "y"):
+        enc = points["encoding"][axis]
+        lo, hi = enc["scale"]["domain"]
+        col = res[enc["field"]].dropna()
+        assert lo <= col.min() and col.max() <= hi and -0.05 < lo and hi < 1.05
+        assert "datum.value > 1" in enc["axis"]["labelExpr"] and "datum.value < " in enc["axis"]["labelExpr"]
+
+
+def test_rate_domain_pads_within_reason():
+    from appui.charts import rate_domain
+    assert rate_domain([0.0, 1.0]) == pytest.approx([-0.04, 1.04])  # the margin; labels stop at 0 and 100%
+    assert rate_domain([0.5, 0.7], include=0.01) == pytest.approx([0.01 - 0.04 * 0.69, 0.7 + 0.04 * 0.69])
+    assert rate_domain([0.3, 0.3]) == pytest.approx([0.3 - 0.0008, 0.3 + 0.0008])  # a single value: 2% span
+    assert rate_domain([float("nan"), 1.7]) == pytest.approx([1.0 - 0.0008, 1.0 + 0.0008])  # clipped to a rate
+
+
+def test_sweep_without_labels_says_so_once(tmp_path, monkeypatch):
+    """No labels: one message, no recommendation, no chart, no column of empty rates."""
+    docs = tmp_path / "nolabels" / "docs.jsonl"
+    docs.parent.mkdir()
+    sample = load_sample(ROOT / "data" / "sample")
+    sample.docs[["id", "text"]].head(300).to_json(docs, orient="records", lines=True)
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Path on this machine").run()
+    at.text_input(key="sample_path").set_value(str(docs.parent)).run()
+    at.button(key="load_path").click().run()
+    assert at.session_state["calib_sample"].n == 300
+    at = small_sweep(at)
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and "no duplicate labels" in warnings[0], warnings
+    assert not at.get("vega_lite_chart") and not at.metric
+    assert not [b for b in at.button if b.key == "use_recommended"]
+    table = at.dataframe[0].value
+    assert "pair_recall" not in table and "false_removal_rate" not in table
+    assert table[["candidates", "removed"]].notna().all().all() and len(table) == 6
 
 
 def test_budget_slider_changes_recommendation():
@@ -139,22 +218,55 @@ def test_curves_sliders_change_numbers():
     assert "b=9, r=13" in text and "0.40" in text and "0.82" in text
 
 
-def test_curves_r_slider_clamped_when_b_grows():
+def test_curves_r_lowered_with_a_note_when_b_grows(caplog):
     at = start()
     at.switch_page("pages/3_Curves.py").run()
+    assert any("b x r may not exceed num_perm = 128" in c.value for c in at.caption)
     at.slider(key="curve_b").set_value(64).run()
     assert not at.exception
-    assert at.slider(key="curve_r").value <= 2
+    assert at.slider(key="curve_r").value == 2  # 128 // 64
+    notes = [i.value for i in at.info if "r lowered from 8 to 2" in i.value]
+    assert notes and "b x r may not exceed num_perm = 128" in notes[0] and "128 // 64 = 2" in notes[0]
+    at.slider(key="curve_b").set_value(100).run()  # one row per band: no r slider (min = max), r = 1
+    assert not at.exception and not [sl for sl in at.slider if sl.key == "curve_r"]
+    assert any("r lowered from 2 to 1" in i.value for i in at.info)
+    assert metric(at, "Hashes used") == "100/128"
+    # the sliders' state is set before they are drawn: no "default value but also set via the
+    # Session State API" warning from Streamlit
+    assert "Session State API" not in caplog.text
+
+
+def test_curves_split_becomes_the_current_configuration():
+    at = start()
+    at.switch_page("pages/3_Curves.py").run()
+    assert not [b for b in at.button if b.key == "curve_use"]  # the sliders show the current configuration
+    at.slider(key="curve_b").set_value(32).run()
+    at.slider(key="curve_r").set_value(4).run()
+    at.slider(key="curve_t").set_value(0.7).run()
+    button = at.button(key="curve_use")
+    assert "b=32, r=4, threshold 0.7" in button.label
+    button.click().run()
+    cfg = at.session_state["calib_config"]
+    assert (cfg.b, cfg.r, cfg.threshold) == (32, 4, 0.7) and cfg.rep == Config().rep
+    assert at.session_state["calib_config_source"] == "explored on the Curves page"
+    assert any("Current configuration set to" in m.value for m in at.success)
+    assert not [b for b in at.button if b.key == "curve_use"]
+    at.switch_page("pages/6_Export.py").run()
+    assert cfg.fingerprint() in at.code[0].value
+
+
+def upload(at, docs: bytes, pairs: bytes) -> AppTest:
+    """Load docs.csv + pairs.csv through the Sample page's file uploaders."""
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Upload files").run()
+    at.file_uploader(key="upload_docs").set_value(("docs.csv", docs, "text/csv"))
+    at.file_uploader(key="upload_pairs").set_value(("pairs.csv", pairs, "text/csv"))
+    at.run()
+    return at.button(key="load_upload").click().run()
 
 
 def test_upload_via_file_uploader():
-    at = start()
-    at.switch_page("pages/1_Sample.py").run()
-    at.radio(key="sample_source_choice").set_value("Upload files").run()
-    at.file_uploader(key="upload_docs").set_value(("docs.csv", DOCS_CSV, "text/csv"))
-    at.file_uploader(key="upload_pairs").set_value(("pairs.csv", PAIRS_CSV, "text/csv"))
-    at.run()
-    at.button(key="load_upload").click().run()
+    at = upload(start(), DOCS_CSV, PAIRS_CSV)
     assert not at.exception and not errors(at), errors(at)
     s = at.session_state["calib_sample"]
     assert s.n == 4 and len(s.pairs) == 2 and s.name == "docs"
@@ -259,6 +371,50 @@ def test_review_flow(tmp_path):
     assert (s.pairs["category"] == "review").sum() == 1
     assert at.session_state.get("calib_results") is None or at.session_state["calib_results_hash"] != \
         at.session_state["calib_sample_hash"]
+
+
+REVIEW_DOCS = (b"id,text\n"
+               b"a,the quick brown fox jumps over the lazy dog near the river bank\n"
+               b"b,the quick brown fox jumps over the lazy dog near the river bank today\n"
+               b"e,seven tired sailors rowed their small boat across the cold grey harbour\n"
+               b"f,seven tired sailors rowed their small boat across the cold grey harbour today\n"
+               b"g,our committee approved the annual budget after a long and heated debate\n"
+               b"h,our committee approved the annual budget after a long and heated debate today\n"
+               b"c,an entirely different text about numerical linear algebra and sparse matrices\n")
+REVIEW_PAIRS = b"id_a,id_b,label\na,b,duplicate\ng,h,not_duplicate\na,c,not_duplicate\n"
+
+
+def shown_pair(at) -> str:
+    """The Review page's line naming the pair under review."""
+    return next(m.value for m in at.markdown if " vs **" in m.value)
+
+
+def test_review_queue_unlabeled_first_and_contradictions_flagged():
+    at = upload(start(), REVIEW_DOCS, REVIEW_PAIRS)
+    assert at.session_state["calib_sample"].n == 7
+    at.switch_page("pages/5_Review.py").run()
+    assert not at.exception and not errors(at), errors(at)
+    # three verified pairs (J 0.9, 0.89, 0.9): only e-f has no sample label, so it comes first
+    assert at.subheader[0].value == "Queue: 3 pairs left (1 without a sample label)"
+    assert shown_pair(at).startswith("**e** vs **f**")
+    at.text_input(key="reviewer_input").set_value("ana").run()
+    at.button(key="decide_duplicate").click().run()
+    assert not at.warning, [w.value for w in at.warning]  # no label, nothing to contradict
+    # then the labeled pairs, closest to the threshold first, with a note that they carry a label
+    assert shown_pair(at).startswith("**g** vs **h**") and "sample label: not duplicate" in shown_pair(at)
+    assert any("already has a sample label (not duplicate)" in c.value for c in at.caption)
+    at.button(key="decide_not_duplicate").click().run()  # agrees with the label
+    assert not at.warning, [w.value for w in at.warning]
+    assert shown_pair(at).startswith("**a** vs **b**") and "sample label: duplicate" in shown_pair(at)
+    at.button(key="decide_not_duplicate").click().run()  # contradicts it
+    notes = [w.value for w in at.warning]
+    assert any("contradicts the sample's label (duplicate) for a / b" in w for w in notes), notes
+    table = next(d.value for d in at.dataframe if "contradicts" in d.value.columns)
+    flagged = {(r.id_a, r.id_b): r.contradicts for r in table.itertuples()}
+    assert flagged == {("e", "f"): False, ("a", "b"): True, ("g", "h"): False}
+    assert dict(zip(zip(table["id_a"], table["id_b"]), table["sample_label"])) == {
+        ("e", "f"): "unlabeled", ("a", "b"): "duplicate", ("g", "h"): "not duplicate"}
+    assert any("1 of the decisions shown contradict" in w.value for w in at.warning)
 
 
 def test_review_db_path_must_be_sqlite():
@@ -413,3 +569,22 @@ def test_clusters_page_breaks_rates_down_by_slice():
     assert not at.exception, at.exception
     tables = [d.value for d in at.dataframe if "p_adjusted" in d.value.columns]
     assert tables and len(tables[0]) == flagged and tables[0]["flagged"].all()
+
+
+def headers(table) -> list[str]:
+    """The headers a dataframe element shows: its column_config label, else the column name."""
+    cfg = json.loads(table.proto.columns or "{}")
+    return [cfg.get(c, {}).get("label") or c for c in table.value.columns]
+
+
+def test_clusters_tables_have_human_headers():
+    at = start()
+    at.switch_page("pages/4_Clusters.py").run()
+    assert not at.exception, at.exception
+    shown = [headers(d) for d in at.dataframe]
+    assert len(shown) >= 5  # risk, policies, slices, components, the cluster's members
+    for h in shown:
+        assert not [x for x in h if "_" in x], h
+    risk = next(h for h in shown if "risk" in h)
+    assert risk[:4] == ["cluster", "representative", "documents", "diameter (hops)"]
+    assert "false-removal rate" in next(h for h in shown if "policy" in h)

@@ -1,8 +1,10 @@
 """End-to-end: the real app in Chromium (Playwright, no pytest-playwright plugin).
 
 Starts ``streamlit run app.py`` on a free 127.0.0.1 port, visits every page
-through the sidebar navigation, runs a small sweep, moves a slider on Curves,
-and saves screenshots to test-artifacts/screenshots/NN_page.png.
+through the sidebar navigation, runs a small sweep over three representations,
+reads the rendered charts (legend entries, axis labels), moves a slider on
+Curves, and saves screenshots (1400 px wide, the desktop width the views are
+laid out for) to test-artifacts/screenshots/NN_page.png.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from calib.samples import load_clough, load_sample
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
+CLOUGH = ROOT.parent / "shared" / "corpora" / "clough"
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -79,7 +84,7 @@ def page(server):
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 1600})
+        pg = browser.new_page(viewport={"width": 1400, "height": 1600})
         pg.set_default_timeout(90_000)
         yield pg
         browser.close()
@@ -100,6 +105,30 @@ def only_128_and_a_split_list(page) -> None:
     idle(page)
     page.get_by_text("a list", exact=True).click()
     idle(page)
+
+
+def add_shingle_size(page, multiselect_label: str, k: int) -> None:
+    """On the Sweep page: add shingle size ``k`` to the multiselect labelled ``multiselect_label``."""
+    page.locator('[data-testid="stMultiSelect"]', has_text=multiselect_label).locator("input").click()
+    page.keyboard.type(str(k))
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+    idle(page)
+
+
+def chart_texts(page, title: str, role: str) -> list[list[str]]:
+    """The texts Vega drew in the chart whose title contains ``title``: one list per
+    ``g.role-<role>`` group (role "legend": one list per legend, its title last;
+    "axis-label": one list per axis)."""
+    return page.evaluate("""([title, role]) => [...document.querySelectorAll('.vega-embed')]
+        .filter(e => [...e.querySelectorAll('g.role-title text')].some(t => t.textContent.includes(title)))
+        .flatMap(e => [...e.querySelectorAll('g.role-' + role)]
+            .map(g => [...g.querySelectorAll('text')].map(t => t.textContent)))""", [title, role])
+
+
+def category_labels(page) -> set[str]:
+    """The category names on the 'Labeled pairs per category' chart's axes."""
+    return {t for axis in chart_texts(page, "Labeled pairs per category", "axis-label") for t in axis}
 
 
 def shot(page, name: str) -> None:
@@ -135,23 +164,49 @@ def test_walk_every_page(page, server):
     no_exception(page)
     shot(page, "01_home.png")
 
+    # a loopback tool for one person: no Deploy button (.streamlit/config.toml toolbarMode = "viewer")
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+    assert page.get_by_role("button", name="Deploy").count() == 0
+
     nav(page, "Sample")
     idle(page, "Length distribution")
     no_exception(page)
+    # every category of the shipped sample is labeled on the horizontal bar chart
+    expected = set(load_sample(ROOT / "data" / "sample").pairs["category"])
+    assert len(expected) == 9 and expected <= category_labels(page)
     shot(page, "02_sample.png")
 
     nav(page, "Sweep")
     idle(page, "Run sweep")
-    # a small grid: 128 hashes only, a list of splits, two thresholds
+    # a small grid: 128 hashes only, a list of splits; three representations (word3, word5, char5)
     only_128_and_a_split_list(page)
+    add_shingle_size(page, "Word shingle sizes", 3)
+    add_shingle_size(page, "Character shingle sizes", 5)
     page.get_by_role("button", name="Run sweep").click()
     idle(page, "Recommended under")
     no_exception(page)
+    # the Pareto chart's representation legend: one entry per representation swept
+    legends = chart_texts(page, "Pair recall vs false-removal rate", "legend")
+    reps = [entries[:-1] for entries in legends if entries[-1] == "Representation"]
+    assert reps == [["char5 [lower+nfkc+ws]", "word3 [lower+nfkc+ws]", "word5 [lower+nfkc+ws]"]], legends
+    # the recall axis stops at 100%
+    labels = [t for axis in chart_texts(page, "Pair recall vs false-removal rate", "axis-label") for t in axis]
+    assert labels and all(float(t.rstrip("%")) <= 100 for t in labels if t), labels
+    # the decision columns are the first headers of the table
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    grid.locator("th", has_text="pair recall").first.wait_for(state="attached")  # the grid draws late
+    headers = grid.locator("th").all_text_contents()
+    assert [h.strip() for h in headers if h.strip()][:4] == ["pair recall", "recall 95% CI", "precision",
+                                                            "precision 95% CI"], headers
     page.get_by_role("button", name="Use the recommended configuration").click()
     idle(page, "Current configuration set to the recommendation")
     assert "recommended by the sweep" in page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "char5" in page.locator('[data-testid="stSidebar"]').inner_text()  # it changed the configuration
+    idle(page, "The current configuration is this recommendation")
     shot(page, "03_sweep.png")
     shot_at(page, "Pair recall vs false-removal rate", "03b_sweep_chart_table.png")
+    shot_at(page, "All configurations", "03c_sweep_table.png")
 
     nav(page, "Curves")
     idle(page, "S-curve for b=")
@@ -167,6 +222,8 @@ def test_walk_every_page(page, server):
     after = metric_value(page, "P at threshold")
     assert after != before
     assert re.search(r"b=9.*r=13", page.locator('[data-testid="stMain"]').inner_text().replace("\n", " "))
+    assert "b x r may not exceed num_perm = 128" in page.locator('[data-testid="stMain"]').inner_text()
+    page.get_by_role("button", name=re.compile(r"^Make b=.* the current configuration$")).wait_for()
     shot(page, "04_curves.png")
     shot_at(page, "MinHash estimate vs exact Jaccard", "04b_curves_error_optimizer.png")
 
@@ -204,3 +261,25 @@ def test_walk_every_page(page, server):
     page.wait_for_timeout(300)
     shot_at(page, "2. Production targets", "07b_export_targets.png")
     shot_at(page, "3. Removal manifest", "07c_export_manifest.png")
+
+
+def test_category_chart_labels_every_clough_category(page, server):
+    """The Clough corpus (four categories, one of them twice as large): every label shows."""
+    if not CLOUGH.is_dir():
+        pytest.skip(f"{CLOUGH} is missing")
+    page.goto(server)
+    idle(page, "Duplicate pairs")
+    nav(page, "Sample")
+    idle(page, "Length distribution")
+    page.get_by_text("Path on this machine").click()
+    idle(page)
+    page.get_by_placeholder("data/sample").fill(str(CLOUGH))
+    page.keyboard.press("Enter")
+    idle(page)
+    page.get_by_role("button", name="Load path").click()
+    idle(page, "Loaded")
+    no_exception(page)
+    assert "clough: 100 documents" in page.locator('[data-testid="stSidebar"]').inner_text()
+    expected = set(load_clough(CLOUGH).pairs["category"])
+    assert expected == {"cut", "light", "heavy", "non"} and expected <= category_labels(page)
+    shot_at(page, "Length distribution", "02b_sample_clough.png")

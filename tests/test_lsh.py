@@ -18,8 +18,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calib.config import Config
-from calib.lsh import (TooManyCandidates, band_keys, candidate_pairs, collides, false_negative_area,
-                       false_positive_area, optimal_split, s_at_probability, s_curve, splits, threshold_approx)
+from calib.lsh import (TooManyCandidates, band_keys, candidate_pairs, check_split, collides, false_negative_area,
+                       false_positive_area, max_rows, optimal_split, s_at_probability, s_curve, splits,
+                       threshold_approx)
 from calib.minhash import signatures_from_texts
 from calib.represent import Representation, shingle_strings
 from _util import one_thread
@@ -277,6 +278,23 @@ def test_splits_hand_values():
     assert sorted(loose) == sorted({(b, r) for b in range(1, 7) for r in range(1, 7) if b * r <= 6})
     assert len(loose) == len(set(loose)) == 6 + 3 + 2 + 1 + 1 + 1
 
+
+
+@pytest.mark.parametrize("num_perm", [1, 6, 12, 128, 250])
+def test_max_rows_is_the_largest_r_check_split_allows(num_perm):
+    for b in range(1, num_perm + 1):
+        r = max_rows(b, num_perm)
+        check_split(b, r, num_perm)  # allowed
+        with pytest.raises(ValueError, match="exceeds num_perm"):
+            check_split(b, r + 1, num_perm)  # one more row is not
+        # and it is the r of the loose split list
+        assert r == max(rr for bb, rr in splits(num_perm, exact=False) if bb == b)
+
+
+@pytest.mark.parametrize("b", [0, 129, -1, 2.0])
+def test_max_rows_refuses_a_band_count_outside_num_perm(b):
+    with pytest.raises(ValueError, match="b must be an integer"):
+        max_rows(b, 128)
 
 # ------------------------------------------------- datasketch MinHashLSH
 

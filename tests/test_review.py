@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib.review import ReviewStore, review_queue
+from calib.review import ReviewStore, contradicts, review_queue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,6 +135,30 @@ def test_review_queue_order_and_reviewed(tmp_path):
     with pytest.raises(ValueError, match="sim"):
         review_queue(pairs.drop(columns="sim"), 0.8)
 
+
+
+def test_review_queue_puts_unlabeled_pairs_first():
+    pairs = pd.DataFrame({"id_a": ["a", "c", "f", "g", "i"], "id_b": ["b", "d", "e", "h", "j"],
+                          "sim": [0.50, 0.79, 0.95, 0.60, 0.81], "chained": [False, False, True, False, False],
+                          "label": [-1, 1, 0, -1, -1]})
+    q = review_queue(pairs, 0.8)
+    # unlabeled (i-j 0.01 away, g-h, a-b) before labeled (chained e-f, then c-d); each part in the usual order
+    assert list(zip(q["id_a"], q["id_b"])) == [("i", "j"), ("g", "h"), ("a", "b"), ("e", "f"), ("c", "d")]
+    assert list(q["label"]) == [-1, -1, -1, 0, 1]
+    # with every pair labeled alike, the usual order (chained, then distance)
+    same = review_queue(pairs.assign(label=1), 0.8)
+    assert list(same["id_a"]) == ["e", "c", "i", "g", "a"]
+    # every pair reviewed: an empty queue with the same columns
+    done = pd.DataFrame({"id_a": pairs["id_b"], "id_b": pairs["id_a"]})
+    empty = review_queue(pairs, 0.8, reviewed=done)
+    assert empty.empty and list(empty.columns) == list(q.columns)
+
+
+def test_contradicts_only_opposite_labels():
+    decisions = ["duplicate", "duplicate", "duplicate", "not_duplicate", "not_duplicate", "not_duplicate",
+                 "unsure", "unsure"]
+    labels = [1, 0, -1, 1, 0, -1, 0, 1]
+    assert contradicts(decisions, labels).tolist() == [False, True, False, True, False, False, False, False]
 
 # ------------------------------------------------------- concurrency / crash
 
