@@ -221,7 +221,7 @@ def _sorted_pair(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.where(swap, b, a), np.where(swap, a, b)
 
 
-def review_queue(pairs: pd.DataFrame, threshold: float, *, reviewed: pd.DataFrame | None = None,
+def review_queue(pairs: pd.DataFrame, threshold: float | None, *, reviewed: pd.DataFrame | None = None,
                  limit: int | None = None) -> pd.DataFrame:
     """Pairs to review, most informative first.
 
@@ -240,7 +240,8 @@ def review_queue(pairs: pd.DataFrame, threshold: float, *, reviewed: pd.DataFram
     out = pairs.copy()
     out["id_a"], out["id_b"] = _sorted_pair(pairs["id_a"], pairs["id_b"])
     out["chained"] = pairs["chained"].fillna(False).astype(bool) if "chained" in pairs.columns else False
-    out["distance"] = (pairs["sim"].astype(float) - float(threshold)).abs()
+    # No threshold (rule none: every candidate is removed): the boundary is 0, weakest pairs first.
+    out["distance"] = (pairs["sim"].astype(float) - float(threshold or 0.0)).abs()
     out["_unlabeled"] = (pairs["label"] == -1) if "label" in pairs.columns else True
     if reviewed is not None and len(reviewed):
         r = reviewed[reviewed["id_b"].notna()]

@@ -30,7 +30,7 @@ def settings() -> str | None:
 def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -> None:
     cfg = state.config()
     st.markdown(f"**{row['id_a']}** vs **{row['id_b']}**: exact Jaccard {row['sim']:.3f} "
-                f"(threshold {cfg.threshold:g}); {'**removed by chaining only**' if row['chained'] else 'verified pair'}; "
+                f"({'no threshold' if cfg.threshold is None else f'threshold {cfg.threshold:g}'}); {'**removed by chaining only**' if row['chained'] else 'verified pair'}; "
                 f"sample label: {LABEL_NAMES[int(label)]}.")
     if label != -1:
         st.caption(f"No pair without a sample label is left in the queue; this one already has a sample label "

@@ -18,7 +18,8 @@ from calib.atomic import write_frame_atomic
 from calib.config import Config
 from calib.export import MANIFEST_COLUMNS, load_config, manifest, targets, validate_doc
 from calib.review import ReviewStore
-from calib.sweep import config_from_row, recommend
+from calib.config import config_from_row
+from calib.sweep import recommend
 from calib.samples import SampleError, load_sample
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +91,16 @@ def test_every_page_runs_without_exception(page):
     assert not at.exception, at.exception
     assert not errors(at), errors(at)
     assert at.title[0].value == Path(page).stem.split("_", 1)[1]
+
+
+@pytest.mark.parametrize("page", ["pages/3_Curves.py", "pages/4_Clusters.py", "pages/5_Review.py"])
+def test_pages_run_with_a_configuration_without_threshold(page):
+    """Rule none (every candidate is a duplicate) has no threshold: the pages that show one cope."""
+    at = start()
+    at.session_state["calib_config"] = Config(verify="none", threshold=None)
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    assert not errors(at), errors(at)
 
 
 def test_sweep_recommend_and_state_follows_pages():

@@ -152,6 +152,9 @@ def test_review_queue_puts_unlabeled_pairs_first():
     done = pd.DataFrame({"id_a": pairs["id_b"], "id_b": pairs["id_a"]})
     empty = review_queue(pairs, 0.8, reviewed=done)
     assert empty.empty and list(empty.columns) == list(q.columns)
+    # no threshold (rule none): the weakest unlabeled pairs first
+    none = review_queue(pairs.assign(chained=False), None)
+    assert list(zip(none["id_a"], none["id_b"])) == [("a", "b"), ("g", "h"), ("i", "j"), ("c", "d"), ("e", "f")]
 
 
 def test_contradicts_only_opposite_labels():
