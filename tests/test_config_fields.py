@@ -15,13 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from appui.tables import sweep_view
 from calib import cli, lsh
 from calib.clusters import POLICIES, REPRESENTATIVE_RULES
 from calib.config import (VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns)
 from calib.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.pairs import decode, first_of_each, pair_codes, unordered_codes
 from calib.represent import HASH_FUNCTIONS, SCHEMES, SHINGLE_TYPES, Representation
-from calib.sweep import Grid
+from calib.samples import Sample
+from calib.sweep import Grid, sweep
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -180,8 +182,11 @@ def test_sweep_page_columns_come_from_the_fields():
     shown = {f.name for f in [*fields(Representation), *CONFIG_FIELDS] if f.metadata["table"]}
     assert shown | {"s50"} | {"representation"} == set(cols)
     assert set(cols) <= set(config_columns(Config()))
-    page = (REPO / "pages" / "2_Sweep.py").read_text()
-    assert "SHOW = table_columns() +" in page
+    # the Sweep page's table (appui.tables.sweep_view) shows them in this order, after the decision columns
+    tiny = Sample(docs=pd.DataFrame({"id": ["a", "b"], "text": ["one two three four five six", "one two three"]}))
+    frame, _ = sweep_view(sweep(tiny, Grid(num_perms=(16,), splits=((4, 4),), thresholds=(0.5,))))
+    shown_cols = list(frame.columns)
+    assert [c for c in shown_cols if c in cols] == cols
 
 
 # -- the grid -------------------------------------------------------------------------------
