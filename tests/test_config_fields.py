@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import fields
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,6 @@ from calib.represent import HASH_FUNCTIONS, SCHEMES, SHINGLE_TYPES, Representati
 from calib.samples import Sample
 from calib.sweep import Grid, sweep
 
-REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 CONFIG_FIELDS = [f for f in fields(Config) if f.name != "rep"]
 
