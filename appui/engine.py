@@ -80,6 +80,21 @@ def evaluation(cfg: Config | None = None) -> Evaluation:
     return _evaluation(state.sample_hash(), cfg.fingerprint(), handle(), cfg)
 
 
+def target_evidence(cfg: Config) -> dict[str, dict]:
+    """Each production target's figures on the sample, computed as that target runs ``cfg``
+    (``calib.targets.evidence``; every variant is a cached evaluation)."""
+    from calib import targets as T
+    from calib.jsondoc import json_value
+    out = {}
+    for name, t in T.targets(cfg).items():
+        if t.engine_config is None:
+            continue
+        row = evaluation(t.engine_config).row
+        out[name] = {"config_fingerprint": t.engine_config.fingerprint(),
+                     **{k: json_value(row.get(k)) for k in T.EVIDENCE_KEYS}}
+    return out
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def _collision(content_hash: str, rep_fp: str, b: int, r: int, _h: Handle, _rep: Representation) -> pd.DataFrame:
     with _h.lock:
@@ -145,7 +160,7 @@ def slices(ev: Evaluation) -> pd.DataFrame:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _manifest(content_hash: str, config_fp: str, reviews_stamp: tuple, _ev: Evaluation, _h: Handle,
               _latest: pd.DataFrame | None) -> pd.DataFrame:
-    from calib.export import manifest
+    from calib.manifest import manifest
     return manifest(_ev, _h.ws.sample, review_store=_latest)
 
 

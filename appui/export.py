@@ -3,7 +3,8 @@ built in memory from :mod:`calib.export` (the app writes no file on the server).
 
 * :func:`config_document`: the versioned config JSON (``build_config_doc``),
   validated with ``validate_doc`` before it is shown or offered.
-* :func:`targets_bytes`, :func:`unsupported_frame`: the production targets.
+* :func:`targets_bytes`, :func:`unsupported_frame`, :func:`evidence_frame`: the
+  production targets (:mod:`calib.targets`) and their own figures.
 * :func:`filter_manifest`, :func:`frame_bytes`: the manifest preview and its
   CSV / Parquet bytes (the same serialization as ``calib.atomic.write_frame_atomic``).
 
@@ -17,7 +18,9 @@ import pandas as pd
 
 from calib import atomic
 from calib import export as cx
+from calib import targets as T
 from calib.config import Config
+from calib.manifest import MANIFEST_COLUMNS
 
 MANIFEST_FILES = ("manifest.csv", "manifest.parquet")
 
@@ -49,8 +52,42 @@ def config_bytes(doc: dict) -> bytes:
     return cx.dumps(doc).encode("utf-8")
 
 
-def targets_bytes(cfg: Config) -> bytes:
-    return cx.dumps(cx.targets_doc(cfg)).encode("utf-8")
+def targets_bytes(cfg: Config, evidence: dict | None = None) -> bytes:
+    """targets.json as ``calib export`` writes it (with each target's evidence when given)."""
+    return cx.dumps(T.targets_doc(cfg, evidence)).encode("utf-8")
+
+
+EVIDENCE_ROWS = {"removed": "documents removed", "false_removals": "false removals",
+                 "false_removal_rate": "false-removal rate", "pair_recall": "pair recall",
+                 "unlabeled_removals": "unlabeled removals", "chained_removals": "chained removals"}
+
+
+KEPT_LABELS = {("connected", "first"): "first document", ("star", "first"): "earliest kept (no chains)",
+               ("connected", "union_size"): "union-find root (size)", ("connected", "union_rank"): "union-find root (rank)",
+               ("connected", "random"): "a random member"}
+
+
+def _how(cfg: Config) -> dict:
+    verify = "none" if cfg.verify == "none" else f"{cfg.verify} J >= {cfg.threshold:g}"
+    return {"verification": verify, "kept": KEPT_LABELS.get((cfg.policy, cfg.representative),
+                                                          f"{cfg.policy}/{cfg.representative}")}
+
+
+def evidence_frame(config: Config, config_row: dict, evidence: dict[str, dict], found: dict) -> pd.DataFrame:
+    """One row per measure, one column for the calibrated config and one per target: how the
+    target runs the config (verification, kept document) and its figures on the sample then."""
+    def fmt(k, v):
+        if v is None:
+            return "-"
+        return f"{v:.1%}" if k.endswith(("rate", "recall")) else f"{int(v):,}"
+    cols = {"calibrated config": {**_how(config), **{k: fmt(k, config_row.get(k)) for k in EVIDENCE_ROWS}}}
+    for name, ev in evidence.items():
+        t = found[name]
+        cols[t.title] = {**_how(t.engine_config), **{k: fmt(k, ev.get(k)) for k in EVIDENCE_ROWS}}
+    frame = pd.DataFrame(cols)
+    frame.index = [{"verification": "verification", "kept": "kept per cluster"}.get(k) or EVIDENCE_ROWS[k]
+                   for k in frame.index]
+    return frame
 
 
 def config_filename(cfg: Config) -> str:
@@ -80,7 +117,7 @@ def slice_columns(frame: pd.DataFrame, sample) -> list[str]:
     """The manifest's slice columns (named as in the sample, or ``slice_<name>`` on a clash)."""
     out = []
     for c in getattr(sample, "slice_columns", ()):
-        name = c if c in frame.columns and c not in cx.MANIFEST_COLUMNS else f"slice_{c}"
+        name = c if c in frame.columns and c not in MANIFEST_COLUMNS else f"slice_{c}"
         if name in frame.columns:
             out.append(name)
     return out

@@ -182,6 +182,38 @@ def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
         yield ids, texts, extras
 
 
+def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_field: str = "text") -> None:
+    """Refuse, before any work, fields to keep that the corpus does not have (Parquet: its
+    columns; JSONL: its first record) or that are the id or text field."""
+    path = Path(path)
+    for f in fields:
+        if f in (id_field, text_field):
+            raise ApplyError(f"--keep-fields: {f!r} is the {'id' if f == id_field else 'text'} field; the manifest "
+                             "has doc_id already and never copies texts")
+    if not fields:
+        return
+    if not path.is_file():
+        raise ApplyError(f"{path}: no such file")
+    if _kind(path) == "parquet":
+        import pyarrow.parquet as pq
+        try:
+            names = pq.ParquetFile(path).schema_arrow.names
+        except Exception as exc:  # pyarrow raises several types
+            raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
+        where = f"{path}"
+    else:
+        names, where = [], f"{path}"
+        next(iter_corpus(path, batch_size=1, id_field=id_field, text_field=text_field), None)  # the first record is valid
+        with _open_text(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if line.strip():
+                    names, where = list(json.loads(line)), f"{path}:{lineno}"
+                    break
+    missing = [f for f in fields if f not in names]
+    if missing:
+        raise ApplyError(f"{where}: --keep-fields: no field {missing[0]!r} (fields: {', '.join(map(str, names))})")
+
+
 # ---------------------------------------------------------------------------
 # The two passes
 # ---------------------------------------------------------------------------
@@ -226,7 +258,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
                  max_pairs: int | None = 50_000_000, review_store=None) -> ApplyResult:
     """Run ``config`` on an unlabeled corpus; see the module docstring."""
-    from .export import manifest_frame
+    from .manifest import manifest_frame
 
     rep = config.rep
     bar = bar or _no_bar
@@ -335,7 +367,9 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
 def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:
     """manifest.csv, manifest.parquet, summary.json and README.txt, each written atomically."""
-    from .export import NOTICE, dumps, write_frame_atomic, write_text_atomic
+    from .atomic import write_frame_atomic, write_text_atomic
+    from .jsondoc import dumps
+    from .manifest import NOTICE
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

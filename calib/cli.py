@@ -225,7 +225,7 @@ def cmd_export(a) -> int:
     store = _review_store(a.reviews)
     try:
         paths = write_export(a.out, config, evaluation=evaluation, sample=sample, review_store=store,
-                             selection=selection)
+                             selection=selection, workspace=ws)
     finally:
         if store is not None:
             store.close()
@@ -243,15 +243,19 @@ def tqdm_bar(desc: str, total):
 
 
 def cmd_apply(a) -> int:
-    from .apply import ApplyError, apply_config, write_apply
+    from .apply import ApplyError, apply_config, check_fields, write_apply
     if a.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
     config, doc = _load_exported(a.config)
-    slices = tuple(((doc.get("evidence") or {}).get("sample") or {}).get("slice_columns") or ())
+    keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
+    try:
+        check_fields(a.corpus, keep, id_field=a.id_field, text_field=a.text_field)
+    except ApplyError as exc:
+        raise CliError(str(exc))
     store = _review_store(a.reviews)
     try:
         result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
-                              text_field=a.text_field, slice_fields=slices, bar=tqdm_bar, review_store=store)
+                              text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store)
         paths = write_apply(a.out, result, corpus=a.corpus)
     except ApplyError as exc:
         raise CliError(str(exc))
@@ -292,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--id-field", default="id", help="id field/column (default: id)")
     ap.add_argument("--text-field", default="text", help="text field/column (default: text)")
     ap.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    ap.add_argument("--keep-fields", metavar="F1,F2", default="",
+                    help="corpus fields/columns to carry into the manifest (comma-separated, e.g. source,url); "
+                         "default: none")
     ap.set_defaults(func=cmd_apply)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)")
     sm.add_argument("args", nargs=argparse.REMAINDER)

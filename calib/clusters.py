@@ -19,7 +19,15 @@ verified pair: only the transitive closure justifies its removal.
 Representative rules (ties -> smallest row): ``first`` (smallest row),
 ``longest`` (max ``lengths``), ``priority`` (max ``priority``), ``medoid``
 (max sum of verified-edge similarity to the other (remaining) members; edge
-weight 1 when no similarity is given).
+weight 1 when no similarity is given), ``random`` (max of a fixed uniform draw
+per row, seed 0: an arbitrary member, as NeMo Curator keeps).
+
+Union-find rules, the member that production tools keep (connected policy only;
+the verified pairs are unioned in ascending (i, j) order, see :func:`union_roots`):
+``union_size`` (datatrove: union by size, the larger set's root wins, ties the
+root of the pair's first member, so a lone pair keeps the lower row) and
+``union_rank`` (text-dedup 0.4.0: ``union(j, i)``, union by rank, ties attach
+the second root under the first, so a lone pair keeps the higher row).
 
 Giant guard: components with more than ``max_component`` members are
 clustered with the star policy whatever the policy, and flagged.
@@ -40,7 +48,9 @@ from calib.stats import rate, wilson
 from calib.pairs import pair_codes, unordered_codes
 
 POLICIES = ("connected", "star")
-REPRESENTATIVE_RULES = ("first", "longest", "priority", "medoid")
+SCORE_RULES = ("first", "longest", "priority", "medoid", "random")
+UNION_RULES = ("union_size", "union_rank")
+REPRESENTATIVE_RULES = SCORE_RULES + UNION_RULES
 
 SimFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -252,6 +262,47 @@ def _star(n: int, i, j, w, score: np.ndarray, medoid: bool, active: np.ndarray) 
     return rep
 
 
+def union_roots(n: int, a, b, by: str) -> np.ndarray:
+    """Root of every row after ``union(a[k], b[k])`` for k in order (int64[n]).
+
+    ``by="size"`` is datatrove's MinhashDedupCluster (src/datatrove/pipeline/
+    dedup/minhash.py, 0.10.1): ra, rb = find(a), find(b); if size(ra) < size(rb)
+    swap; rb joins ra. ``by="rank"`` is text-dedup 0.4.0's UnionFind
+    (text_dedup/utils/union_find.py): equal ranks -> find(b) joins find(a) and
+    find(a)'s rank grows; otherwise the lower rank joins the higher. The root
+    depends on the order of the unions; path compression does not change it.
+    A Python loop over pairs (not shingles): pairs are few next to documents.
+    """
+    if by not in ("size", "rank"):
+        raise ValueError(f"by must be 'size' or 'rank', got {by!r}")
+    parent = list(range(n))
+    weight = [1 if by == "size" else 0] * n
+
+    def find(x: int) -> int:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for x, y in zip(np.asarray(a, np.int64).tolist(), np.asarray(b, np.int64).tolist()):
+        rx, ry = find(x), find(y)
+        if rx == ry:
+            continue
+        if by == "size":
+            if weight[rx] < weight[ry]:
+                rx, ry = ry, rx
+            parent[ry] = rx
+            weight[rx] += weight[ry]
+        elif weight[rx] >= weight[ry]:
+            parent[ry] = rx
+            weight[rx] += weight[rx] == weight[ry]
+        else:
+            parent[rx] = ry
+    return np.fromiter((find(x) for x in range(n)), dtype=np.int64, count=n)
+
+
 # --------------------------------------------------------------- clustering
 
 def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
@@ -267,10 +318,14 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
         raise ValueError(f"representative must be one of {REPRESENTATIVE_RULES}, got {representative!r}")
     if max_component is not None and (not isinstance(max_component, (int, np.integer)) or max_component < 1):
         raise ValueError(f"max_component must be a positive integer or None, got {max_component!r}")
+    if representative in UNION_RULES and policy != "connected":
+        raise ValueError(f"representative rule {representative!r} is a union-find rule: it needs the connected policy")
     i, j, w = _edges(n, i, j, sim)
 
-    if representative == "first":
+    if representative in ("first",) + UNION_RULES:
         score = np.zeros(n)
+    elif representative == "random":
+        score = np.random.default_rng(0).random(n)
     elif representative == "longest":
         score = _row_array("lengths", lengths, n)
     elif representative == "priority":
@@ -293,6 +348,10 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
         rep_of_comp = np.empty(k, dtype=np.int64)
         rep_of_comp[component[head]] = head
         rep = rep_of_comp[component]
+        if representative == "union_size":
+            rep = union_roots(n, i, j, "size")
+        elif representative == "union_rank":
+            rep = union_roots(n, j, i, "rank")  # text-dedup calls union(x, min(bucket))
 
     star_comp = (sizes >= 2) & (giant_comp if policy == "connected" else True)
     if star_comp.any():

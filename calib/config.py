@@ -74,7 +74,8 @@ class Config:
                                       doc=("verification", "threshold"), none_as=float("nan"))
     policy: str = setting("connected", help="clustering: connected components or star around a representative",
                           doc=("clustering", "policy"))
-    representative: str = setting("first", help="which document each cluster keeps: first, longest, priority, medoid",
+    representative: str = setting("first", help="which document each cluster keeps: first, longest, priority, "
+                                                "medoid, random, union_size (datatrove), union_rank (text-dedup)",
                                   doc=("clustering", "representative"), table=False)
     max_component: int | None = setting(None, help="giant-component guard: larger components get the star rule",
                                         doc=("clustering", "max_component"), table=False, none_as=0,

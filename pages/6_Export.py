@@ -8,10 +8,9 @@ import streamlit as st
 from appui import engine, export, reviews, state
 from appui.errors import guard, message
 from calib import export as cx
+from calib import targets as T
 from calib.review import ReviewStore
 
-TARGET_TITLES = {"datasketch": "datasketch", "milvus": "Milvus MINHASH_LSH", "datatrove": "datatrove",
-                 "text_dedup": "text-dedup", "nemo_curator": "NeMo Curator"}
 TAB_TITLES = {"milvus": "Milvus"}
 ALL = "(all)"
 
@@ -64,34 +63,46 @@ def config_section(cfg, ev, s) -> None:
                        "application/json", key="download_config", type="primary")
 
 
-def targets_section(cfg) -> None:
+def targets_section(cfg, ev) -> None:
     st.subheader("2. Production targets")
-    st.caption("The same decision as parameters and a snippet for each tool (copy button at the top right of "
-               "each block). Only the datasketch target reproduces calib's signatures and candidate pairs "
-               "exactly; every target lists what it cannot express.")
-    params = cx.targets(cfg)
-    snippets = cx.render_targets(cfg)
-    names = list(cx.TARGETS)
+    st.caption("The same decision for each tool, pinned to the version it was read against: parameters, a "
+               "snippet (copy button at the top right of each block), what the tool cannot express, which "
+               "document it keeps per cluster, and its own figures on this sample. Only the datasketch target "
+               "reproduces calib's signatures and candidate pairs exactly.")
+    found = T.targets(cfg)
+    evidence = {}
+    if ev is not None:
+        try:
+            with st.spinner("Evaluating the configuration as each target runs it..."):
+                evidence = engine.target_evidence(cfg)
+        except Exception as exc:  # noqa: BLE001
+            st.warning(f"The targets' own figures could not be computed: {message(exc)}")
+    if evidence:
+        st.markdown("**What each target would remove on this sample** (the configuration evaluated as that tool "
+                    "runs it: its verification, its kept-document rule, its shingles)")
+        st.table(export.evidence_frame(cfg, ev.row, evidence, found))
     st.caption("In brackets: how many parts of this configuration each target cannot express.")
-    tabs = st.tabs([f"{TAB_TITLES.get(n, TARGET_TITLES.get(n, n))} ({len(params[n]['unsupported'])})" for n in names])
-    for tab, name in zip(tabs, names):
+    tabs = st.tabs([f"{TAB_TITLES.get(n, t.title)} ({len(t.unsupported)})" for n, t in found.items()])
+    for tab, (name, t) in zip(tabs, found.items()):
         with tab:
-            fname = cx.SNIPPET_FILES[name]
-            unsupported = export.unsupported_frame(params[name])
+            st.markdown(f"**Tool:** `{t.tool}`  \n**Keeps per cluster:** {t.kept}")
+            if name in evidence:
+                st.caption(f"Evaluated as: {t.engine_note} (configuration {evidence[name]['config_fingerprint']}).")
+            unsupported = export.unsupported_frame(t.to_dict())
             if len(unsupported):
-                st.warning(f"**{TARGET_TITLES.get(name, name)} cannot express {len(unsupported)} part(s) of this "
-                           "configuration.** Using it changes what 'duplicate' means in these ways:")
+                st.warning(f"**{t.title} cannot express {len(unsupported)} part(s) of this configuration.** "
+                           "Using it changes what 'duplicate' means in these ways:")
                 st.table(unsupported.set_index("field"))
             else:
-                st.success(f"{TARGET_TITLES.get(name, name)} expresses every part of this configuration.")
-            st.markdown(f"**{fname}** ({len(snippets[fname].splitlines())} lines; scroll inside the block, "
+                st.success(f"{t.title} expresses every part of this configuration.")
+            st.markdown(f"**{t.file}** ({len(t.snippet.splitlines())} lines; scroll inside the block, "
                         "or copy it with the button at its top right)")
-            st.code(snippets[fname], language=export.snippet_language(fname), line_numbers=True, wrap_lines=True,
+            st.code(t.snippet, language=export.snippet_language(t.file), line_numbers=True, wrap_lines=True,
                     height=420)
             with st.expander(f"Parameters ({name} in targets.json)"):
-                st.json(params[name], expanded=True)
-    st.download_button("Download targets.json", export.targets_bytes(cfg), export.targets_filename(cfg),
-                       "application/json", key="download_targets")
+                st.json(t.parameters, expanded=True)
+    st.download_button("Download targets.json", export.targets_bytes(cfg, evidence or None),
+                       export.targets_filename(cfg), "application/json", key="download_targets")
 
 
 def manifest_section(cfg, ev, s) -> None:
@@ -168,6 +179,6 @@ with guard("The Export page"):
         st.error(f"The configuration could not be evaluated, so the export carries no evidence: {message(exc)}")
     s = state.sample()
     config_section(cfg, ev, s if ev is not None else None)
-    targets_section(cfg)
+    targets_section(cfg, ev)
     if ev is not None:
         manifest_section(cfg, ev, s)

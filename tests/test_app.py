@@ -16,7 +16,9 @@ from appui import export, loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
 from calib.atomic import write_frame_atomic
 from calib.config import Config
-from calib.export import MANIFEST_COLUMNS, load_config, manifest, targets, validate_doc
+from calib.export import load_config, validate_doc
+from calib.manifest import MANIFEST_COLUMNS, manifest
+from calib.targets import targets
 from calib.review import ReviewStore
 from calib.config import config_from_row
 from calib.sweep import recommend
@@ -477,8 +479,21 @@ def test_export_page_config_targets_manifest():
     langs = [c.language for c in at.code[1:]]
     assert langs.count("python") == 4 and langs.count("bash") == 1
     assert "MinHashLSH" in at.code[1].value and "MINHASH_LSH" in at.code[2].value
-    assert len(at.table) == 5  # every target has at least one unsupported part for the default config
+    # each target's own figures beside the config's (issue 11): the same LSH without verification
+    # (datatrove) removes 232 documents with 32 false removals instead of 154 and 0
+    ev_table = at.table[0].value
+    assert list(ev_table.columns) == ["calibrated config", "datasketch", "Milvus MINHASH_LSH", "datatrove",
+                                      "text-dedup", "NeMo Curator"]
+    assert ev_table.loc["documents removed", "calibrated config"] == "154"
+    assert ev_table.loc["documents removed", "datatrove"] == "232"
+    assert ev_table.loc["false removals", "datatrove"] == "32"
+    assert ev_table.loc["documents removed", "datasketch"] == "154"
+    assert ev_table.loc["verification", "datatrove"] == "none"
+    assert ev_table.loc["kept per cluster", "datatrove"] == "union-find root (size)"
+    # datasketch expresses the default config; the four others each list what they cannot
+    assert len(at.table) == 5 and any(s.value.startswith("datasketch expresses") for s in at.success)
     assert any("cannot express" in w.value for w in at.warning)
+    assert sum("**Keeps per cluster:**" in m.value for m in at.markdown) == 5
     # 3. the manifest preview
     assert metric(at, "Proposed removals") == "154"
     assert shown_rows(at).startswith("**Showing 154 of 154")
@@ -549,7 +564,7 @@ def test_export_bytes_are_valid_files(tmp_path):
     assert csv == write_frame_atomic(frame, tmp_path / "m.csv").read_bytes()  # same bytes as `calib export`
     pq = pd.read_parquet(io.BytesIO(export.frame_bytes(frame, "parquet")))
     pd.testing.assert_frame_equal(pq, pd.read_parquet(write_frame_atomic(frame, tmp_path / "m.parquet")))
-    u = export.unsupported_frame(targets(cfg)["milvus"])
+    u = export.unsupported_frame(targets(cfg)["milvus"].to_dict())
     assert list(u.columns) == ["field", "value", "reason"] and len(u) >= 1 and u["reason"].str.len().min() > 10
     with pytest.raises(ValueError):
         export.frame_bytes(frame, "xlsx")

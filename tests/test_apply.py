@@ -9,12 +9,14 @@ import pandas as pd
 import pytest
 
 from calib import export as E
+from calib import manifest as M
 from calib.apply import ApplyError, apply_config, iter_corpus
 from calib.cli import main
 from calib.config import Config
 from calib.represent import Representation
 from calib.samples import from_frames, load_sample
 from calib.sweep import evaluate
+from calib.targets import targets
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,7 +55,7 @@ CONFIGS = {
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_apply_in_batches_matches_evaluate(sub, corpus, name):
     cfg = CONFIGS[name]
-    expected = E.manifest(evaluate(sub, cfg), sub).drop(columns="label")
+    expected = M.manifest(evaluate(sub, cfg), sub).drop(columns="label")
     slices = ("domain", "language", "variant", "length")
     res = apply_config(cfg, corpus["jsonl"], batch_size=128, slice_fields=slices)
     assert res.n == 1000
@@ -69,7 +71,7 @@ def test_apply_parquet_equals_jsonl(corpus):
     b = apply_config(cfg, corpus["parquet"], batch_size=128)
     pd.testing.assert_frame_equal(a.manifest, b.manifest)
     assert a.summary() == b.summary()
-    assert list(a.manifest.columns) == [c for c in E.MANIFEST_COLUMNS] + ["review_status", "config_fingerprint"]
+    assert list(a.manifest.columns) == [c for c in M.MANIFEST_COLUMNS] + ["review_status", "config_fingerprint"]
 
 
 def test_batches_are_bounded(corpus):
@@ -126,7 +128,7 @@ def test_cli_export_default_sweep_then_apply(tmp_path, capsys, corpus, sub):
     assert code == 0, err
     names = {p.name for p in out.iterdir()}
     assert {"config.json", "targets.json", "manifest.csv", "manifest.parquet", "README.txt",
-            *E.SNIPPET_FILES.values()} <= names
+            *(t.file for t in targets(Config()).values())} <= names
     assert not [n for n in names if n.endswith(".tmp")]
     cfg, doc = E.load_config(out / "config.json")
     assert doc["evidence"]["selection"]["method"] == "recommend"
@@ -144,7 +146,7 @@ def test_cli_export_default_sweep_then_apply(tmp_path, capsys, corpus, sub):
                               "--out", app, "--batch-size", 128])
     assert code == 0, err
     m = pd.read_csv(app / "manifest.csv", dtype={"doc_id": str})
-    expected = E.manifest(evaluate(sub, cfg), sub)
+    expected = M.manifest(evaluate(sub, cfg), sub)
     assert m["doc_id"].tolist() == expected["doc_id"].tolist()
     assert m["representative_id"].tolist() == expected["representative_id"].tolist()
     assert json.loads((app / "summary.json").read_text())["proposed_removals"] == len(expected)
@@ -206,3 +208,37 @@ def test_corpus_ids_follow_the_loaders_rule(tmp_path):
     for bad in (None, True, "  ", 1.5, [1]):
         with pytest.raises(ApplyError, match=r"c.jsonl:1: field 'id'"):
             _as_id(bad, "c.jsonl:1", "id")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_cli_apply_keep_fields_carries_the_corpus_columns(tmp_path, capsys, corpus, sub, kind):
+    cfg_path = tmp_path / "config.json"
+    E.write_config(cfg_path, Config(verify="none", b=32, r=4))
+    out = tmp_path / "o"
+    code, err = _run(capsys, ["apply", "--config", cfg_path, "--corpus", corpus[kind], "--out", out,
+                              "--batch-size", 300, "--keep-fields", "variant,domain"])
+    assert code == 0, err
+    m = pd.read_csv(out / "manifest.csv", dtype=str, keep_default_na=False)
+    assert list(m.columns) == list(M.MANIFEST_COLUMNS) + ["variant", "domain", "review_status", "config_fingerprint"]
+    assert len(m) > 10
+    docs = sub.docs.set_index("id")
+    assert m["variant"].tolist() == docs.loc[m["doc_id"], "variant"].astype(str).tolist()
+    assert m["domain"].tolist() == docs.loc[m["doc_id"], "domain"].astype(str).tolist()
+    # without --keep-fields: no column of the sample the config was chosen on (no empty columns)
+    code, err = _run(capsys, ["apply", "--config", cfg_path, "--corpus", corpus[kind], "--out", tmp_path / "p"])
+    assert code == 0, err
+    m = pd.read_csv(tmp_path / "p" / "manifest.csv")
+    assert list(m.columns) == list(M.MANIFEST_COLUMNS) + ["review_status", "config_fingerprint"]
+
+
+def test_cli_apply_keep_fields_errors_before_work(tmp_path, capsys, corpus):
+    cfg_path = tmp_path / "config.json"
+    E.write_config(cfg_path, Config())
+    out = tmp_path / "o"
+    _one_line_error(*_run(capsys, ["apply", "--config", cfg_path, "--corpus", corpus["jsonl"], "--out", out,
+                                   "--keep-fields", "domain,nope"]), "corpus.jsonl:1", "'nope'", "--keep-fields")
+    _one_line_error(*_run(capsys, ["apply", "--config", cfg_path, "--corpus", corpus["parquet"], "--out", out,
+                                   "--keep-fields", "nope"]), "corpus.parquet", "'nope'")
+    _one_line_error(*_run(capsys, ["apply", "--config", cfg_path, "--corpus", corpus["jsonl"], "--out", out,
+                                   "--keep-fields", "text"]), "text field")
+    assert not out.exists()  # refused before any work

@@ -18,13 +18,11 @@ import pandas as pd
 import pytest
 
 from calib import export as E
-from calib import lsh
+from calib import manifest as M
 from calib.config import Config
-from calib.minhash import signatures
 from calib.represent import Representation
 from calib.review import ReviewStore
 from calib.samples import load_sample
-from calib.shingles import shingle_hashes
 from calib.sweep import Workspace, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,107 +168,6 @@ def test_fingerprints_stable_across_processes():
     assert out.split()[:2] == ["bb8f7be452ce", "e303eefd4946"]  # pinned: a change here breaks old exports
 
 
-# -- targets ----------------------------------------------------------------------------
-
-def _fields(t):
-    return {u["field"] for u in t["unsupported"]}
-
-
-def test_targets_default_config_hand_computed():
-    t = E.targets(Config())  # word5, num_perm 128, b=16, r=8, exact J >= 0.8
-    m = t["milvus"]
-    assert m["index_params"] == {"index_type": "MINHASH_LSH", "metric_type": "MHJACCARD",
-                                 "params": {"mh_element_bit_width": 32, "mh_lsh_band": 16, "with_raw_data": True}}
-    assert m["schema"]["vector_field"] == {"datatype": "BINARY_VECTOR", "dim": 4096}  # 128 * 32
-    assert m["minhash_function"]["params"] == {"num_hashes": 128, "shingle_size": 5, "token_level": "word",
-                                               "hash_function": "xxhash", "seed": 1}
-    assert m["search_params"]["params"]["mh_search_with_jaccard"] is True
-    assert m["search_params"]["params"]["refine_k"] >= m["search_limit"]
-    assert "/verification/rule" in _fields(m) and "/clustering" in _fields(m) and "/lsh" not in _fields(m)
-    d = t["datasketch"]
-    assert d["lsh"]["params"] == [16, 8] and d["minhash"]["num_perm"] == 128 and d["minhash"]["seed"] == 1
-    assert d["shingling"]["unit"] == "word" and d["shingling"]["k"] == 5 and d["shingling"]["encoding"] == "utf-8"
-    assert _fields(d) == {"/clustering"}
-    dt = t["datatrove"]["MinhashConfig"]
-    assert (dt["n_grams"], dt["num_buckets"], dt["hashes_per_bucket"], dt["seed"]) == (5, 16, 8, 1)
-    assert dt["hash_config"] == {"precision": 32, "hash_fc": "xxhash"}
-    assert "/verification/rule" in _fields(t["datatrove"]) and "/representation/nfkc" in _fields(t["datatrove"])
-    td = t["text_dedup"]["args"]
-    assert (td["ngram"], td["num_perm"], td["b"], td["r"], td["threshold"]) == (5, 128, 16, 8, 0.8)
-    nc = t["nemo_curator"]["FuzzyDeduplicationWorkflow"]
-    assert (nc["char_ngrams"], nc["num_bands"], nc["minhashes_per_band"], nc["seed"]) == (5, 16, 8, 1)
-    assert "/representation/shingle" in _fields(t["nemo_curator"])  # word shingles
-    json.dumps(t)  # plain JSON
-
-
-def test_targets_char_mmh3_star():
-    rep = Representation(shingle="char", k=4, hashfunc="mmh3", num_perm=256, seed=7, scheme="datasketch")
-    t = E.targets(Config(rep, b=32, r=8, verify="estimated", threshold=0.7, policy="star", representative="longest"))
-    m = t["milvus"]
-    assert m["schema"]["vector_field"]["dim"] == 8192 and m["index_params"]["params"]["mh_lsh_band"] == 32
-    assert m["minhash_function"]["params"]["token_level"] == "char"
-    assert m["minhash_function"]["params"]["num_hashes"] == 256
-    assert {"/representation/hashfunc", "/representation"} <= _fields(m)
-    assert "/verification/rule" not in _fields(m)  # estimated: mh_search_with_jaccard is an estimate too
-    assert {"/representation/shingle", "/representation/hashfunc", "/clustering/policy",
-            "/clustering/representative", "/verification/rule"} <= _fields(t["datatrove"])
-    assert "/representation/shingle" not in _fields(t["nemo_curator"])  # char n-grams are NeMo's own
-    assert t["datasketch"]["minhash"]["permutations"] is None  # datasketch scheme: plain MinHash(num_perm, seed)
-
-
-def test_targets_partial_split_and_no_verification():
-    t = E.targets(Config(b=10, r=12, verify="none"))  # 120 of 128 rows
-    m = t["milvus"]
-    assert "/lsh" in _fields(m) and m["index_params"]["params"]["mh_lsh_band"] == 10
-    assert m["search_params"]["params"]["mh_search_with_jaccard"] is False
-    assert m["index_params"]["params"]["with_raw_data"] is False
-    assert "/verification/rule" not in _fields(t["datatrove"])
-    assert "/lsh/b" in _fields(E.targets(Config(b=1, r=8))["datasketch"])  # MinHashLSH needs b >= 2
-
-
-def test_snippets_render_and_compile(tmp_path):
-    cfg = Config(Representation(shingle="char", k=5, strip_punct=True), b=32, r=4, verify="estimated", threshold=0.7)
-    files = E.write_targets(tmp_path, cfg)
-    names = {p.name for p in files}
-    assert names == {"targets.json", *E.SNIPPET_FILES.values()}
-    for p in files:
-        if p.suffix == ".py":
-            compile(p.read_text(), str(p), "exec")
-        assert cfg.fingerprint() in p.read_text()
-    assert "https://milvus.io/docs/minhash-lsh.md" in (tmp_path / "milvus_target.py").read_text()
-
-
-# -- datasketch round trip ---------------------------------------------------------------
-
-def _round_trip_docs(sample, k=320):
-    pos = sample.pairs[sample.pairs["is_duplicate"]]
-    rows = np.unique(np.r_[pos["i"].to_numpy()[:100], pos["j"].to_numpy()[:100], np.arange(120)])[:k]
-    return rows
-
-
-@pytest.mark.parametrize("rep,b,r", [
-    (Representation(), 16, 8),                                                       # fast scheme
-    (Representation(scheme="datasketch", hashfunc="mmh3", shingle="char", k=5), 20, 5),  # b*r < num_perm
-    (Representation(scheme="datasketch", hashfunc="sha1", k=3, strip_punct=True, num_perm=64), 16, 4),
-], ids=["fast-xxhash-word5", "datasketch-mmh3-char5", "datasketch-sha1-word3"])
-def test_datasketch_round_trip_same_candidates(sample, rep, b, r):
-    cfg = Config(rep, b=b, r=r)
-    ns: dict = {}
-    exec(compile(E.render_datasketch(cfg), "datasketch_target.py", "exec"), ns)
-    rows = _round_trip_docs(sample)
-    texts = [sample.texts[k] for k in rows]
-    ids = [str(sample.ids[k]) for k in rows]
-    sets = shingle_hashes(texts, rep, unique=True)
-    sig = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
-    for t in range(0, len(texts), 40):  # MinHash values are calib's signature rows
-        assert np.array_equal(np.asarray(ns["minhash"](texts[t]).hashvalues, dtype=np.uint32), sig[t])
-    ci, cj = lsh.candidate_pairs(sig, b, r, active=sets.sizes() > 0)
-    ours = sorted((min(ids[i], ids[j]), max(ids[i], ids[j])) for i, j in zip(ci, cj))
-    theirs = ns["candidate_pairs"](zip(ids, texts))
-    assert len(ours) > 20
-    assert theirs == ours
-
-
 # -- manifest -------------------------------------------------------------------------------
 
 EXPECTED_COLUMNS = ["doc_id", "cluster_id", "representative_id", "sim_to_representative_estimated",
@@ -280,7 +177,7 @@ EXPECTED_COLUMNS = ["doc_id", "cluster_id", "representative_id", "sim_to_represe
 
 
 def test_manifest_columns_and_content(ev, sample):
-    m = E.manifest(ev, sample)
+    m = M.manifest(ev, sample)
     assert list(m.columns) == EXPECTED_COLUMNS
     assert len(m) == ev.row["removed"] == ev.clustering.n_removed
     assert (m["review_status"] == "unreviewed").all() and (m["config_fingerprint"] == "e303eefd4946").all()
@@ -294,7 +191,7 @@ def test_manifest_columns_and_content(ev, sample):
 def test_manifest_chained_rows_name_their_connecting_pair(ws, sample):
     cfg = Config(verify="none", b=32, r=4)
     ev2 = evaluate(ws, cfg)
-    m = E.manifest(ev2, sample)
+    m = M.manifest(ev2, sample)
     ch = m[m["chained"]]
     assert len(ch) == ev2.row["chained_removals"] > 0
     assert (ch["via_id"] != ch["representative_id"]).all()
@@ -308,14 +205,14 @@ def test_manifest_chained_rows_name_their_connecting_pair(ws, sample):
 
 
 def test_manifest_review_status(tmp_path, ev, sample):
-    m0 = E.manifest(ev, sample)
+    m0 = M.manifest(ev, sample)
     d0, r0 = m0.loc[0, "doc_id"], m0.loc[0, "representative_id"]
     d1, r1 = m0.loc[1, "doc_id"], m0.loc[1, "representative_id"]
     with ReviewStore(tmp_path / "r.sqlite") as store:
         store.record(d0, r0, "duplicate", "ana")
         store.record(r0, d0, "not_duplicate", "bo")  # later decision, pair given the other way round
         store.record(d1, r1, "unsure", "ana")
-        m = E.manifest(ev, sample, review_store=store)
+        m = M.manifest(ev, sample, review_store=store)
     assert m.loc[0, "review_status"] == "not_duplicate"
     assert m.loc[1, "review_status"] == "unsure"
     assert (m.loc[2:, "review_status"] == "unreviewed").all()
@@ -325,6 +222,8 @@ def test_export_is_deterministic_bytes(tmp_path, ev, sample):
     a = E.write_export(tmp_path / "a", Config(), evaluation=ev, sample=sample)
     b = E.write_export(tmp_path / "b", Config(), evaluation=ev, sample=sample)
     assert sorted(a) == sorted(b)
+    assert {"targets.json", "datasketch_target.py", "milvus_target.py", "datatrove_target.py",
+            "text_dedup_target.sh", "nemo_curator_target.py"} <= set(a)
     for key in a:
         assert a[key].read_bytes() == b[key].read_bytes(), key
     readme = (tmp_path / "a" / "README.txt").read_text()

@@ -1,0 +1,122 @@
+"""Production targets: the same decision as parameters and a snippet for each tool.
+
+One module per tool (``datasketch``, ``milvus``, ``datatrove``, ``text_dedup``,
+``nemo_curator``), each a pure function ``target(config) -> Target``,
+registered in :data:`REGISTRY`. A :class:`Target` states
+
+* ``parameters``: plain JSON values in the tool's own names;
+* ``snippet``: a file to run (its name is ``file``);
+* ``unsupported``: what the tool cannot express of the config, and how it differs;
+* ``kept``: which member of a duplicate cluster the tool keeps;
+* ``tool``: the pinned tool version the snippet was written and read against;
+* ``engine_config``: the config *as this tool runs it* (its verification, its
+  kept-document rule, the closest representation calib can compute), which
+  :func:`evidence` evaluates on the sample so that every target carries its
+  own figures, not the calibrated config's.
+
+Nothing here deletes anything: snippets stop at a list of proposed removals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str                   # registry key, e.g. "datatrove"
+    title: str                  # e.g. "datatrove"
+    tool: str                   # pinned, e.g. "datatrove==0.10.1"
+    file: str                   # snippet file name in the export folder
+    parameters: dict
+    snippet: str
+    unsupported: tuple = ()     # dicts: field (JSON pointer), value, reason
+    kept: str = ""              # the kept-document rule, in words
+    engine_config: "Config | None" = None
+    engine_note: str = ""       # how engine_config approximates the tool, in words
+    docs: tuple = field(default=())  # what the target was read against (URLs, source files)
+
+    def to_dict(self) -> dict:
+        """Plain JSON (targets.json), without the snippet text."""
+        return {"tool": self.tool, "file": self.file, "parameters": self.parameters,
+                "unsupported": list(self.unsupported), "kept_document": self.kept,
+                "evaluated_as": None if self.engine_config is None else {
+                    "config_fingerprint": self.engine_config.fingerprint(), "config": str(self.engine_config),
+                    "verification": self.engine_config.verify, "representative": self.engine_config.representative,
+                    "how": self.engine_note},
+                "read_against": list(self.docs)}
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.tool}): {len(self.unsupported)} unsupported; keeps {self.kept}"
+
+
+def _registry() -> dict[str, Callable[["Config"], Target]]:
+    from . import datasketch, datatrove, milvus, nemo_curator, text_dedup
+    return {"datasketch": datasketch.target, "milvus": milvus.target, "datatrove": datatrove.target,
+            "text_dedup": text_dedup.target, "nemo_curator": nemo_curator.target}
+
+
+REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curator")
+
+
+def targets(config: "Config") -> dict[str, Target]:
+    """Every registered target for ``config``, in registry order."""
+    return {name: fn(config) for name, fn in _registry().items()}
+
+
+EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",
+                 "false_removal_rate_high", "pair_recall", "pair_recall_low", "pair_recall_high",
+                 "pair_precision", "unlabeled_removals", "chained_removals", "missed_removal_rate", "status")
+
+
+def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None) -> dict[str, dict]:
+    """Each target's figures on the workspace's sample, computed as that target runs the config.
+
+    Evaluates every distinct ``engine_config`` once (``calib.sweep.evaluate``);
+    ``evaluation`` (of ``config`` itself) is reused where a target runs the
+    config unchanged. Returns ``{target: {metric: value}}`` with plain JSON values.
+    """
+    from ..sweep import evaluate
+    from ..jsondoc import json_value
+
+    found = targets(config) if found is None else found
+    cache: dict[str, dict] = {}
+    if evaluation is not None:
+        cache[evaluation.config.fingerprint()] = evaluation.row
+    out = {}
+    for name, t in found.items():
+        cfg = t.engine_config
+        if cfg is None:
+            continue
+        fp = cfg.fingerprint()
+        if fp not in cache:
+            cache[fp] = evaluate(ws, cfg).row
+        row = cache[fp]
+        out[name] = {"config_fingerprint": fp, **{k: json_value(row.get(k)) for k in EVIDENCE_KEYS}}
+    return out
+
+
+def targets_doc(config: "Config", evidence_by_target: dict | None = None) -> dict:
+    """The targets.json document: every target's parameters, unsupported list, kept-document
+    rule and how it was evaluated, with its figures when ``evidence_by_target`` is given."""
+    from .. import __version__
+    from ..export import FORMAT_VERSION
+    from ..manifest import NOTICE
+    found = targets(config)
+    doc = {"format_version": FORMAT_VERSION, "calib_version": __version__,
+           "config_fingerprint": config.fingerprint(), "notice": NOTICE, "targets": {}}
+    for name, t in found.items():
+        d = t.to_dict()
+        if evidence_by_target is not None:
+            d["evidence"] = evidence_by_target.get(name)
+        doc["targets"][name] = d
+    return doc
+
+
+def render(config: "Config") -> dict[str, str]:
+    """Snippet text per target, keyed by file name."""
+    return {t.file: t.snippet for t in targets(config).values()}
