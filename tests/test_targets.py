@@ -71,6 +71,7 @@ SPECIALS = "\u0301\u0308\u200c\u200d\u0000\u0007\u001f\u007f\u0085\u00a0\u2028\u
 TEXTS = st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from(SPECIALS)), max_size=60)
 
 
+@pytest.mark.slow  # ~45 s: 300 texts, each shingled and hashed by calib's vectorized path
 @settings(max_examples=300, deadline=None)
 @given(text=TEXTS, k=st.integers(0, len(REPS) - 1))
 def test_snippet_shingles_equal_calibs_on_arbitrary_unicode(text, k):
@@ -97,6 +98,7 @@ def _exec(t):
     return ns
 
 
+@pytest.mark.slow  # 3-10 s each: runs the snippet and evaluates 300 documents
 @pytest.mark.parametrize("cfg", [
     Config(Representation(), b=16, r=8),
     Config(Representation(scheme="datasketch", hashfunc="mmh3", shingle="char", k=5), b=20, r=5, verify="estimated",
@@ -126,6 +128,7 @@ def test_datasketch_snippet_reproduces_the_engine(sub, cfg):
 
 # -- datatrove: run its real pipeline steps ------------------------------------------------
 
+@pytest.mark.slow  # ~10 s: datatrove's four pipeline steps on 350 documents
 def test_datatrove_snippet_runs_and_matches_the_engine(sub, tmp_path):
     pytest.importorskip("datatrove")
     cfg = Config(Representation(strip_punct=True), b=16, r=8)
@@ -204,6 +207,7 @@ class LoopbackMinhashLSH:
             self.rows[rec["id"]] = np.frombuffer(rec["signature"], dtype="<u4")
 
 
+@pytest.mark.slow  # ~18 s: search-before-insert over 300 documents
 def test_milvus_snippet_builds_its_objects_and_keeps_as_the_engine(sub, milvus_module):
     cfg = Config(Representation(strip_punct=True), b=16, r=8, threshold=0.7)
     mod = milvus_module(cfg)  # finding 1: it imports (no JSON `true` in Python)
