@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from . import lsh
+from . import _api, lsh
 from .clusters import Clustering, cluster_pairs
 from .config import Config, Verify
 from .jaccard import pairs_jaccard
@@ -382,3 +382,6 @@ def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]
         f"configuration {result.config.fingerprint()} would remove from {corpus}, next to the representative it "
         f"would keep. summary.json: counts.\n"))
     return paths
+
+# calib.apply(...) is apply_config(...) (the public API, see calib/__init__.py)
+_api.callable_module(__name__, apply_config)

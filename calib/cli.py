@@ -49,12 +49,15 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     from dataclasses import fields
 
     from .sweep import Grid
+    defaults = Grid()
+    shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
+    norms = tuple(dict.fromkeys(r.normalization_label() for r in defaults.representations))
     g = p.add_argument_group("grid")
-    g.add_argument("--shingles", type=_strs, default=("word3", "word5", "char5"),
-                   help="shingle types and sizes, e.g. word3,word5,char5 (default: word3,word5,char5)")
-    g.add_argument("--normalizations", type=_strs, default=("lower+nfkc+ws",),
+    g.add_argument("--shingles", type=_strs, default=shingles,
+                   help=f"shingle types and sizes, e.g. word3,char5 (default: {','.join(shingles)})")
+    g.add_argument("--normalizations", type=_strs, default=norms,
                    help="normalizations, each a '+'-joined subset of lower,nfkc,nopunct,ws, or 'raw' "
-                        "(default: lower+nfkc+ws)")
+                        f"(default: {','.join(norms)})")
     rep = {f.name: f for f in fields(Representation)}
     for name in ("hashfunc", "scheme"):
         f = rep[name]
@@ -62,7 +65,6 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                        help=f"{f.metadata['help']} (default: {f.default})")
     g.add_argument("--seed", type=int, default=rep["seed"].default,
                    help=f"{rep['seed'].metadata['help']} (default: {rep['seed'].default})")
-    defaults = Grid()
     for f in fields(Grid):
         flag = f.metadata["flag"]
         if flag is None:

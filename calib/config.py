@@ -127,6 +127,11 @@ class Config:
         return d
 
     @classmethod
+    def from_row(cls, row) -> "Config":
+        """The Config a results row describes (see :func:`config_from_row`)."""
+        return config_from_row(row)
+
+    @classmethod
     def from_dict(cls, d: dict) -> "Config":
         d = dict(d)
         d["rep"] = Representation.from_dict(d.get("rep", {}))

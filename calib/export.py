@@ -27,7 +27,7 @@ from typing import Iterable
 
 from typing import TYPE_CHECKING
 
-from . import __version__
+from . import __version__, _api
 from .atomic import cleanup_temp_files, write_bytes_atomic, write_frame_atomic, write_text_atomic  # noqa: F401
 from .jsondoc import dumps, json_value
 from .manifest import NOTICE  # noqa: F401 (the export's notice is the manifest's)
@@ -260,3 +260,6 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
     paths["manifest.csv"] = write_frame_atomic(frame, out / "manifest.csv")
     paths["manifest.parquet"] = write_frame_atomic(frame, out / "manifest.parquet")
     return paths
+
+# calib.export(...) is write_export(...) (the public API, see calib/__init__.py)
+_api.callable_module(__name__, write_export)

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from . import lsh
+from . import _api, lsh
 from .clusters import Clustering, cluster_pairs
 from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
 from .fields import axis
@@ -154,6 +154,13 @@ def _optional_int(text: str) -> int | None:
         raise ValueError(f"expected an integer or 'none', got {text!r}")
 
 
+# The default grid's representations, used by Grid(), `calib sweep`, `calib
+# export` and the Sweep page alike: word 3- and 5-grams and character 5-grams
+# (character shingles win on the shipped sample: higher pair recall within a
+# 1% false-removal budget than either word size).
+DEFAULT_REPRESENTATIONS = (Representation(shingle="word", k=3), Representation(shingle="word", k=5),
+                           Representation(shingle="char", k=5))
+
 # The axes whose loops Grid.configs writes itself (num_perm fixes the splits;
 # rule none has no threshold); every other axis is a plain cartesian factor.
 _STRUCTURAL = ("rep.num_perm", "b,r", "threshold")
@@ -171,7 +178,8 @@ class Grid:
     """
 
     representations: tuple[Representation, ...] = axis(
-        (Representation(),), of=None, help="representations (the CLI builds them from --shingles and --normalizations)")
+        DEFAULT_REPRESENTATIONS, of=None,
+        help="representations (the CLI builds them from --shingles and --normalizations)")
     num_perms: tuple[int, ...] = axis((128, 256), of="rep.num_perm", flag="--num-perm", parse=_numbers(int),
                                       help="hash counts (num_perm)")
     splits: tuple[tuple[int, int], ...] | None = axis(
@@ -481,3 +489,6 @@ def slice_breakdown(ev: Evaluation, sample: Sample, *, alpha: float = 0.05) -> p
     out = out[out["n"] > 0]
     return out[["level", "metric", "column", "value", "n", "k", "rate", "ci_low", "ci_high",
                 "p_value", "p_adjusted", "flagged"]].reset_index(drop=True)
+
+# calib.sweep(...) is sweep(...) (the public API, see calib/__init__.py)
+_api.callable_module(__name__, sweep)

@@ -12,10 +12,24 @@ from calib.sweep import Grid, recommend
 
 THRESHOLDS = [round(0.3 + 0.05 * k, 2) for k in range(14)]
 HASH_COUNTS = [16, 32, 64, 128, 256, 512]
-DEFAULT_GRID = {"lowercase": True, "nfkc": True, "strip_punct": False, "collapse_ws": True, "word_k": [5],
-                "char_k": [], "hashfunc": "xxhash", "scheme": "fast", "seed": 1, "num_perms": [128, 256],
-                "all_splits": True, "splits": "16x8, 32x4, 8x16, 20x6", "thresholds": [0.5, 0.6, 0.7, 0.8, 0.9],
-                "verify": ["exact"], "policies": ["connected"], "representative": "first"}
+
+
+def grid_defaults(grid: Grid) -> dict:
+    """The form's starting values: calib's default grid (the one `calib sweep` and
+    `calib export` use). The form has one normalization, taken from the first representation."""
+    rep = grid.representations[0]
+    return {"lowercase": rep.lowercase, "nfkc": rep.nfkc, "strip_punct": rep.strip_punct,
+            "collapse_ws": rep.collapse_ws, "hashfunc": rep.hashfunc, "scheme": rep.scheme, "seed": rep.seed,
+            "word_k": sorted(r.k for r in grid.representations if r.shingle == "word"),
+            "char_k": sorted(r.k for r in grid.representations if r.shingle == "char"),
+            "num_perms": list(grid.num_perms), "all_splits": grid.splits is None,
+            "splits": ("16x8, 32x4, 8x16, 20x6" if grid.splits is None  # the list shown when switching to a list
+                       else ", ".join(f"{b}x{r}" for b, r in grid.splits)),
+            "thresholds": list(grid.thresholds), "verify": [v.value for v in grid.verify],
+            "policies": list(grid.policies), "representative": grid.representative}
+
+
+DEFAULT_GRID = grid_defaults(Grid())
 
 
 def grid_inputs() -> Grid:

@@ -23,6 +23,7 @@ from calib.review import ReviewStore
 from calib.config import config_from_row
 from calib.sweep import recommend
 from calib.samples import SampleError, load_sample
+from calib.sweep import Grid
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -108,7 +109,10 @@ def test_pages_run_with_a_configuration_without_threshold(page):
 def test_sweep_recommend_and_state_follows_pages():
     at = small_sweep(start())
     res = at.session_state["calib_results"]
-    assert len(res) == 6 and set(res["num_perm"]) == {128}
+    # the page starts from calib's default grid (Grid()): word 3/5-grams and char 5-grams
+    assert set(res["representation"]) == {r.label() for r in Grid().representations}
+    assert {"word3 [lower+nfkc+ws]", "char5 [lower+nfkc+ws]"} <= set(res["representation"])
+    assert len(res) == 3 * 6 and set(res["num_perm"]) == {128}
     assert at.get("vega_lite_chart"), "the Pareto chart is drawn"
     assert len(at.dataframe) >= 1, "the results table is drawn"
     # under 1% this grid recommends 16x8 t=0.8, which is the default configuration: the page says so

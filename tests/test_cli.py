@@ -23,6 +23,7 @@ def test_sweep_writes_results(tmp_path, ext):
     assert not list(tmp_path.glob(".*.tmp"))  # no temp file left behind
 
 
+@pytest.mark.slow
 def test_sweep_is_byte_identical_across_processes(tmp_path):
     outs = []
     for n in range(2):
@@ -83,6 +84,7 @@ def test_sweep_uses_review_decisions_as_labels(tmp_path):
                  "--reviews", str(tmp_path / "missing.sqlite"), *SMALL_GRID]) == 2
 
 
+@pytest.mark.slow
 def test_interrupted_sweep_leaves_previous_results_intact(tmp_path):
     import os
     import signal

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 GRID = ["--shingles", "word3,char5", "--normalizations", "lower+nfkc+ws,lower+nopunct", "--num-perm", "32,64",
         "--splits", "8x4,16x2", "--thresholds", "0.6,0.8", "--verify", "exact,estimated", "--policies",
@@ -29,6 +31,7 @@ def _run_all(commands: list[tuple[list[str], str]]) -> None:
         assert p.returncode == 0, err[-2000:]
 
 
+@pytest.mark.slow
 def test_sweep_is_byte_identical_across_hash_seeds(tmp_path):
     runs = [(ext, seed) for ext in ("csv", "parquet") for seed in ("0", "4242")]
     _run_all([(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(tmp_path / f"r-{seed}.{ext}"),
@@ -39,6 +42,7 @@ def test_sweep_is_byte_identical_across_hash_seeds(tmp_path):
     assert (tmp_path / "r-0.csv").read_text().count("\n") == 1 + 2 * 2 * 2 * 2 * 2 * 2 * 2
 
 
+@pytest.mark.slow
 def test_samples_build_is_byte_identical_across_hash_seeds(tmp_path):
     _run_all([(["samples", "build", "--out", str(tmp_path / f"s-{seed}")], seed) for seed in ("0", "987")])
     names = sorted(p.name for p in (tmp_path / "s-0").iterdir())

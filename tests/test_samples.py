@@ -229,6 +229,7 @@ def test_empty_sample(tmp_path):
 
 # ---------------------------------------------------------------- shipped sample
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_matches_shipped(tmp_path):
     build_sample(tmp_path / "one")
     build_sample(tmp_path / "two")
