@@ -66,7 +66,10 @@ def metric(at, label: str) -> str:
 
 
 def small_sweep(at) -> AppTest:
+    """A small grid: word 5-grams, 128 hashes, three splits, two thresholds."""
     at.switch_page("pages/2_Sweep.py").run()
+    at.multiselect(key="g_word_k").set_value([5])
+    at.multiselect(key="g_char_k").set_value([])
     at.multiselect(key="g_num_perms").set_value([128])
     at.radio(key="g_split_mode").set_value("a list")
     at.run()
@@ -106,13 +109,23 @@ def test_pages_run_with_a_configuration_without_threshold(page):
     assert not errors(at), errors(at)
 
 
+def test_sweep_page_starts_from_the_default_grid():
+    """The form's defaults are calib's Grid() (what `calib sweep` and `calib export` sweep), char shingles included."""
+    at = start()
+    at.switch_page("pages/2_Sweep.py").run()
+    g = Grid()
+    assert at.multiselect(key="g_word_k").value == sorted(r.k for r in g.representations if r.shingle == "word") == [3, 5]
+    assert at.multiselect(key="g_char_k").value == [5]
+    assert at.multiselect(key="g_num_perms").value == list(g.num_perms)
+    assert at.multiselect(key="g_thresholds").value == list(g.thresholds)
+    assert at.radio(key="g_split_mode").value.startswith("all")
+    assert str(g) in [c.value for c in at.caption]
+
+
 def test_sweep_recommend_and_state_follows_pages():
     at = small_sweep(start())
     res = at.session_state["calib_results"]
-    # the page starts from calib's default grid (Grid()): word 3/5-grams and char 5-grams
-    assert set(res["representation"]) == {r.label() for r in Grid().representations}
-    assert {"word3 [lower+nfkc+ws]", "char5 [lower+nfkc+ws]"} <= set(res["representation"])
-    assert len(res) == 3 * 6 and set(res["num_perm"]) == {128}
+    assert len(res) == 6 and set(res["num_perm"]) == {128}
     assert at.get("vega_lite_chart"), "the Pareto chart is drawn"
     assert len(at.dataframe) >= 1, "the results table is drawn"
     # under 1% this grid recommends 16x8 t=0.8, which is the default configuration: the page says so
