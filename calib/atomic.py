@@ -21,6 +21,7 @@ def write_bytes_atomic(path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the result is as readable as any new file
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -31,6 +32,12 @@ def write_bytes_atomic(path, data: bytes) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path, text: str) -> Path:

@@ -7,7 +7,9 @@ stderr and exit with status 2; nothing prints a traceback for them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from .represent import HASH_FUNCTIONS, SCHEMES, Representation
@@ -16,7 +18,64 @@ _REP_CHOICES = {"hashfunc": HASH_FUNCTIONS, "scheme": SCHEMES}
 
 
 class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
+    """A user-facing error: printed as one line, exit status 2 (or ``status``)."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+NO_LABELS = 3  # exit status of a sweep on a sample without duplicate labels (nothing can be recommended)
+
+
+def check_input(path: str | None, what: str) -> None:
+    """A missing input path is named as missing, before any work."""
+    if path is not None and not Path(path).exists():
+        raise CliError(f"{what} {path}: does not exist")
+
+
+def _check_parent(out: Path, flag: str) -> None:
+    """Every existing ancestor of ``out`` is a folder, and the nearest one is writable."""
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CliError(f"{flag} {out}: {parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise CliError(f"{flag} {out}: folder {parent} is not writable")
+            return
+
+
+def check_out_file(path: str, suffixes: tuple[str, ...], overwrite: bool, flag: str = "--out") -> Path:
+    """An output file that can be written: right suffix, not an existing file unless --overwrite."""
+    out = Path(path)
+    if out.suffix.lower() not in suffixes:
+        raise CliError(f"{flag} {out}: must end in {' or '.join(suffixes)}")
+    if out.is_dir():
+        raise CliError(f"{flag} {out}: is a folder, not a file")
+    if out.exists() and not overwrite:
+        raise CliError(f"{flag} {out}: already exists (pass --overwrite to replace it)")
+    _check_parent(out, flag)
+    return out
+
+
+def check_out_dir(path: str, overwrite: bool, flag: str = "--out") -> Path:
+    """An output folder that can be written: not a file, not a non-empty folder unless --overwrite."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{flag} {out}: is a file, not a folder")
+    if out.is_dir():
+        if any(out.iterdir()) and not overwrite:
+            raise CliError(f"{flag} {out}: folder exists and is not empty (pass --overwrite to write into it)")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise CliError(f"{flag} {out}: folder is not writable")
+    else:
+        _check_parent(out, flag)
+    return out
+
+
+def check_rate(value: float, flag: str) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise CliError(f"{flag} must be a rate in [0, 1], got {value:g}")
 
 
 def _arg_type(parse, flag: str):
@@ -109,6 +168,8 @@ def grid_from_args(a):
 
 def load(path: str, pairs: str | None = None):
     from .samples import SampleError, load_sample
+    check_input(path, "--sample")
+    check_input(pairs, "--pairs")
     try:
         return load_sample(path, pairs)
     except SampleError as exc:
@@ -117,7 +178,26 @@ def load(path: str, pairs: str | None = None):
         raise CliError(f"{exc.filename or path}: no such file or directory")
 
 
+PROGRESS_EVERY = 10.0  # seconds between plain progress lines when stderr is not a terminal
+
+
+def plain_progress(desc: str, every: float = PROGRESS_EVERY, stream=None):
+    """Progress as plain lines on stderr (a log, a pipe, nohup): at the start, then at most
+    every ``every`` seconds, and at the end."""
+    stream = stream or sys.stderr
+    state = {"last": None}
+
+    def progress(fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if state["last"] is None or fraction >= 1.0 or now - state["last"] >= every:
+            state["last"] = now
+            print(f"{desc}: {100 * fraction:3.0f}% {message}", file=stream, flush=True)
+    return progress
+
+
 def tqdm_progress(total_desc: str):
+    if not sys.stderr.isatty():
+        return plain_progress(total_desc)
     from tqdm import tqdm
     bar = tqdm(total=1000, desc=total_desc, unit="‰", disable=None, file=sys.stderr,
                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} {postfix}")
@@ -152,29 +232,66 @@ def with_reviews(sample, db: str):
     return sample
 
 
+def _no_labels(sample) -> bool:
+    from .truth import truth_from_sample
+    return truth_from_sample(sample).n_positive == 0
+
+
 def cmd_sweep(a) -> int:
-    from .sweep import Workspace, recommend, sweep
+    from .sweep import Workspace, sweep, with_recommendation
+    check_rate(a.budget, "--budget")
+    out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
+    grid = grid_from_args(a)  # every option checked before the sample is read
     sample = load(a.sample, a.pairs)
     if a.reviews:
         sample = with_reviews(sample, a.reviews)
-    grid = grid_from_args(a)
+    no_labels = _no_labels(sample)
+    if no_labels:
+        print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
+              f"measured and nothing is recommended (exit status {NO_LABELS})", file=sys.stderr)
     try:
         ws = Workspace(sample)  # refuses a sample of fewer than 2 documents
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     print(f"{sample}\n{grid}", file=sys.stderr)
-    results = sweep(ws, grid, progress=tqdm_progress("sweep"))
-    write_table_atomic(results, Path(a.out))
-    best = recommend(results, max_false_removal_rate=a.budget)
-    print(f"wrote {len(results)} rows to {a.out}", file=sys.stderr)
-    if best is None:
+    results = with_recommendation(sweep(ws, grid, progress=tqdm_progress("sweep")), max_false_removal_rate=a.budget)
+    write_table_atomic(results, out)
+    print(f"wrote {len(results)} rows to {out}", file=sys.stderr)
+    if no_labels:
+        return NO_LABELS
+    if not results["recommended"].any():
         print(f"no configuration keeps the false-removal rate <= {a.budget}", file=sys.stderr)
     else:
-        print(f"recommended (max pair recall, false-removal rate <= {a.budget}): {best['representation']} "
-              f"num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']} t={best['threshold']}: "
-              f"pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, {best['pair_recall_high']:.3f}], "
-              f"false-removal rate {best['false_removal_rate']:.4f}", file=sys.stderr)
+        best = results[results["recommended"]].iloc[0]
+        print(f"recommended (max pair recall, false-removal rate <= {a.budget}; column 'recommended'): "
+              f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']} "
+              f"t={best['threshold']}: pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, "
+              f"{best['pair_recall_high']:.3f}], false-removal rate {best['false_removal_rate']:.4f} "
+              f"({best['config_fingerprint']})", file=sys.stderr)
     return 0
+
+
+def row_from_sweep(path: str, fingerprint: str | None):
+    """The row of a results table to export: ``fingerprint``'s, or the recommended one."""
+    import pandas as pd
+    p = Path(path)
+    try:
+        results = pd.read_parquet(p) if p.suffix.lower() == ".parquet" else pd.read_csv(p)
+    except Exception as exc:  # noqa: BLE001 - any unreadable table is one user error
+        raise CliError(f"--from-sweep {p}: not a readable results table ({exc})")
+    if "config_fingerprint" not in results:
+        raise CliError(f"--from-sweep {p}: no config_fingerprint column: not a calib sweep table")
+    if fingerprint:
+        rows = results[results["config_fingerprint"].astype(str) == fingerprint]
+        if rows.empty:
+            raise CliError(f"--from-sweep {p}: no row has config_fingerprint {fingerprint}")
+        return rows.iloc[0]
+    if "recommended" not in results:
+        raise CliError(f"--from-sweep {p}: no 'recommended' column (a table from an older calib): pass --fingerprint")
+    rows = results[results["recommended"].astype(str).str.lower() == "true"]
+    if rows.empty:
+        raise CliError(f"--from-sweep {p}: no recommended row (nothing fit the sweep's budget): pass --fingerprint")
+    return rows.iloc[0]
 
 
 def _load_exported(path: str):
@@ -199,26 +316,45 @@ def _review_store(path: str | None):
 
 def cmd_export(a) -> int:
     from .export import write_export
-    from .sweep import Grid, Workspace, config_from_row, evaluate, recommend, sweep
-    if not 0.0 <= a.budget <= 1.0:
-        raise CliError(f"--budget must be a rate in [0, 1], got {a.budget}")
+    from .sweep import Grid, Workspace, config_from_row, evaluate, sweep, with_recommendation
+    check_rate(a.budget, "--budget")
+    if a.config and a.from_sweep:
+        raise CliError("pass either --config or --from-sweep, not both")
+    if a.fingerprint and not a.from_sweep:
+        raise CliError("--fingerprint picks a row of --from-sweep RESULTS: pass --from-sweep too")
+    check_input(a.config, "--config")
+    check_input(a.from_sweep, "--from-sweep")
+    check_input(a.reviews, "--reviews")
+    out = check_out_dir(a.out, a.overwrite)
+    config = None
+    if a.config:
+        config, _ = _load_exported(a.config)
+        selection = {"method": "given", "source": Path(a.config).name}
+    elif a.from_sweep:
+        row = row_from_sweep(a.from_sweep, a.fingerprint)
+        try:
+            config = config_from_row(row)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise CliError(f"--from-sweep {a.from_sweep}: row {row.get('config_fingerprint')}: {exc}")
+        selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
+                     "config_fingerprint": config.fingerprint()}
     sample = load(a.sample, a.pairs)
     try:
         ws = Workspace(sample)
     except ValueError as exc:
         raise CliError(str(exc))
-    if a.config:
-        config, _ = _load_exported(a.config)
-        selection = {"method": "given", "source": Path(a.config).name}
-    else:
+    if config is None:
+        if _no_labels(sample):
+            raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
+                           f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
         grid = Grid()
-        print(f"{sample}\nno --config: sweeping the default {grid}", file=sys.stderr)
-        results = sweep(ws, grid, progress=tqdm_progress("sweep"))
-        best = recommend(results, max_false_removal_rate=a.budget)
-        if best is None:
+        print(f"{sample}\nno --config: sweeping the default {grid} (as calib sweep does)", file=sys.stderr)
+        results = with_recommendation(sweep(ws, grid, progress=tqdm_progress("sweep")),
+                                      max_false_removal_rate=a.budget)
+        if not results["recommended"].any():
             raise CliError(f"no configuration of the default grid keeps the false-removal rate <= {a.budget}; "
                            f"raise --budget or pass --config")
-        config = config_from_row(best)
+        config = config_from_row(results[results["recommended"]].iloc[0])
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
                      "grid_size": int(len(results))}
     evaluation = evaluate(ws, config)
@@ -226,7 +362,7 @@ def cmd_export(a) -> int:
         raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
     store = _review_store(a.reviews)
     try:
-        paths = write_export(a.out, config, evaluation=evaluation, sample=sample, review_store=store,
+        paths = write_export(out, config, evaluation=evaluation, sample=sample, review_store=store,
                              selection=selection, workspace=ws)
     finally:
         if store is not None:
@@ -248,6 +384,10 @@ def cmd_apply(a) -> int:
     from .apply import ApplyError, apply_config, check_fields, write_apply
     if a.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
+    check_input(a.config, "--config")
+    check_input(a.corpus, "--corpus")
+    check_input(a.reviews, "--reviews")
+    check_out_dir(a.out, a.overwrite)
     config, doc = _load_exported(a.config)
     keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
     try:
@@ -278,22 +418,29 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sample", required=True, help="sample directory, documents file, or inline-pairs JSONL")
     s.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
-    s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default 0.01)")
+    s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
+    s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     s.add_argument("--reviews", help="review database (.sqlite): its latest decisions are used as pair labels")
     add_grid_options(s)
     s.set_defaults(func=cmd_sweep)
     e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")
     e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
     e.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
-    e.add_argument("--config", help="exported config JSON to re-evaluate; default: sweep the default grid and recommend")
+    e.add_argument("--config", help="exported config JSON to re-evaluate; default: sweep the default grid and "
+                                    "export its recommended row (the row calib sweep marks recommended)")
+    e.add_argument("--from-sweep", metavar="RESULTS",
+                   help="results table of calib sweep: export its recommended row without sweeping again")
+    e.add_argument("--fingerprint", metavar="FP", help="with --from-sweep: export the row with this config_fingerprint")
     e.add_argument("--out", required=True, help="output directory")
-    e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default 0.01)")
+    e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
+    e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
     e.set_defaults(func=cmd_export)
     ap = sub.add_parser("apply", help="run an exported config on an unlabeled corpus (report only)")
     ap.add_argument("--config", required=True, help="exported config JSON")
     ap.add_argument("--corpus", required=True, help="corpus: .jsonl[.gz] or .parquet with id and text fields")
     ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     ap.add_argument("--batch-size", type=int, default=10_000, help="documents per batch (default 10000)")
     ap.add_argument("--id-field", default="id", help="id field/column (default: id)")
     ap.add_argument("--text-field", default="text", help="text field/column (default: text)")
@@ -302,8 +449,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="corpus fields/columns to carry into the manifest (comma-separated, e.g. source,url); "
                          "default: none")
     ap.set_defaults(func=cmd_apply)
-    sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)")
-    sm.add_argument("args", nargs=argparse.REMAINDER)
+    sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
+                        description="subcommands: build (rebuild data/sample from data/base, deterministic), "
+                                    "extract-base (collect the base text, run once), summary PATH [PAIRS] "
+                                    "(a sample's counts as JSON); calib samples SUBCOMMAND -h for its options")
+    sm.add_argument("args", nargs=argparse.REMAINDER, metavar="{build,extract-base,summary} ...")
     sm.set_defaults(func=lambda a: __import__("calib.sample_build", fromlist=["main"]).main(a.args))
     return p
 
@@ -315,6 +465,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(a.func(a) or 0)
     except CliError as exc:
         print(f"calib {a.command}: error: {exc}", file=sys.stderr)
+        return exc.status
+    except OSError as exc:  # disk full, permission lost mid-run: one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"calib {a.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"calib {a.command}: interrupted; files written so far are complete", file=sys.stderr)

@@ -217,6 +217,9 @@ class Grid:
                     raise ValueError(f"Grid.splits: b and r must be >= 1, got ({b}, {r})")
             if not any(b * r <= m for b, r in self.splits for m in self.num_perms):
                 raise ValueError(f"Grid.splits: no split has b*r <= any of num_perms {self.num_perms}")
+        if self.max_component is not None and (isinstance(self.max_component, bool)
+                                               or not isinstance(self.max_component, int) or self.max_component < 2):
+            raise ValueError(f"Grid.max_component must be none or an integer >= 2, got {self.max_component!r}")
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
             raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
 
@@ -435,6 +438,15 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     sim = pairs_jaccard(ws.sets(rep), i, j)
     hit = lsh.collides(ws.signatures(rep), i, j, b, r)
     return collision_rates(sim, hit, b, r, bins)
+
+
+def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
+    """``results`` with a boolean ``recommended`` column: True on the one row
+    :func:`recommend` picks under ``criteria`` (all False when none fits)."""
+    best = recommend(results, **criteria)
+    out = results.drop(columns=["recommended"], errors="ignore")
+    rec = (out["config_fingerprint"] == best["config_fingerprint"]) if best is not None else False
+    return out.assign(recommended=pd.Series(rec, index=out.index, dtype=bool))
 
 
 def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",

@@ -165,7 +165,7 @@ def test_cli_error_paths(tmp_path, capsys, corpus):
     E.write_config(cfg_path, Config())
     good = ["--config", cfg_path, "--out", tmp_path / "o"]
     # corpus problems
-    _one_line_error(*_run(capsys, ["apply", "--corpus", tmp_path / "absent.jsonl", *good]), "no such file")
+    _one_line_error(*_run(capsys, ["apply", "--corpus", tmp_path / "absent.jsonl", *good]), "does not exist")
     txt = tmp_path / "c.txt"
     txt.write_text("x")
     _one_line_error(*_run(capsys, ["apply", "--corpus", txt, *good]), "unknown corpus format")
@@ -183,13 +183,13 @@ def test_cli_error_paths(tmp_path, capsys, corpus):
     doc["config_fingerprint"] = "0123456789ab"
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(doc))
-    _one_line_error(*_run(capsys, ["apply", "--config", tampered, "--corpus", corpus["jsonl"], "--out", tmp_path]),
+    _one_line_error(*_run(capsys, ["apply", "--config", tampered, "--corpus", corpus["jsonl"], "--out", tmp_path / "o2"]),
                     "/config_fingerprint")
     doc = json.loads(cfg_path.read_text())
     doc["format_version"] = 99
     future = tmp_path / "future.json"
     future.write_text(json.dumps(doc))
-    _one_line_error(*_run(capsys, ["apply", "--config", future, "--corpus", corpus["jsonl"], "--out", tmp_path]),
+    _one_line_error(*_run(capsys, ["apply", "--config", future, "--corpus", corpus["jsonl"], "--out", tmp_path / "o2"]),
                     "/format_version", "99")
     _one_line_error(*_run(capsys, ["export", "--sample", REPO / "data" / "sample", "--config", future,
                                    "--out", tmp_path / "e"]), "/format_version")
