@@ -22,7 +22,10 @@ import time
 
 import pytest
 
+from calib.sweep import Grid
 from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, server  # noqa: F401 - server is a fixture
+
+N_REP = len(Grid().representations)  # the Sweep page starts from the default grid (word3, word5, char5)
 
 pytestmark = pytest.mark.browser
 
@@ -95,7 +98,7 @@ def test_four_sessions_one_server(server):  # noqa: F811 - the imported fixture
         assert "error" not in out, f"session {split}: {out['error']}"
         # its own grid, not another session's
         assert f"splits {split};" in out["summary"], (split, out["summary"])
-        assert "5 configurations" in out["summary"], out["summary"]
+        assert f" {5 * N_REP} configurations" in out["summary"], out["summary"]
         for other in SPLITS:
             if other != split:
                 assert other not in out["summary"], (split, out["summary"])
@@ -105,9 +108,10 @@ def test_four_sessions_one_server(server):  # noqa: F811 - the imported fixture
     infos = [out["engine"] for out in outs]
     assert len({i["workspace"] for i in infos}) == 1, infos  # one shared Workspace
     assert all(i["builds"] == 1 for i in infos), infos  # built once, although 4 sessions asked at once
-    assert all(i["shingle_sets"] == 1 and i["signature_matrices"] == 1 for i in infos), infos  # shingling/MinHash once
-    assert max(i["candidate_sets"] for i in infos) == len(SPLITS), infos  # one candidate set per split
-    assert all(1 <= i["candidate_sets"] <= len(SPLITS) for i in infos), infos
+    # shingling/MinHash once per representation of the default grid, whatever the number of sessions
+    assert all(i["shingle_sets"] == N_REP and i["signature_matrices"] == N_REP for i in infos), infos
+    assert max(i["candidate_sets"] for i in infos) == len(SPLITS) * N_REP, infos  # one per split and representation
+    assert all(1 <= i["candidate_sets"] <= len(SPLITS) * N_REP for i in infos), infos
     assert sum(out["recommended"] is not None for out in outs) >= 2, outs
     elapsed = time.monotonic() - t0
     for split, out in zip(SPLITS, outs):
