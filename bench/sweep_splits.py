@@ -31,7 +31,7 @@ import numba
 import numpy as np
 
 from bench._corpus import documents_with_near_duplicates
-from calib.lsh import (TooManyCandidates, _count_pairs, _emit_pairs, _sort_bands, band_keys,
+from calib.lsh import (TooManyCandidates, _count_pairs, _first_counts, _first_pairs, band_keys,
                        candidate_pairs, s_at_probability, splits)
 from calib.minhash import signatures
 from calib.represent import Representation
@@ -60,28 +60,32 @@ def profile_split(sig, b, r, active, max_pairs) -> dict[str, float]:
     t0 = time.perf_counter()
     keys = band_keys(sig, b, r)
     t1 = time.perf_counter()
-    order = _sort_bands(keys, active)
+    order = np.argsort(keys, axis=1)
+    sk = np.take_along_axis(keys, order, axis=1)
     t2 = time.perf_counter()
-    counts = _count_pairs(keys, order, active)
+    upper = int(_count_pairs(sk, order, active).sum())
     t3 = time.perf_counter()
     t["band keys"] = t1 - t0
-    t["sort each band (`_sort_bands`, argsort mergesort)"] = t2 - t1
-    t["count colliding pairs (`_count_pairs`)"] = t3 - t2
-    upper = int(counts.sum())
+    t["sort each band (argsort, take_along_axis)"] = t2 - t1
+    t["count per-band collisions (`_count_pairs`)"] = t3 - t2
     if max_pairs is not None and upper > max_pairs:
         return t
+    keys_t = np.ascontiguousarray(keys.T)
+    bands = np.arange(b, dtype=np.int64)
+    counts = _first_counts(sk, order, active, keys_t, bands)
+    t4 = time.perf_counter()
     offsets = np.zeros(b + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    ii, jj, fill = _emit_pairs(keys, order, active, offsets)
-    t4 = time.perf_counter()
-    keep = np.concatenate([np.arange(offsets[x], offsets[x] + fill[x]) for x in range(b)])
-    ii, jj = ii[keep], jj[keep]
-    code = ii * np.int64(sig.shape[0]) + jj
-    srt = np.argsort(code, kind="stable")
-    ii, jj = ii[srt], jj[srt]
+    ii = np.empty(offsets[b], dtype=np.int64)
+    jj = np.empty(offsets[b], dtype=np.int64)
+    _first_pairs(sk, order, active, keys_t, bands, True, offsets, ii, jj)
     t5 = time.perf_counter()
-    t["emit first-band pairs (`_emit_pairs`)"] = t4 - t3
-    t["compact + sort pairs (numpy)"] = t5 - t4
+    srt = np.argsort(ii * np.int64(sig.shape[0]) + jj, kind="stable")
+    ii, jj = ii[srt], jj[srt]
+    t6 = time.perf_counter()
+    t["count distinct pairs at their first band (`_first_counts`)"] = t4 - t3
+    t["emit them (`_first_pairs`)"] = t5 - t4
+    t["sort pairs (numpy)"] = t6 - t5
     return t
 
 

@@ -300,7 +300,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         try:
             ci, cj = lsh.candidate_pairs(sig, config.b, config.r, active=sizes > 0, max_pairs=max_pairs)
         except lsh.TooManyCandidates as exc:
-            raise ApplyError(str(exc))
+            raise ApplyError(f"{corpus}: {exc} (--max-pairs)")
     else:
         ci = cj = np.zeros(0, np.int64)
     est = estimate_jaccard(sig, ci, cj) if len(ci) else np.zeros(0)

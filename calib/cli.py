@@ -384,6 +384,8 @@ def cmd_apply(a) -> int:
     from .apply import ApplyError, apply_config, check_fields, write_apply
     if a.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
+    if a.max_pairs < 0:
+        raise CliError(f"--max-pairs must be >= 0, got {a.max_pairs}")
     check_input(a.config, "--config")
     check_input(a.corpus, "--corpus")
     check_input(a.reviews, "--reviews")
@@ -397,7 +399,8 @@ def cmd_apply(a) -> int:
     store = _review_store(a.reviews)
     try:
         result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
-                              text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store)
+                              text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store,
+                              max_pairs=a.max_pairs)
         paths = write_apply(a.out, result, corpus=a.corpus)
     except ApplyError as exc:
         raise CliError(str(exc))
@@ -448,6 +451,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--keep-fields", metavar="F1,F2", default="",
                     help="corpus fields/columns to carry into the manifest (comma-separated, e.g. source,url); "
                          "default: none")
+    ap.add_argument("--max-pairs", type=int, default=50_000_000,
+                    help="distinct candidate pairs above which the corpus is refused before any pair is materialized "
+                         "(memory: ~40 bytes a pair; default 50000000)")
     ap.set_defaults(func=cmd_apply)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
                         description="subcommands: build (rebuild data/sample from data/base, deterministic), "

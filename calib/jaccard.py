@@ -19,12 +19,26 @@ Two empty sets have J = 0 here (no evidence of duplication), not 1.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pandas as pd
 from numba import njit, prange
 
 from ._validate import pair_arrays, row_mask
 from .shingles import ShingleSets
+
+
+class TooManyPairs(RuntimeError):
+    """More pairs with J >= threshold than the pair budget allows.
+
+    ``found`` is the number of distinct pairs verified above the threshold
+    before the join stopped (at least ``limit + 1``).
+    """
+
+    def __init__(self, threshold: float, found: int, limit: int):
+        self.threshold, self.found, self.limit = threshold, found, limit
+        super().__init__(f"too many pairs above J >= {threshold:g}: at least {found:,} distinct pairs, more "
+                         f"than max_pairs={limit:,}")
 
 
 def _require_sets(sets: ShingleSets) -> None:
@@ -106,7 +120,7 @@ def _postings(offsets, ranks, index_len, order_pos, active, n_tokens):
 
 @njit(cache=True, parallel=True)
 def _prefix_join(offsets, ranks, probe_len, index_len, post_off, post_pos, by_order, order_pos, sizes_sorted,
-                 sizes, threshold, lo, hi, emit, out_off, out_i, out_j, counts):
+                 sizes, threshold, lo, hi, emit, out_off, out_i, out_j, counts, n_chunks):
     """Rows lo..hi-1 (x) against every y before x in (size, row) order that
     shares a prefix token (each pair is met once, from its larger side).
 
@@ -115,10 +129,9 @@ def _prefix_join(offsets, ranks, probe_len, index_len, post_off, post_pos, by_or
     the prefix that ends first in the global order) >= alpha, where J >= t
     needs the overlap alpha = ceil(t/(1+t) (|x|+|y|)). Pass 1 (emit=False)
     counts the survivors per row, pass 2 writes them (min, max) at out_off.
+    Rows are dealt to ``n_chunks`` workers, each with an n-sized accumulator.
     """
     n = len(sizes)
-    n_rows = hi - lo
-    n_chunks = min(n_rows, 64)
     for ch in prange(n_chunks):
         acc = np.zeros(n, dtype=np.int32)
         touched = np.empty(n, dtype=np.int64)
@@ -167,17 +180,26 @@ def _prefix_lengths(sizes: np.ndarray, fraction: float) -> np.ndarray:
     return np.where(sizes > 0, sizes - np.ceil(fraction * sizes - 1e-9).astype(np.int64) + 1, 0)
 
 
+_EMIT = 1 << 22  # filter survivors emitted and verified at a time (~100 MB of transient arrays)
+
+
 def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 4096,
-                    active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    active: np.ndarray | None = None, max_pairs: int | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair (i < j) with exact J >= threshold, and its J, sorted by (i, j).
 
-    ``threshold`` must be > 0 (J >= 0 is every pair). Rows are joined block by
-    block, so memory is bounded by the prefix index plus one block's
-    candidates.
+    ``threshold`` must be > 0 (J >= 0 is every pair). Rows are counted block
+    by block, and the survivors of the filters are emitted and verified a few
+    million at a time (at most ``max_pairs`` + 1, or 65,536), so memory is the
+    prefix index, n x (4 + 8) bytes per worker, one emission chunk (~40 bytes a
+    pair) and the pairs kept (24 bytes each, ~2x while they are sorted).
+    Raises :class:`TooManyPairs` as soon as more than ``max_pairs`` are found.
     """
     _require_sets(sets)
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    if max_pairs is not None and max_pairs < 0:
+        raise ValueError(f"max_pairs must be >= 0 or None, got {max_pairs}")
     n = sets.n
     act = np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)
     sizes = sets.sizes()
@@ -193,28 +215,43 @@ def all_pairs_above(sets: ShingleSets, threshold: float, *, block: int = 4096,
     order_pos[by_order] = np.arange(n)
     post_off, post_pos, by_order = _postings(sets.offsets, ranks, index_len, order_pos, act, n_tokens)
     sizes_sorted = sizes[by_order]
-    out_i, out_j, out_s = [], [], []
+    workers = 4 * numba.get_num_threads()
+    chunk = _EMIT if max_pairs is None else min(_EMIT, max(max_pairs + 1, 1 << 16))
+    out_i, out_j, out_s, found = [], [], [], 0
     empty = np.empty(0, np.int64)
     for lo in range(0, n, block):
         hi = min(lo + block, n)
         counts = np.zeros(hi - lo, dtype=np.int64)
-        args = (sets.offsets, ranks, probe_len, index_len, post_off, post_pos, by_order, order_pos,
-                sizes_sorted, sizes, float(threshold), lo, hi)
-        _prefix_join(*args, False, empty, empty, empty, counts)
-        off = np.zeros(hi - lo + 1, dtype=np.int64)
-        np.cumsum(counts, out=off[1:])
-        if off[-1] == 0:
-            continue
-        ii = np.empty(off[-1], dtype=np.int64)
-        jj = np.empty(off[-1], dtype=np.int64)
-        _prefix_join(*args, True, off, ii, jj, counts)
-        sim = pairs_jaccard(sets, ii, jj)
-        keep = sim >= threshold
-        out_i.append(ii[keep]); out_j.append(jj[keep]); out_s.append(sim[keep])
+        base = (sets.offsets, ranks, probe_len, index_len, post_off, post_pos, by_order, order_pos,
+                sizes_sorted, sizes, float(threshold))
+        _prefix_join(*base, lo, hi, False, empty, empty, empty, counts, min(hi - lo, workers))
+        # emit the block's survivors in runs of rows of at most ~_EMIT pairs
+        ends = np.cumsum(counts)
+        a = 0
+        while a < hi - lo:
+            start = ends[a - 1] if a else 0
+            z = max(int(np.searchsorted(ends, start + chunk, side="right")), a + 1)
+            total = int(ends[z - 1] - start)
+            if total:
+                off = np.zeros(z - a + 1, dtype=np.int64)
+                np.cumsum(counts[a:z], out=off[1:])
+                ii = np.empty(total, dtype=np.int64)
+                jj = np.empty(total, dtype=np.int64)
+                sub = np.empty(z - a, dtype=np.int64)
+                _prefix_join(*base, lo + a, lo + z, True, off, ii, jj, sub, min(z - a, workers))
+                sim = pairs_jaccard(sets, ii, jj)
+                keep = sim >= threshold
+                found += int(keep.sum())
+                if max_pairs is not None and found > max_pairs:
+                    raise TooManyPairs(threshold, found, max_pairs)
+                out_i.append(ii[keep]); out_j.append(jj[keep]); out_s.append(sim[keep])
+                del ii, jj, sim, keep
+            a = z
     if not out_i:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
     ii, jj, ss = np.concatenate(out_i), np.concatenate(out_j), np.concatenate(out_s)
-    srt = np.lexsort((jj, ii))
+    del out_i, out_j, out_s
+    srt = np.argsort(ii * np.int64(n) + jj)
     return ii[srt], jj[srt], ss[srt]
 
 

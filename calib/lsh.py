@@ -24,11 +24,18 @@ from .pairs import pair_codes
 
 
 class TooManyCandidates(RuntimeError):
-    """The (b, r) split would emit more candidate pairs than allowed."""
+    """The (b, r) split collides more distinct pairs than allowed.
 
-    def __init__(self, b: int, r: int, upper_bound: int, limit: int):
+    ``distinct`` is the number of distinct pairs counted before stopping (at
+    least ``limit + 1``); ``upper_bound`` is the sum over bands of colliding
+    pairs (a pair colliding in k bands counts k times), known before any
+    distinct pair is counted.
+    """
+
+    def __init__(self, b: int, r: int, upper_bound: int, limit: int, distinct: int | None = None):
         self.b, self.r, self.upper_bound, self.limit = b, r, upper_bound, limit
-        super().__init__(f"(b={b}, r={r}) collides up to {upper_bound:,} pairs, more than "
+        self.distinct = upper_bound if distinct is None else distinct
+        super().__init__(f"(b={b}, r={r}) collides at least {self.distinct:,} distinct pairs, more than "
                          f"max_pairs={limit:,}: a split this loose returns most of the corpus")
 
 
@@ -175,16 +182,27 @@ def _count_pairs(sk, order, active):
     return counts
 
 
+@njit(cache=True)
+def _is_first(keys_t, lo, hi, band):
+    """Does the pair (lo, hi) collide in no band before ``band``?"""
+    for prev in range(band):
+        if keys_t[lo, prev] == keys_t[hi, prev]:
+            return False
+    return True
+
+
 @njit(cache=True, parallel=True)
-def _emit_pairs(sk, order, active, keys_t, offsets):
-    """Pairs of each run, emitted only by the first band they collide in
-    (checked on the row-major copy ``keys_t`` (n, b)), so no dedup pass."""
-    b, n = sk.shape
-    out_i = np.empty(offsets[b], dtype=np.int64)
-    out_j = np.empty(offsets[b], dtype=np.int64)
-    fill = np.zeros(b, dtype=np.int64)
-    for band in prange(b):
-        o = offsets[band]
+def _first_pairs(sk, order, active, keys_t, bands, emit, offsets, out_i, out_j):
+    """Per band of ``bands``: the pairs whose first colliding band it is
+    (checked on the row-major copy ``keys_t`` (n, b)); summed over all bands,
+    the distinct candidate pairs, so no dedup pass is needed. Counts them, and
+    with ``emit`` writes them (lo, hi) from ``offsets[band]`` on."""
+    n = sk.shape[1]
+    counts = np.zeros(len(bands), dtype=np.int64)
+    for t in prange(len(bands)):
+        band = bands[t]
+        o = offsets[band] if emit else 0
+        c = 0
         s = 0
         while s < n:
             e = s + 1
@@ -196,22 +214,39 @@ def _emit_pairs(sk, order, active, keys_t, offsets):
                     continue
                 for y in range(x + 1, e):
                     q = order[band, y]
-                    if not active[q]:
-                        continue
-                    lo = min(p, q)
-                    hi = max(p, q)
-                    first = True
-                    for prev in range(band):
-                        if keys_t[lo, prev] == keys_t[hi, prev]:
-                            first = False
-                            break
-                    if first:
-                        out_i[o] = lo
-                        out_j[o] = hi
-                        o += 1
+                    if active[q] and _is_first(keys_t, min(p, q), max(p, q), band):
+                        if emit:
+                            out_i[o + c] = min(p, q)
+                            out_j[o + c] = max(p, q)
+                        c += 1
             s = e
-        fill[band] = o - offsets[band]
-    return out_i, out_j, fill
+        counts[t] = c
+    return counts
+
+
+def _first_counts(sk, order, active, keys_t, bands):
+    empty = np.empty(0, np.int64)
+    return _first_pairs(sk, order, active, keys_t, bands, False, empty, empty, empty)
+
+
+def _distinct_counts(sk: np.ndarray, order: np.ndarray, active: np.ndarray, keys_t: np.ndarray,
+                    upper: int, max_pairs: int | None) -> np.ndarray | int:
+    """Distinct candidate pairs per band (counted at their first colliding band).
+
+    When the per-band sum ``upper`` is within ``max_pairs`` every band is
+    counted at once (the work is bounded by ``upper``); otherwise band by
+    band, stopping as soon as the distinct total exceeds ``max_pairs``, and
+    that partial total (an int) is returned instead of the per-band counts.
+    """
+    b = sk.shape[0]
+    if max_pairs is None or upper <= max_pairs:
+        return _first_counts(sk, order, active, keys_t, np.arange(b, dtype=np.int64))
+    counts = np.zeros(b, dtype=np.int64)
+    for band in range(b):
+        counts[band] = _first_counts(sk, order, active, keys_t, np.array([band], dtype=np.int64))[0]
+        if counts[:band + 1].sum() > max_pairs:
+            return int(counts[:band + 1].sum())
+    return counts
 
 
 def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | None = None,
@@ -221,8 +256,9 @@ def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | Non
 
     ``active`` (bool[n]) masks documents out of banding: documents with no
     shingle must be masked, since their all-max signatures would all collide.
-    Raises :class:`TooManyCandidates` when the sum over bands of colliding
-    pairs exceeds ``max_pairs`` (checked before any pair is materialized).
+    Raises :class:`TooManyCandidates` when there are more than ``max_pairs``
+    distinct candidate pairs, counted before any pair is materialized (so
+    memory stays within 16 bytes x ``max_pairs`` plus the band arrays).
     """
     n = sig.shape[0]
     if keys is None:
@@ -230,17 +266,25 @@ def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | Non
     act = np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)
     if keys.shape != (b, n):
         raise ValueError(f"keys must have shape (b, n) = ({b}, {n}), got {keys.shape}")
+    if max_pairs is not None and max_pairs < 0:
+        raise ValueError(f"max_pairs must be >= 0 or None, got {max_pairs}")
     order = np.argsort(keys, axis=1)
     sk = np.take_along_axis(keys, order, axis=1)
-    counts = _count_pairs(sk, order, act)
-    upper = int(counts.sum())
-    if max_pairs is not None and upper > max_pairs:
-        raise TooManyCandidates(b, r, upper, max_pairs)
+    upper = int(_count_pairs(sk, order, act).sum())
+    keys_t = np.ascontiguousarray(keys.T)
+    del keys
+    counts = _distinct_counts(sk, order, act, keys_t, upper, max_pairs)
+    if isinstance(counts, int):
+        raise TooManyCandidates(b, r, upper, max_pairs, counts)
+    total = int(counts.sum())
+    if max_pairs is not None and total > max_pairs:
+        raise TooManyCandidates(b, r, upper, max_pairs, total)
     offsets = np.zeros(b + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    ii, jj, fill = _emit_pairs(sk, order, act, np.ascontiguousarray(keys.T), offsets)
-    keep = np.concatenate([np.arange(offsets[t], offsets[t] + fill[t]) for t in range(b)]) if b else np.empty(0, np.int64)
-    ii, jj = ii[keep], jj[keep]
+    ii = np.empty(offsets[b], dtype=np.int64)
+    jj = np.empty(offsets[b], dtype=np.int64)
+    _first_pairs(sk, order, act, keys_t, np.arange(b, dtype=np.int64), True, offsets, ii, jj)
+    del sk, order, keys_t
     srt = np.argsort(pair_codes(ii, jj, n), kind="stable")
     return ii[srt], jj[srt]
 

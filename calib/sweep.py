@@ -30,7 +30,7 @@ from . import _api, lsh
 from .clusters import Clustering, cluster_pairs
 from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
 from .fields import axis
-from .jaccard import all_pairs_above, pairs_jaccard
+from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from .metrics import (candidate_metrics, collision_rates, document_outcomes, pair_metrics,
                       removal_metrics)
 from .minhash import estimate_jaccard, signatures
@@ -59,6 +59,7 @@ class Workspace:
         self._sets: dict[str, ShingleSets] = {}
         self._sigs: dict[tuple, np.ndarray] = {}
         self._ref: dict[str, tuple[float, tuple]] = {}
+        self._ref_over: dict[str, list[TooManyPairs]] = {}
         self._pos: dict[str, np.ndarray] = {}
         self._est: dict[tuple, np.ndarray] = {}
         self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
@@ -92,17 +93,33 @@ class Workspace:
             self._sigs[key] = have
         return have[:, :rep.num_perm]
 
-    def reference_pairs(self, rep: Representation, floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every pair with exact J >= floor (i, j, J), cached per representation."""
+    def reference_pairs(self, rep: Representation, floor: float, max_pairs: int | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair with exact J >= floor (i, j, J), cached per representation.
+
+        Raises :class:`calib.jaccard.TooManyPairs` when more than ``max_pairs``
+        pairs have J >= floor: the join stops there, so memory stays within
+        the budget. Such a failure is remembered (it proves at least ``found``
+        pairs at that floor and below).
+        """
         key = rep.shingling_fingerprint()
+        for exc in self._ref_over.get(key, ()):
+            if floor <= exc.threshold and max_pairs is not None and exc.found > max_pairs:
+                raise TooManyPairs(floor, exc.found, max_pairs)
         cached = self._ref.get(key)
         if cached is None or cached[0] > floor:
-            cached = (floor, all_pairs_above(self.sets(rep), floor))
+            try:
+                cached = (floor, all_pairs_above(self.sets(rep), floor, max_pairs=max_pairs))
+            except TooManyPairs as exc:
+                self._ref_over.setdefault(key, []).append(exc)
+                raise
             self._ref[key] = cached
         i, j, s = cached[1]
         if cached[0] < floor:
             m = s >= floor
-            return i[m], j[m], s[m]
+            i, j, s = i[m], j[m], s[m]
+        if max_pairs is not None and len(i) > max_pairs:
+            raise TooManyPairs(floor, len(i), max_pairs)
         return i, j, s
 
     def positive_jaccard(self, rep: Representation) -> np.ndarray:
@@ -288,8 +305,9 @@ class Evaluation:
 class _SplitState:
     """What one (representation, num_perm, b, r) shares across thresholds."""
 
-    def __init__(self, ws: Workspace, rep: Representation, b: int, r: int, floor: float, max_pairs):
+    def __init__(self, ws: Workspace, rep: Representation, b: int, r: int, floors, max_pairs):
         self.ws, self.rep, self.b, self.r = ws, rep, b, r
+        floors = sorted(set(floors)) if np.iterable(floors) else [floors]
         sig = ws.signatures(rep)
         self.sig = sig
         t = ws.truth
@@ -300,15 +318,35 @@ class _SplitState:
         self.exploded = isinstance(cands, lsh.TooManyCandidates)
         self.cands = None if self.exploded else cands
         self.candidate_upper = cands.upper_bound if self.exploded else len(cands[0])
-        ri, rj, rs = ws.reference_pairs(rep, floor)
+        # The label-free reference join, from the lowest floor that fits the
+        # pair budget (a threshold below it gets the status too_many_pairs).
+        self.floor, self.ref_floor = floors[0], None
+        ri = rj = np.zeros(0, np.int64)
+        rs = np.zeros(0)
+        for f in floors:
+            try:
+                ri, rj, rs = ws.reference_pairs(rep, f, max_pairs)
+            except TooManyPairs:
+                continue
+            self.ref_floor = f
+            break
         hit = lsh.collides(sig, ri, rj, b, r)
         self.ref_all = (ri, rj, rs, hit)
-        self.ref = (ri[hit], rj[hit], rs[hit], ws.estimates(rep, f"reference>={floor}", ri, rj)[hit])
+        self.ref = (ri[hit], rj[hit], rs[hit], ws.estimates(rep, f"reference>={self.ref_floor}", ri, rj)[hit])
         self._est_cands = None
 
+    def reference_covers(self, threshold: float | None) -> bool:
+        """Do the reference pairs hold every pair with J >= threshold (None: any J)?"""
+        if self.ref_floor is None:
+            return False
+        return self.ref_floor == self.floor or (threshold is not None and threshold >= self.ref_floor)
+
     def verified(self, cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """(i, j, exact J, estimated J) of the pairs ``cfg`` verifies, None if candidates exploded."""
+        """(i, j, exact J, estimated J) of the pairs ``cfg`` verifies, None if candidates
+        (or, for exact verification, the pairs above the threshold) exceed the budget."""
         if cfg.verify is Verify.EXACT:  # the reference pairs that collide: no candidate list needed
+            if not self.reference_covers(cfg.threshold):
+                return None
             ri, rj, rs, re = self.ref
             m = cfg.passes(rs)
             return ri[m], rj[m], rs[m], re[m]
@@ -330,13 +368,15 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     row = config_columns(cfg)
     row["n_docs"] = ws.sample.n
     row["empty_docs"] = int((~ws.active(cfg.rep)).sum())
-    row["status"] = "too_many_candidates" if st.exploded else "ok"
+    covered = st.reference_covers(cfg.threshold)
+    row["status"] = ("too_many_pairs" if cfg.verify is Verify.EXACT and not covered else
+                     "too_many_candidates" if st.exploded else "ok")
     row.update(candidate_metrics(st.pos_candidate, float("nan") if st.exploded else st.candidate_upper, ws.sample.n))
     row["candidates_upper_bound"] = st.candidate_upper
     ri, rj, rs, hit = st.ref_all
     sim_mask = rs >= (cfg.threshold if cfg.threshold is not None else 0.0)  # "similar": J >= t (any J for rule none)
-    row["similar_pairs"] = int(sim_mask.sum())
-    row["similar_recall"] = float(hit[sim_mask].mean()) if sim_mask.any() else float("nan")
+    row["similar_pairs"] = int(sim_mask.sum()) if covered else float("nan")
+    row["similar_recall"] = float(hit[sim_mask].mean()) if covered and sim_mask.any() else float("nan")
     ver = st.verified(cfg)
     verified = clustering = outcomes = None
     if ver is None:
@@ -366,7 +406,7 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     progress = progress or _no_progress
     configs = list(grid.configs())
     exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT]
-    floor = min(exact_ts) if exact_ts else min(grid.thresholds)
+    floors = sorted(set(exact_ts)) if exact_ts else [min(grid.thresholds)]
     groups: dict[tuple, list[Config]] = {}
     for c in configs:
         groups.setdefault((c.rep, c.b, c.r), []).append(c)
@@ -374,7 +414,7 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     progress(0.0, f"{len(configs)} configurations")
     for (rep, b, r), cfgs in groups.items():
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
-        st = _SplitState(ws, rep, b, r, floor, grid.max_pairs)
+        st = _SplitState(ws, rep, b, r, floors, grid.max_pairs)
         for cfg in cfgs:
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)
@@ -414,14 +454,19 @@ def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
 
 
 def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor: float = 0.3,
-                    random_pairs: int = 20_000, bins: int = 20, seed: int = 0) -> pd.DataFrame:
+                    random_pairs: int = 20_000, bins: int = 20, seed: int = 0,
+                    max_pairs: int | None = 20_000_000) -> pd.DataFrame:
     """Empirical candidate rate per exact-J bin against the S-curve.
 
     Pairs: every pair with J >= floor, the labeled pairs, and a seeded
-    uniform sample of random pairs (which fill the low bins).
+    uniform sample of random pairs (which fill the low bins). More than
+    ``max_pairs`` pairs above the floor is a ValueError (nothing is dropped).
     """
     n = ws.sample.n
-    ri, rj, _ = ws.reference_pairs(rep, floor)
+    try:
+        ri, rj, _ = ws.reference_pairs(rep, floor, max_pairs)
+    except TooManyPairs as exc:
+        raise ValueError(f"{exc}; the collision curve measures every one of them") from None
     rng = np.random.default_rng(seed)
     a = rng.integers(0, n, random_pairs)
     c = rng.integers(0, n, random_pairs)

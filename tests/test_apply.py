@@ -242,3 +242,37 @@ def test_cli_apply_keep_fields_errors_before_work(tmp_path, capsys, corpus):
     _one_line_error(*_run(capsys, ["apply", "--config", cfg_path, "--corpus", corpus["jsonl"], "--out", out,
                                    "--keep-fields", "text"]), "text field")
     assert not out.exists()  # refused before any work
+
+
+def test_cli_apply_pair_budget_counts_distinct_pairs(tmp_path, capsys):
+    """--max-pairs bounds the distinct candidate pairs (a pair colliding in all
+    16 bands counts once), and the refusal names distinct counts."""
+    import re
+
+    import numpy as np
+
+    from calib.lsh import candidate_pairs
+    from calib.minhash import signatures_from_texts
+
+    rng = np.random.default_rng(3)
+    words = [f"w{k}" for k in range(500)]
+    base = list(rng.choice(words, 80))
+    texts = [" ".join(base[:-1] + [f"end{k}"]) for k in range(40)]  # near-duplicates, J = 75/77
+    texts += [" ".join(rng.choice(words, 60)) for _ in range(40)]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate(texts)))
+    cfg = Config()
+    sig = signatures_from_texts(texts, cfg.rep)
+    distinct = len(candidate_pairs(sig, cfg.b, cfg.r, max_pairs=None)[0])
+    assert distinct >= 780  # the 40 near-duplicates all collide, most of them in several bands
+    cfg_path = tmp_path / "config.json"
+    E.write_config(cfg_path, cfg)
+    args = ["apply", "--config", cfg_path, "--corpus", corpus, "--out", tmp_path / "o"]
+    code, err = _run(capsys, [*args, "--max-pairs", distinct - 1])
+    _one_line_error(code, err, "distinct pairs", f"max_pairs={distinct - 1:,}", "c.jsonl")
+    reported = int(re.search(r"at least ([\d,]+) distinct", err).group(1).replace(",", ""))
+    assert distinct - 1 < reported <= distinct
+    assert not (tmp_path / "o").exists()
+    code, err = _run(capsys, [*args, "--max-pairs", distinct])
+    assert code == 0 and f"{distinct} candidate pairs" in err
+    _one_line_error(*_run(capsys, [*args, "--max-pairs", -1]), "--max-pairs")

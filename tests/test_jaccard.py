@@ -13,7 +13,8 @@ from datasketch.hashfunc import sha1_hash32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.jaccard import all_pairs_above, brute_force_all_pairs, pairs_jaccard
+import calib.jaccard as jaccard_mod
+from calib.jaccard import TooManyPairs, all_pairs_above, brute_force_all_pairs, pairs_jaccard
 from calib.represent import Representation, shingle_strings
 from calib.shingles import ShingleSets, shingle_hashes
 from _util import one_thread
@@ -187,6 +188,50 @@ def test_all_pairs_above_active_mask(family, t, data):
         ii, jj, ss = all_pairs_above(make_sets(family), t, active=np.array(active, dtype=bool))
     want = {p: s for p, s in py_all_pairs(family, t).items() if active[p[0]] and active[p[1]]}
     assert as_dict(ii, jj, ss) == want
+
+
+@given(SETS, st.sampled_from([0.2, 0.5, 1.0]), st.sampled_from([1, 3, 1000]), st.integers(0, 30))
+@settings(max_examples=150, deadline=None)
+def test_all_pairs_above_budget_and_emission_chunks(family, t, chunk, budget):
+    """Any emission chunk gives the same pairs; the budget raises exactly
+    when more than max_pairs pairs have J >= t, naming a count above it."""
+    want = py_all_pairs(family, t)
+    old = jaccard_mod._EMIT
+    jaccard_mod._EMIT = chunk
+    try:
+        with one_thread():
+            ii, jj, ss = all_pairs_above(make_sets(family), t, block=2)
+            assert as_dict(ii, jj, ss) == want
+            if len(want) > budget:
+                with pytest.raises(TooManyPairs) as info:
+                    all_pairs_above(make_sets(family), t, block=2, max_pairs=budget)
+                e = info.value
+                assert budget < e.found <= len(want) and e.limit == budget
+                assert f"J >= {t:g}" in str(e) and f"max_pairs={budget:,}" in str(e)
+            else:
+                ii, jj, ss = all_pairs_above(make_sets(family), t, block=2, max_pairs=budget)
+                assert as_dict(ii, jj, ss) == want
+    finally:
+        jaccard_mod._EMIT = old
+
+
+def test_all_pairs_above_budget_bounds_memory():
+    """3,000 copies of one set are 4.5M pairs above any threshold: with a
+    budget of 1,000 the join stops with TooManyPairs, having held a few MB."""
+    import tracemalloc
+    sets = make_sets([{7, 8, 9}] * 3000 + [{1, 2}])
+    all_pairs_above(make_sets([{1}, {1}]), 0.5, max_pairs=10)  # compiled before measuring
+    tracemalloc.start()
+    try:
+        with pytest.raises(TooManyPairs) as info:
+            all_pairs_above(sets, 0.9, max_pairs=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.found > 1000
+    assert peak < 8 * 2**20, peak  # materializing the pairs would take 4.5M x 24 B = 108 MB
+    with pytest.raises(ValueError, match="max_pairs"):
+        all_pairs_above(sets, 0.9, max_pairs=-1)
 
 
 def test_all_pairs_above_hand_case():

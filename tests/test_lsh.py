@@ -138,22 +138,44 @@ def test_tiny_inputs():
     assert ii.tolist() == [0] and jj.tolist() == [1]  # emitted once, not once per band
 
 
-def test_too_many_candidates():
+def test_too_many_candidates_counts_distinct_pairs():
     sig = np.zeros((10, 8), dtype=np.uint32)  # every pair collides in every band
-    # the bound counts each band's colliding pairs: 4 bands * 45 pairs
+    # 45 distinct pairs, each colliding in all 4 bands (180 per-band collisions):
+    # the budget applies to the 45 distinct pairs, and the message names them
     with pytest.raises(TooManyCandidates) as info:
-        candidate_pairs(sig, 4, 2, max_pairs=179)
+        candidate_pairs(sig, 4, 2, max_pairs=44)
     e = info.value
-    assert (e.b, e.r, e.upper_bound, e.limit) == (4, 2, 180, 179)
-    assert isinstance(e, RuntimeError) and "max_pairs=179" in str(e)
-    ii, jj = candidate_pairs(sig, 4, 2, max_pairs=180)
+    assert (e.b, e.r, e.distinct, e.upper_bound, e.limit) == (4, 2, 45, 180, 44)
+    assert isinstance(e, RuntimeError) and "max_pairs=44" in str(e) and "45 distinct pairs" in str(e)
+    assert "180" not in str(e)
+    ii, jj = candidate_pairs(sig, 4, 2, max_pairs=45)
     assert len(ii) == 45
     ii, jj = candidate_pairs(sig, 4, 2, max_pairs=None)
     assert len(ii) == 45
     # masked documents do not count towards the bound
     active = np.array([True] * 5 + [False] * 5)
-    ii, jj = candidate_pairs(sig, 4, 2, active=active, max_pairs=40)
+    ii, jj = candidate_pairs(sig, 4, 2, active=active, max_pairs=10)
     assert len(ii) == 10
+    with pytest.raises(ValueError, match="max_pairs"):
+        candidate_pairs(sig, 4, 2, max_pairs=-1)
+
+
+def test_budget_on_distinct_pairs_matches_brute_force():
+    """Random signatures with many repeated bands: the distinct count that the
+    budget is checked against is the number of pairs colliding in some band."""
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        n, b, r = int(rng.integers(2, 60)), int(rng.integers(1, 6)), int(rng.integers(1, 3))
+        sig = rng.integers(0, 3, size=(n, b * r)).astype(np.uint32)
+        I, J = np.triu_indices(n, 1)
+        hit = collides(sig, I, J, b, r)
+        distinct = int(hit.sum())
+        ii, jj = candidate_pairs(sig, b, r, max_pairs=distinct)
+        assert ii.tolist() == I[hit].tolist() and jj.tolist() == J[hit].tolist()
+        if distinct:
+            with pytest.raises(TooManyCandidates) as info:
+                candidate_pairs(sig, b, r, max_pairs=distinct - 1)
+            assert distinct - 1 < info.value.distinct <= distinct
 
 
 @pytest.mark.parametrize("b,r", [(5, 2), (3, 4), (1, 9), (0, 2), (2, 0), (-1, 1), (2.0, 2), (2, 1.5)])

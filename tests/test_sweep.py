@@ -110,6 +110,34 @@ def test_too_loose_split_is_reported_not_materialized(small_sample):
     assert res[res["b"] == 4].iloc[0]["status"] == "ok"
 
 
+def test_reference_join_over_budget_is_a_status_not_a_crash(small_sample):
+    """More pairs above the lowest exact threshold than max_pairs: those rows
+    get status too_many_pairs and no pair metric; higher thresholds that fit
+    the budget are measured exactly as without a budget."""
+    rep = Representation(shingle="word", k=3, num_perm=32)
+    grid = dict(representations=(rep,), num_perms=(32,), splits=((8, 4),), thresholds=(0.05, 0.8))
+    ws = Workspace(small_sample)
+    n_low = len(ws.reference_pairs(rep, 0.05)[0])
+    n_high = len(ws.reference_pairs(rep, 0.8)[0])
+    assert n_low > n_high > 0
+    free = sweep(small_sample, Grid(**grid, max_pairs=None)).set_index("threshold")
+    budget = max(n_high, int(free["candidates"].max()))  # the budget also caps candidates
+    assert budget < n_low
+    tight = sweep(small_sample, Grid(**grid, max_pairs=budget)).set_index("threshold")
+    low = tight.loc[0.05]
+    assert low["status"] == "too_many_pairs" and free.loc[0.05, "status"] == "ok"
+    assert np.isnan(low["pair_recall"]) and np.isnan(low["similar_pairs"]) and np.isnan(low["removed"])
+    assert low["candidate_recall"] == free.loc[0.05, "candidate_recall"]  # not a pair-budget matter
+    pd.testing.assert_series_equal(tight.loc[0.8, free.columns], free.loc[0.8], check_dtype=False)
+    # the budget holds for evaluate() too, and nothing exceeding it is cached as a result
+    ws = Workspace(small_sample)
+    ev = evaluate(ws, Config(rep, 8, 4, "exact", 0.05), max_pairs=budget)
+    assert ev.row["status"] == "too_many_pairs" and ev.verified is None and ev.clustering is None
+    with pytest.raises(Exception, match="too many pairs above J >= 0.05"):
+        ws.reference_pairs(rep, 0.05, budget)
+    assert len(ws.reference_pairs(rep, 0.05, None)[0]) == n_low
+
+
 def test_recommend_respects_budget_and_tie_breaks_on_candidates():
     rows = pd.DataFrame({
         "status": ["ok", "ok", "ok", "too_many_candidates"],
