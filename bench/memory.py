@@ -26,6 +26,10 @@ tracemalloc snapshots at each stage boundary.
 
     PYTHONPATH=. python bench/memory.py --mode apply [--profile 1000000]
 
+``--mode bounds`` measures `calib sweep` and `calib apply` on hostile
+corpora (200k one-word documents, 3,000 copies of a 404 page, 300k documents
+at 2% vs 60% near-duplicates): see bench/memory_bounds.py.
+
 Each mode rewrites only its own section of the report.
 """
 
@@ -154,8 +158,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--batches", default="1000,10000,50000,100000", help="batch sizes tried at n=100,000")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory.md"))
-    ap.add_argument("--mode", choices=("signatures", "apply"), default="signatures",
-                    help="signatures: the streamed signature pipeline; apply: the whole `calib apply` command")
+    ap.add_argument("--mode", choices=("signatures", "apply", "bounds"), default="signatures",
+                    help="signatures: the streamed signature pipeline; apply: the whole `calib apply` command; "
+                         "bounds: sweep and apply on hostile corpora (bench/memory_bounds.py)")
     ap.add_argument("--apply-batches", default="1000,10000,50000", help="apply batch sizes tried at n=100,000")
     ap.add_argument("--profile", type=int, default=0,
                     help="apply mode: per-stage RSS + tracemalloc profile at this many documents (0: none)")
@@ -174,6 +179,11 @@ def main() -> None:
     words = word_list()
     if a.mode == "apply":
         main_apply(a, sizes, words)
+        return
+    if a.mode == "bounds":
+        from bench.memory_bounds import main_bounds
+        out = Path(a.out) if a.out != ap.get_default("out") else ROOT / "bench" / "results" / "memory_bounds.md"
+        main_bounds(out, words)
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="calib-mem-") as tmp:

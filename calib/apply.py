@@ -4,11 +4,17 @@ Two passes over the corpus (JSONL read line by line, or Parquet read with
 ``ParquetFile.iter_batches``):
 
 1. batch by batch: shingle sets -> MinHash signatures; only ids, shingle-set
-   sizes and the (n, num_perm) uint32 signature matrix are kept (no text).
-   Candidate pairs come from :func:`calib.lsh.candidate_pairs`.
-2. re-read only the documents involved (every candidate pair's documents for
-   exact verification, the verified pairs' otherwise) and compute their
-   shingle sets, for exact Jaccard and the manifest's similarities.
+   sizes, a 128-bit digest of each set and the (n, num_perm) uint32
+   signature matrix are kept (no text). Exact copies (equal digest, size and
+   signature, :mod:`calib.copies`) collapse to their first document;
+   candidate pairs of these canonical documents come from
+   :func:`calib.lsh.candidate_pairs`, and their number expanded by
+   multiplicity (the document pairs) is checked against ``max_pairs`` before
+   any document pair is built.
+2. re-read only the documents involved (every canonical candidate pair's
+   documents for exact verification, the verified pairs' otherwise) and
+   compute their shingle sets, for exact Jaccard and the manifest's
+   similarities. Verified pairs are then expanded to every document pair.
 
 Then the pairs are clustered with the config's policy and representative
 rule, and the same report-only manifest as an export is produced (without
@@ -29,6 +35,7 @@ import pandas as pd
 from . import _api, lsh
 from .clusters import Clustering, cluster_pairs
 from .config import Config, Verify
+from .copies import Copies, copies_from_digests, set_digests, spread
 from .jaccard import pairs_jaccard
 from .minhash import estimate_jaccard, signatures
 from .samples import SampleError
@@ -230,6 +237,7 @@ class ApplyResult:
     v_estimated: np.ndarray
     clustering: Clustering
     manifest: pd.DataFrame
+    n_copies: int = 0        # documents whose shingle set equals an earlier document's
 
     @property
     def n(self) -> int:
@@ -237,10 +245,27 @@ class ApplyResult:
 
     def summary(self) -> dict:
         return {"config_fingerprint": self.config.fingerprint(), "documents": int(self.n),
-                "empty_documents": int((self.sizes == 0).sum()), "candidate_pairs": int(self.n_candidates),
+                "empty_documents": int((self.sizes == 0).sum()), "exact_copies": int(self.n_copies),
+                "candidate_pairs": int(self.n_candidates),
                 "verified_pairs": int(len(self.vi)), "clusters_with_removals": int(self.manifest["cluster_id"].nunique()),
                 "proposed_removals": int(len(self.manifest)),
                 "chained_removals": int(self.manifest["chained"].sum()) if len(self.manifest) else 0}
+
+
+def _copies(digests: np.ndarray, sizes: np.ndarray, sig: np.ndarray) -> Copies:
+    """Documents with equal set digest, size and signature; a 128-bit digest
+    collision (~n^2 / 2^129) would also need equal signatures to merge two sets."""
+    cp = copies_from_digests(digests, sizes)
+    x = np.flatnonzero(~cp.is_canonical)
+    same = np.ones(len(x), dtype=bool)
+    for lo in range(0, len(x), 65536):  # row blocks: no (copies x num_perm) temporary
+        blk = x[lo:lo + 65536]
+        same[lo:lo + len(blk)] = (sig[blk] == sig[cp.canonical[blk]]).all(axis=1)
+    if same.all():
+        return cp
+    canonical = cp.canonical.copy()
+    canonical[x[~same]] = x[~same]
+    return Copies(canonical)
 
 
 def _concat_sets(parts: list[ShingleSets]) -> ShingleSets:
@@ -256,8 +281,12 @@ def _concat_sets(parts: list[ShingleSets]) -> ShingleSets:
 
 def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
-                 max_pairs: int | None = 50_000_000, review_store=None) -> ApplyResult:
-    """Run ``config`` on an unlabeled corpus; see the module docstring."""
+                 max_pairs: int | None = 50_000_000, review_store=None, collapse: bool = True) -> ApplyResult:
+    """Run ``config`` on an unlabeled corpus; see the module docstring.
+
+    Memory: the signature matrix and ~100 bytes per document, plus ~110 bytes
+    per document pair up to ``max_pairs`` (``collapse=False`` bands every
+    copy on its own: the reference the tests compare with)."""
     from .manifest import manifest_frame
 
     rep = config.rep
@@ -270,6 +299,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     # pass 1: signatures, ids, sizes
     sig = np.empty((n_total, rep.num_perm), dtype=np.uint32)
     sizes = np.empty(n_total, dtype=np.int64)
+    digests = np.zeros((n_total, 2), dtype=np.uint64)
     ids: list[str] = []
     seen: set[str] = set()
     pb = bar("pass 1/2 signatures", n_total)
@@ -284,6 +314,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
             raise ApplyError(f"{corpus}: the file changed while it was read")
         sets = shingle_hashes(btexts, rep, unique=True)
         sizes[row:row + m] = sets.sizes()
+        if collapse:
+            digests[row:row + m] = set_digests(sets)
         sig[row:row + m] = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
         ids.extend(bids)
         row += m
@@ -296,17 +328,25 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     ids_arr = np.asarray(ids, dtype=object)
     del ids
 
+    cp = _copies(digests, sizes, sig) if collapse else Copies(np.arange(n))
+    del digests
     if n >= 2:
         try:
-            ci, cj = lsh.candidate_pairs(sig, config.b, config.r, active=sizes > 0, max_pairs=max_pairs)
+            ci, cj = lsh.candidate_pairs(sig, config.b, config.r, active=(sizes > 0) & cp.is_canonical,
+                                         max_pairs=max_pairs)
+            n_candidates = cp.pair_count(ci, cj)
+            if max_pairs is not None and n_candidates > max_pairs:
+                raise lsh.TooManyCandidates(config.b, config.r, n_candidates, max_pairs, n_candidates)
         except lsh.TooManyCandidates as exc:
             raise ApplyError(f"{corpus}: {exc} (--max-pairs)")
     else:
         ci = cj = np.zeros(0, np.int64)
+        n_candidates = 0
     est = estimate_jaccard(sig, ci, cj) if len(ci) else np.zeros(0)
+    groups = np.flatnonzero(cp.multiplicity > 1)  # their inner pairs are verified (J = 1)
 
-    def pass2(rows: np.ndarray):
-        """Shingle sets (and slice values) of ``rows`` only, re-read from the corpus."""
+    def pass2(rows: np.ndarray, slice_rows: np.ndarray):
+        """Shingle sets of ``rows`` and slice values of ``slice_rows`` only, re-read from the corpus."""
         parts: list[ShingleSets] = []
         sl = {f: [] for f in slice_fields}
         pb2 = bar("pass 2/2 verification", int(len(rows)))
@@ -314,30 +354,44 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         for bids, btexts, extras in iter_corpus(corpus, batch_size=batch_size, id_field=id_field,
                                                 text_field=text_field, extra_fields=slice_fields):
             m = len(bids)
-            lo = np.searchsorted(rows, pos)
-            hi = np.searchsorted(rows, pos + m)
-            take = (rows[lo:hi] - pos).tolist()
+            take = (rows[np.searchsorted(rows, pos):np.searchsorted(rows, pos + m)] - pos).tolist()
             if take:
                 parts.append(shingle_hashes([btexts[t] for t in take], rep, unique=True))
-                for f in slice_fields:
-                    sl[f].extend(extras[f][t] for t in take)
                 pb2.update(len(take))
+            take = (slice_rows[np.searchsorted(slice_rows, pos):np.searchsorted(slice_rows, pos + m)] - pos).tolist()
+            for f in slice_fields:
+                sl[f].extend(extras[f][t] for t in take)
             pos += m
         pb2.close()
         return _concat_sets(parts), sl
 
+    def exact_of(sub, need, i, j):
+        return pairs_jaccard(sub, np.searchsorted(need, i), np.searchsorted(need, j)) if len(i) else np.zeros(0)
+
+    # verified pairs of canonical documents (ui, uj), then expanded to every document pair
     if config.verify is Verify.EXACT:
-        need = np.unique(np.r_[ci, cj]).astype(np.int64)
-        sub, sub_slices = pass2(need)
-        exact = pairs_jaccard(sub, np.searchsorted(need, ci), np.searchsorted(need, cj)) if len(ci) else np.zeros(0)
-        keep = config.passes(exact)
-        vi, vj, v_exact, v_est = ci[keep], cj[keep], exact[keep], est[keep]
+        need = np.unique(np.r_[ci, cj, groups]).astype(np.int64)
+        keep = None
     else:
         keep = config.passes(est)
-        vi, vj, v_est = ci[keep], cj[keep], est[keep]
-        need = np.unique(np.r_[vi, vj]).astype(np.int64)
-        sub, sub_slices = pass2(need)
-        v_exact = pairs_jaccard(sub, np.searchsorted(need, vi), np.searchsorted(need, vj)) if len(vi) else np.zeros(0)
+        need = np.unique(np.r_[ci[keep], cj[keep], groups]).astype(np.int64)
+    # slice values: every copy of a document re-read (a superset of the verified pairs' documents)
+    in_need = np.zeros(n, dtype=bool)
+    in_need[need] = True
+    slice_rows = np.flatnonzero(in_need[cp.canonical]) if slice_fields else np.zeros(0, np.int64)
+    del in_need
+    sub, sub_slices = pass2(need, slice_rows)
+    if keep is None:
+        exact_c = exact_of(sub, need, ci, cj)
+        keep = config.passes(exact_c)
+        ue = exact_c[keep]
+    else:
+        ue = exact_of(sub, need, ci[keep], cj[keep])
+    ui, uj, u_est = ci[keep], cj[keep], est[keep]
+    del ci, cj, est
+    vi, vj, src = cp.expand(ui, uj)
+    v_exact, v_est = spread(ue, src, 1.0), spread(u_est, src, 1.0)
+    del src
 
     sim = config.similarity(v_exact, v_est)
     clustering = cluster_pairs(n, vi, vj, sim, policy=config.policy, representative=config.representative,
@@ -347,22 +401,21 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     def sim_est(rows, reps):
         return estimate_jaccard(sig, rows, reps) if len(rows) else np.zeros(0)
 
-    def sim_exact(rows, reps):
-        if not len(rows):
-            return np.zeros(0)
-        return pairs_jaccard(sub, np.searchsorted(need, rows), np.searchsorted(need, reps))
+    def sim_exact(rows, reps):  # a copy's set is its canonical document's
+        return exact_of(sub, need, cp.canonical[rows], cp.canonical[reps])
 
     slices = None
     if slice_fields:
         # slice values are known for the re-read rows only (every removed row is one of them)
         full = {f: np.full(n, None, dtype=object) for f in slice_fields}
         for f in slice_fields:
-            if len(need):
-                full[f][need] = np.asarray(sub_slices[f], dtype=object)
+            if len(slice_rows):
+                full[f][slice_rows] = np.asarray(sub_slices[f], dtype=object)
         slices = pd.DataFrame(full)
     frame = manifest_frame(ids_arr, clustering, vi, vj, v_exact, v_est, sim_est, sim_exact,
                            config_fingerprint=config.fingerprint(), slices=slices, review_store=review_store)
-    return ApplyResult(config, ids_arr, sizes, int(len(ci)), vi, vj, v_exact, v_est, clustering, frame)
+    return ApplyResult(config, ids_arr, sizes, n_candidates, vi, vj, v_exact, v_est, clustering, frame,
+                       cp.n_copies)
 
 
 def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:

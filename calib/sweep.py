@@ -13,6 +13,12 @@ Work is shared along the pipeline and cached by fingerprint in a
   pairs that collide in a band", with no need to materialize candidates;
 * candidate pairs once per (signatures, b, r).
 
+Exact copies (identical shingle sets, :mod:`calib.copies`) are collapsed to
+one canonical row before banding and before the reference join, and their
+pairs expanded by multiplicity afterwards: the pairs are exactly those of an
+uncollapsed run, and their number is known before any is built, so the pair
+budget ``max_pairs`` is checked on document pairs without the m^2 work.
+
 A progress callback ``progress(fraction, message)`` is all the engine knows
 of progress bars: the CLI plugs in tqdm, the app ``st.progress``.
 """
@@ -29,6 +35,7 @@ import pandas as pd
 from . import _api, lsh
 from .clusters import Clustering, cluster_pairs
 from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
+from .copies import Copies, find_copies, spread
 from .fields import axis
 from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from .metrics import (candidate_metrics, collision_rates, document_outcomes, pair_metrics,
@@ -50,13 +57,15 @@ def _no_progress(fraction: float, message: str) -> None:
 class Workspace:
     """The expensive, reusable steps for one sample, cached by fingerprint."""
 
-    def __init__(self, sample: Sample):
+    def __init__(self, sample: Sample, *, collapse: bool = True):
+        self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         self.sample = sample
         self.truth: Truth = truth_from_sample(sample)
         self.true_clusters = self.truth.clusters()
         self._sets: dict[str, ShingleSets] = {}
+        self._copies: dict[str, Copies] = {}
         self._sigs: dict[tuple, np.ndarray] = {}
         self._ref: dict[str, tuple[float, tuple]] = {}
         self._ref_over: dict[str, list[TooManyPairs]] = {}
@@ -75,6 +84,13 @@ class Workspace:
         if key not in self._sets:
             self._sets[key] = shingle_hashes(self.sample.texts, rep, unique=True)
         return self._sets[key]
+
+    def copies(self, rep: Representation) -> Copies:
+        """Groups of documents with identical shingle sets (none when not collapsing)."""
+        key = rep.shingling_fingerprint()
+        if key not in self._copies:
+            self._copies[key] = find_copies(self.sets(rep)) if self.collapse else Copies(np.arange(self.sample.n))
+        return self._copies[key]
 
     def active(self, rep: Representation) -> np.ndarray:
         """Documents with at least one shingle (the others never become candidates)."""
@@ -109,7 +125,7 @@ class Workspace:
         cached = self._ref.get(key)
         if cached is None or cached[0] > floor:
             try:
-                cached = (floor, all_pairs_above(self.sets(rep), floor, max_pairs=max_pairs))
+                cached = (floor, self._join(rep, floor, max_pairs))
             except TooManyPairs as exc:
                 self._ref_over.setdefault(key, []).append(exc)
                 raise
@@ -121,6 +137,16 @@ class Workspace:
         if max_pairs is not None and len(i) > max_pairs:
             raise TooManyPairs(floor, len(i), max_pairs)
         return i, j, s
+
+    def _join(self, rep: Representation, floor: float, max_pairs: int | None):
+        """all_pairs_above on canonical rows, expanded to every document pair."""
+        cp = self.copies(rep)
+        ci, cj, cs = all_pairs_above(self.sets(rep), floor, active=cp.is_canonical, max_pairs=max_pairs)
+        total = cp.pair_count(ci, cj)
+        if max_pairs is not None and total > max_pairs:
+            raise TooManyPairs(floor, total, max_pairs)
+        ii, jj, src = cp.expand(ci, cj)
+        return ii, jj, spread(cs, src, 1.0)
 
     def positive_jaccard(self, rep: Representation) -> np.ndarray:
         key = rep.shingling_fingerprint()
@@ -141,11 +167,21 @@ class Workspace:
         key = self._sig_key(rep) + (rep.num_perm, b, r)
         if key not in self._cands:
             try:
-                self._cands[key] = lsh.candidate_pairs(self.signatures(rep), b, r,
-                                                       active=self.active(rep), max_pairs=max_pairs)
+                self._cands[key] = self._candidate_pairs(rep, b, r, max_pairs)
             except lsh.TooManyCandidates as exc:
                 self._cands[key] = exc
         return self._cands[key]
+
+    def _candidate_pairs(self, rep: Representation, b: int, r: int, max_pairs: int | None):
+        """Banding of canonical rows, expanded to every document pair."""
+        cp = self.copies(rep)
+        ci, cj = lsh.candidate_pairs(self.signatures(rep), b, r, active=self.active(rep) & cp.is_canonical,
+                                     max_pairs=max_pairs)
+        total = cp.pair_count(ci, cj)
+        if max_pairs is not None and total > max_pairs:
+            raise lsh.TooManyCandidates(b, r, total, max_pairs, total)
+        ii, jj, _ = cp.expand(ci, cj)
+        return ii, jj
 
 
 def _strs(text: str) -> tuple[str, ...]:

@@ -276,3 +276,36 @@ def test_cli_apply_pair_budget_counts_distinct_pairs(tmp_path, capsys):
     code, err = _run(capsys, [*args, "--max-pairs", distinct])
     assert code == 0 and f"{distinct} candidate pairs" in err
     _one_line_error(*_run(capsys, [*args, "--max-pairs", -1]), "--max-pairs")
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_apply_with_many_copies_equals_uncollapsed(sub, tmp_path, name):
+    """200 exact copies (some equal only after normalization), each with its
+    own slice value: the collapsed apply gives the uncollapsed apply's
+    manifest and counts, and the uncollapsed evaluate()'s manifest."""
+    import numpy as np
+
+    from calib.sweep import Workspace
+    cfg = CONFIGS[name]
+    docs = sub.docs[["id", "text", "domain", "language"]].iloc[:300].copy()
+    rng = np.random.default_rng(5)
+    src = rng.choice(300, 12, replace=False)
+    extra = docs.iloc[[int(src[k % 12]) for k in range(200)]].reset_index(drop=True)
+    extra["id"] = [f"copy{k}" for k in range(200)]
+    extra["domain"] = [f"copydomain{k}" for k in range(200)]
+    extra.loc[extra.index[::4], "text"] = extra["text"].iloc[::4].str.upper() + "  "
+    docs = pd.concat([docs, extra]).sample(frac=1.0, random_state=1).reset_index(drop=True)
+    path = tmp_path / "copies.jsonl"
+    docs.to_json(path, orient="records", lines=True, force_ascii=False)
+    slices = ("domain", "language")
+    got = apply_config(cfg, path, batch_size=64, slice_fields=slices)
+    ref = apply_config(cfg, path, batch_size=64, slice_fields=slices, collapse=False)
+    pd.testing.assert_frame_equal(got.manifest, ref.manifest)
+    assert got.summary()["exact_copies"] >= 200 and ref.summary()["exact_copies"] == 0
+    assert {**got.summary(), "exact_copies": 0} == ref.summary()
+    assert got.summary()["proposed_removals"] >= 200
+    assert got.manifest["slice_domain" if "slice_domain" in got.manifest else "domain"].str.startswith(
+        "copydomain").any()
+    sample = from_frames(docs, None, name="copies")
+    expected = E.manifest(evaluate(Workspace(sample, collapse=False), cfg), sample).drop(columns="label")
+    pd.testing.assert_frame_equal(got.manifest, expected)

@@ -241,3 +241,73 @@ def test_evaluate_reproduces_its_sweep_row(small_sample):
                     "false_removals", "missed_removals", "similar_recall", "config_fingerprint"):
             a, b = ev.row[key], row[key]
             assert (a == b) or (isinstance(a, float) and np.isnan(a) and np.isnan(b)), (key, row["verify"], a, b)
+
+
+def _with_copies(sample, seed: int, copies: int):
+    """The sample plus many exact copies (some after normalization only) of a few documents."""
+    rng = np.random.default_rng(seed)
+    docs = sample.docs[["id", "text", "group", "domain", "language"]].copy()
+    src = rng.choice(len(docs), 6, replace=False)
+    extra = []
+    for k in range(copies):
+        row = docs.iloc[int(src[k % len(src)])].copy()
+        row["id"] = f"copy{k}"
+        if k % 3 == 1:
+            row["text"] = "  " + row["text"].upper() + " "  # same shingles after lower+ws normalization
+        extra.append(row)
+    out = pd.concat([docs, pd.DataFrame(extra)]).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    return from_frames(out, name=f"copies{seed}")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_collapsed_copies_give_the_uncollapsed_results(small_sample, seed):
+    """Copies collapse before banding and the reference join; every row of the
+    sweep equals the uncollapsed run's (which bands and joins every document)."""
+    sample = _with_copies(small_sample, seed, 60)
+    reps = (Representation(shingle="word", k=3, num_perm=32), Representation(shingle="char", k=4, num_perm=32))
+    grid = Grid(representations=reps, num_perms=(32,), splits=((8, 4), (32, 1), (4, 8)), thresholds=(0.3, 0.8),
+                verify=("exact", "estimated", "none"), policies=("connected", "star"), max_pairs=None)
+    ws = Workspace(sample)
+    assert ws.copies(reps[0]).n_copies >= 60
+    got = sweep(ws, grid)
+    want = sweep(Workspace(sample, collapse=False), grid)
+    pd.testing.assert_frame_equal(got, want)
+    assert (got["status"] == "ok").all() and got["verified"].min() > 0
+
+
+def test_collapse_changes_nothing_on_the_shipped_sample():
+    sample = load_sample(ROOT / "data" / "sample")
+    grid = Grid(representations=(Representation(shingle="word", k=5),), num_perms=(64,),
+                splits=((16, 4), (8, 8)), thresholds=(0.5, 0.8))
+    ws = Workspace(sample)
+    got = sweep(ws, grid)
+    pd.testing.assert_frame_equal(got, sweep(Workspace(sample, collapse=False), grid))
+    # the shipped sample has exact copies (after normalization), collapsed here
+    assert ws.copies(grid.representations[0].with_(num_perm=64)).n_copies > 0
+
+
+def test_pair_budget_counts_copies_without_building_their_pairs(small_sample):
+    """1,500 copies of one document are over 1.1M pairs (27 MB as i, j, J
+    arrays): a budget below that is a status, reached without building them."""
+    import tracemalloc
+
+    from calib.jaccard import TooManyPairs
+    docs = small_sample.docs[["id", "text"]].copy()
+    copies = pd.DataFrame({"id": [f"c{k}" for k in range(1500)], "text": docs["text"].iloc[0]})
+    sample = from_frames(pd.concat([docs, copies], ignore_index=True), name="copies1500")
+    rep = Representation(shingle="word", k=3, num_perm=32)
+    grid = Grid(representations=(rep,), num_perms=(32,), splits=((8, 4),), thresholds=(0.8,), max_pairs=20_000)
+    ws = Workspace(sample)
+    ws.sets(rep), ws.signatures(rep), ws.copies(rep)
+    tracemalloc.start()
+    try:
+        row = sweep(ws, grid).iloc[0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert row["status"] == "too_many_pairs" and np.isnan(row["pair_recall"])
+    assert np.isnan(row["candidates"]) and row["candidates_upper_bound"] >= 1501 * 1500 // 2
+    assert peak < 6 * 2**20, peak
+    with pytest.raises(TooManyPairs) as info:
+        ws.reference_pairs(rep, 0.8, 20_000)
+    assert info.value.found >= 1501 * 1500 // 2 and "distinct pairs" in str(info.value)
