@@ -307,5 +307,5 @@ def test_apply_with_many_copies_equals_uncollapsed(sub, tmp_path, name):
     assert got.manifest["slice_domain" if "slice_domain" in got.manifest else "domain"].str.startswith(
         "copydomain").any()
     sample = from_frames(docs, None, name="copies")
-    expected = E.manifest(evaluate(Workspace(sample, collapse=False), cfg), sample).drop(columns="label")
+    expected = M.manifest(evaluate(Workspace(sample, collapse=False), cfg), sample).drop(columns="label")
     pd.testing.assert_frame_equal(got.manifest, expected)
