@@ -12,9 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-from .represent import HASH_FUNCTIONS, SCHEMES, Representation
+from .represent import HASH_FUNCTIONS, Representation
 
-_REP_CHOICES = {"hashfunc": HASH_FUNCTIONS, "scheme": SCHEMES}
+
+def _rep_choices(name: str) -> tuple[str, ...]:
+    if name == "scheme":  # the registry, with old names ('fast') still accepted
+        from .minhash import ALIASES, scheme_names
+        return scheme_names() + tuple(ALIASES)
+    return {"hashfunc": HASH_FUNCTIONS}[name]
 
 
 class CliError(Exception):
@@ -120,7 +125,7 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     rep = {f.name: f for f in fields(Representation)}
     for name in ("hashfunc", "scheme"):
         f = rep[name]
-        g.add_argument(f"--{name}", default=f.default, choices=_REP_CHOICES[name],
+        g.add_argument(f"--{name}", default=f.default, choices=_rep_choices(name),
                        help=f"{f.metadata['help']} (default: {f.default})")
     g.add_argument("--seed", type=int, default=rep["seed"].default,
                    help=f"{rep['seed'].metadata['help']} (default: {rep['seed'].default})")
@@ -133,7 +138,7 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                        help=f"{f.metadata['help']} (default: {shown})")
 
 
-def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="fast", seed=1) -> tuple[Representation, ...]:
+def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="prefix", seed=1) -> tuple[Representation, ...]:
     reps = []
     for norm in normalizations:
         parts = set() if norm == "raw" else set(norm.split("+"))

@@ -1,46 +1,116 @@
 """MinHash signatures for a whole sample: an (n, num_perm) uint32 matrix.
 
-Both schemes use datasketch 2.x's ``affine32`` construction::
+A *scheme* turns the hashed shingles of each document into ``num_perm``
+values; the estimate of Jaccard similarity is the fraction of equal columns,
+whatever the scheme. Schemes are registered in :data:`SCHEMES` (one function
+``(offsets, hashes, num_perm, seed) -> matrix`` plus one :func:`register`
+call); :class:`~calib.represent.Representation` accepts any registered name.
 
-    x = fmix32(h(shingle))                  # MurmurHash3 finalizer, a bijection
-    sig[d, p] = min over shingles of (a_p * x + b_p) mod 2^32     (a_p odd)
+Registered here:
 
-and differ only in how (a_p, b_p) are drawn from ``seed``:
+* ``datasketch`` and ``prefix`` use datasketch 2.x's ``affine32``
+  construction, O(n k) per document::
 
-* ``datasketch``: ``np.random.RandomState(seed)`` exactly as
-  ``datasketch.MinHash(num_perm, seed)`` does (all a's, then all b's), so the
-  rows are bit-identical to ``MinHash(num_perm, seed, hashfunc).hashvalues``.
-  Because all a's are drawn before the b's, a signature of 128 permutations is
-  NOT a prefix of the one of 256: compute one matrix per hash count.
-* ``fast``: (a_p, b_p) = splitmix64(seed, p), so permutation p does not depend
-  on num_perm: the first m columns of a 256-column matrix are the m-column
-  matrix (prefix reuse in sweeps).
+      x = fmix32(h(shingle))                  # MurmurHash3 finalizer, a bijection
+      sig[d, p] = min over shingles of (a_p * x + b_p) mod 2^32     (a_p odd)
+
+  ``datasketch`` draws (a_p, b_p) with ``np.random.RandomState(seed)`` exactly
+  as ``datasketch.MinHash(num_perm, seed)`` does (all a's, then all b's), so
+  rows are bit-identical to ``MinHash(num_perm, seed, hashfunc).hashvalues``;
+  because all a's come before the b's, 128 columns are NOT a prefix of 256.
+  ``prefix`` draws (a_p, b_p) = splitmix64(seed, p), so permutation p does not
+  depend on num_perm: the first m columns of a 256-column matrix are the
+  m-column matrix (prefix reuse in sweeps). Its old name ``fast`` is still
+  accepted (:data:`ALIASES`); it was never faster, only prefix-stable.
+* ``oph``: one-permutation hashing with optimal densification
+  (:mod:`calib.oph`), O(n + k) per document.
 
 A document with no shingle gets the all-0xFFFFFFFF row (datasketch's empty
-MinHash). The estimate of Jaccard similarity is the fraction of equal columns.
+MinHash) under every scheme.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
 import numpy as np
 from numba import njit, prange
 
+from . import oph
 from ._hashing import fmix32
 from ._validate import pair_arrays
-from .represent import Representation
 from .shingles import ShingleSets, shingle_hashes
+
+if TYPE_CHECKING:
+    from .represent import Representation
 
 EMPTY = np.uint32(0xFFFFFFFF)
 
 
+@dataclass(frozen=True)
+class Scheme:
+    """A registered signature scheme.
+
+    ``sketch(offsets, hashes, num_perm, seed)`` maps CSR shingle hashes
+    (repeats allowed) to the (n, num_perm) uint32 matrix. ``prefix_stable``:
+    the first m columns of a num_perm matrix are the m-column matrix.
+    ``datasketch_identical``: rows equal ``datasketch.MinHash(...).hashvalues``.
+    """
+
+    name: str
+    title: str
+    sketch: Callable[[np.ndarray, np.ndarray, int, int], np.ndarray]
+    cost: str
+    prefix_stable: bool = False
+    datasketch_identical: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.title} ({self.cost} per document)"
+
+
+SCHEMES: dict[str, Scheme] = {}
+# Old names still accepted wherever a scheme is read (configs, results, CLI):
+# they resolve to the current name, which is what gets written back.
+ALIASES: dict[str, str] = {"fast": "prefix"}
+
+
+def register(scheme: Scheme) -> Scheme:
+    if scheme.name in SCHEMES or scheme.name in ALIASES:
+        raise ValueError(f"signature scheme {scheme.name!r} is already registered")
+    SCHEMES[scheme.name] = scheme
+    return scheme
+
+
+def scheme_names() -> tuple[str, ...]:
+    """Current names of the registered schemes, in registration order."""
+    return tuple(SCHEMES)
+
+
+def canonical_scheme(name: str) -> str:
+    """The current name of a scheme (resolving old names); ValueError if unknown."""
+    name = ALIASES.get(name, name) if isinstance(name, str) else name
+    if name not in SCHEMES:
+        raise ValueError(f"unknown signature scheme {name!r} (expected one of {scheme_names()}; "
+                         f"old names {tuple(ALIASES)} are accepted too)")
+    return name
+
+
+def get_scheme(name: str) -> Scheme:
+    return SCHEMES[canonical_scheme(name)]
+
+
+# -- affine32 schemes (datasketch, prefix) ----------------------------------------
+
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) uint32 arrays of the affine permutations; a is odd."""
-    if scheme == "datasketch":
+    """(a, b) uint32 arrays of the affine32 permutations; a is odd."""
+    name = canonical_scheme(scheme)
+    if name == "datasketch":
         gen = np.random.RandomState(seed)
         a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
         b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
         return a, b
-    if scheme == "fast":
+    if name == "prefix":
         p = np.arange(num_perm, dtype=np.uint64)
         with np.errstate(over="ignore"):
             za = _splitmix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + 2 * p)
@@ -48,7 +118,7 @@ def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.
         a = (za & np.uint64(0xFFFFFFFF)).astype(np.uint32) | np.uint32(1)
         b = (zb & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         return a, b
-    raise ValueError(f"unknown signature scheme {scheme!r} (expected 'fast' or 'datasketch')")
+    raise ValueError(f"signature scheme {name!r} has no affine32 permutations")
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
@@ -95,7 +165,22 @@ def _signatures(offsets, hashes, a, b):
     return out
 
 
-def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "fast",
+def _affine32_sketch(name: str):
+    def sketch(offsets, hashes, num_perm, seed):
+        a, b = permutations(num_perm, seed, name)
+        return _signatures(offsets, hashes, a, b)
+    return sketch
+
+
+register(Scheme("prefix", "classic MinHash, affine32 permutations drawn per column (prefix-stable)",
+                _affine32_sketch("prefix"), "O(n k)", prefix_stable=True))
+register(Scheme("datasketch", "classic MinHash, bit-identical to datasketch.MinHash",
+                _affine32_sketch("datasketch"), "O(n k)", datasketch_identical=True))
+register(Scheme("oph", "one-permutation hashing with optimal densification (Shrivastava 2017)",
+                oph.signatures, "O(n + k)"))
+
+
+def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "prefix",
                *, batch_size: int = 20_000) -> np.ndarray:
     """(n, num_perm) uint32 signature matrix of the shingle sets.
 
@@ -103,16 +188,16 @@ def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "f
     """
     if num_perm < 1:
         raise ValueError(f"num_perm must be >= 1, got {num_perm}")
-    a, b = permutations(num_perm, seed, scheme)
+    sketch = get_scheme(scheme).sketch
     out = np.empty((sets.n, num_perm), dtype=np.uint32)
     for s in range(0, sets.n, batch_size):
         e = min(s + batch_size, sets.n)
         off = sets.offsets[s:e + 1]
-        out[s:e] = _signatures(off - off[0], sets.hashes[off[0]:off[-1]], a, b)
+        out[s:e] = sketch(off - off[0], sets.hashes[off[0]:off[-1]], num_perm, seed)
     return out
 
 
-def signatures_from_texts(texts: list[str], rep: Representation, *, batch_size: int = 20_000) -> np.ndarray:
+def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size: int = 20_000) -> np.ndarray:
     """Text in -> signature out, in batches (memory grows with batch, not corpus)."""
     out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
     for s in range(0, len(texts), batch_size):

@@ -4,7 +4,10 @@ A :class:`Representation` is a frozen, hashable config (normalization, shingle
 type and size k, shingle hash function, number of hashes, seed, signature
 scheme). Its :meth:`~Representation.fingerprint` is a short hash of its
 canonical JSON, so two results computed under different representations can
-always be told apart.
+always be told apart. A scheme's old name (``fast`` for ``prefix``) is
+resolved on construction, so both spellings make equal representations with
+the fingerprint of the current name; configs written under the old name are
+checked against the fingerprint they were written with (``calib.export``).
 
 Shingling rules (documented, deliberate):
 
@@ -38,7 +41,13 @@ import numpy as np
 from .fields import setting
 SHINGLE_TYPES = ("word", "char")
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
-SCHEMES = ("fast", "datasketch")
+
+
+def _canonical_scheme(name) -> str:
+    # the scheme registry lives with the kernels (calib.minhash); imported
+    # here lazily because minhash itself builds on this module
+    from .minhash import canonical_scheme
+    return canonical_scheme(name)
 
 
 
@@ -83,9 +92,9 @@ class Representation:
     collapse_ws: bool = setting(True, help="collapse runs of whitespace to one space", table=False)
     hashfunc: Literal["xxhash", "sha1", "mmh3"] = setting(
         "xxhash", help="32-bit hash of a shingle's UTF-8 bytes", table=False)
-    scheme: Literal["fast", "datasketch"] = setting(
-        "fast", help="MinHash permutations: fast (prefix-stable) or datasketch (identical to datasketch.MinHash)",
-        table=False)
+    scheme: str = setting(  # a name registered in calib.minhash.SCHEMES ("fast" is read as "prefix")
+        "prefix", help="signature scheme: prefix (classic, prefix-stable; old name fast), datasketch (identical "
+        "to datasketch.MinHash) or oph (one-permutation hashing, O(n + k))", table=False)
     seed: int = setting(1, help="seed of the MinHash permutations", table=False)
     num_perm: int = setting(128, help="hash functions per signature (signature length)")
 
@@ -107,8 +116,11 @@ class Representation:
             raise ValueError(f"Representation.num_perm must be an integer in [1, 8192], got {self.num_perm!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**32:
             raise ValueError(f"Representation.seed must be an integer in [0, 2**32), got {self.seed!r}")
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"Representation.scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        try:
+            object.__setattr__(self, "scheme", _canonical_scheme(self.scheme))
+        except (ValueError, TypeError):
+            from .minhash import scheme_names
+            raise ValueError(f"Representation.scheme must be one of {scheme_names()}, got {self.scheme!r}") from None
 
     # -- identity -----------------------------------------------------------
     def to_dict(self) -> dict:
@@ -131,7 +143,7 @@ class Representation:
 
     def shingling(self) -> "Representation":
         """The part that fixes the shingle hash sets (num_perm, seed, scheme reset)."""
-        return replace(self, num_perm=1, seed=0, scheme="fast")
+        return replace(self, num_perm=1, seed=0, scheme="prefix")
 
     def shingling_fingerprint(self) -> str:
         return self.shingling().fingerprint()

@@ -5,9 +5,9 @@ Work is shared along the pipeline and cached by fingerprint in a
 
 * shingle sets once per representation's shingling fingerprint;
 * signatures once per (shingling, seed, scheme) at the largest hash count
-  for the ``fast`` scheme (its columns are prefix-stable), once per hash
-  count for the ``datasketch`` scheme (datasketch draws all a's before the
-  b's, so its 128 columns are not a prefix of its 256);
+  for a prefix-stable scheme (``prefix``), once per hash count for the
+  others (``datasketch`` draws all a's before the b's, ``oph``'s bins depend
+  on the hash count);
 * exact-Jaccard reference pairs (every pair with J >= the lowest threshold)
   once per representation: exact verification of a split is then "reference
   pairs that collide in a band", with no need to materialize candidates;
@@ -40,7 +40,7 @@ from .fields import axis
 from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from .metrics import (candidate_metrics, collision_rates, document_outcomes, pair_metrics,
                       removal_metrics)
-from .minhash import estimate_jaccard, signatures
+from .minhash import estimate_jaccard, get_scheme, signatures
 from .pairs import first_of_each
 from .represent import Representation
 from .samples import Sample
@@ -98,10 +98,10 @@ class Workspace:
 
     def _sig_key(self, rep: Representation) -> tuple:
         base = (rep.shingling_fingerprint(), rep.seed, rep.scheme)
-        return base if rep.scheme == "fast" else base + (rep.num_perm,)
+        return base if get_scheme(rep.scheme).prefix_stable else base + (rep.num_perm,)
 
     def signatures(self, rep: Representation) -> np.ndarray:
-        """(n, rep.num_perm) signatures; fast-scheme prefixes are shared."""
+        """(n, rep.num_perm) signatures; prefix-stable schemes share prefixes."""
         key = self._sig_key(rep)
         have = self._sigs.get(key)
         if have is None or have.shape[1] < rep.num_perm:

@@ -5,7 +5,8 @@ import streamlit as st
 
 from appui import charts, engine, state, tables
 from appui.errors import guard, message
-from calib.represent import HASH_FUNCTIONS, SCHEMES, Representation
+from calib.minhash import SCHEMES, canonical_scheme, scheme_names
+from calib.represent import HASH_FUNCTIONS, Representation
 from calib.config import VERIFY_RULES, config_from_row
 from calib.lsh import parse_splits
 from calib.sweep import Grid, recommend
@@ -47,8 +48,9 @@ def grid_inputs() -> Grid:
                                    key="g_char_k")
     g["hashfunc"] = c[2].selectbox("Shingle hash", HASH_FUNCTIONS, index=HASH_FUNCTIONS.index(saved["hashfunc"]),
                                    key="g_hashfunc")
-    g["scheme"] = c[3].selectbox("MinHash scheme", SCHEMES, index=SCHEMES.index(saved["scheme"]), key="g_scheme",
-                                 help="fast: prefix-stable permutations; datasketch: identical to datasketch")
+    names = scheme_names()
+    g["scheme"] = c[3].selectbox("MinHash scheme", names, index=names.index(canonical_scheme(saved["scheme"])),
+                                 key="g_scheme", help="; ".join(str(SCHEMES[n]) for n in names))
     st.markdown("**LSH, verification, clustering**")
     c = st.columns(4)
     g["num_perms"] = c[0].multiselect("Hash counts (num_perm)", HASH_COUNTS, default=saved["num_perms"],

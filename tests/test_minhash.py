@@ -1,5 +1,5 @@
 """MinHash signatures: bit-identical to datasketch for the 'datasketch' scheme,
-prefix-stable and unbiased for the 'fast' scheme."""
+prefix-stable and unbiased for the 'prefix' scheme."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.minhash import estimate_jaccard, permutations, signatures, signatures_from_texts
+from calib.minhash import (canonical_scheme, estimate_jaccard, get_scheme, permutations, register, scheme_names,
+                           signatures, signatures_from_texts)
 from calib.represent import Representation, shingle_strings
 from calib.shingles import ShingleSets, shingle_hashes
 from _util import one_thread
@@ -128,7 +129,7 @@ def fmix32_py(h: int) -> int:
     return h
 
 
-@pytest.mark.parametrize("scheme", ["fast", "datasketch"])
+@pytest.mark.parametrize("scheme", ["prefix", "datasketch"])
 def test_signature_is_min_of_affine32_of_fmix(scheme):
     rng = np.random.default_rng(11)
     docs = [rng.integers(0, 2**32, int(rng.integers(0, 30)), dtype=np.uint64).tolist() for _ in range(30)]
@@ -142,24 +143,47 @@ def test_signature_is_min_of_affine32_of_fmix(scheme):
             assert int(sig[d, p]) == ref
 
 
-# --------------------------------------------------------------- fast scheme
+# ------------------------------------------------------------- prefix scheme
 
-def test_fast_permutations_properties():
-    a, b = permutations(256, 1, "fast")
+def test_prefix_permutations_properties():
+    a, b = permutations(256, 1, "prefix")
     assert a.dtype == np.uint32 and b.dtype == np.uint32
     assert (a % 2 == 1).all()
     assert len(set(a.tolist())) == 256 and len(set(b.tolist())) == 256
-    a64, b64 = permutations(64, 1, "fast")
+    a64, b64 = permutations(64, 1, "prefix")
     assert np.array_equal(a64, a[:64]) and np.array_equal(b64, b[:64])
     # roughly uniform over [0, 2^32)
     assert abs(b.astype(np.float64).mean() / 2**32 - 0.5) < 0.1
-    a2, b2 = permutations(256, 2, "fast")
+    a2, b2 = permutations(256, 2, "prefix")
     assert not np.array_equal(a, a2) and not np.array_equal(b, b2)
     with pytest.raises(ValueError, match="scheme"):
         permutations(8, 1, "bogus")
 
 
-def test_fast_prefix_property():
+def test_old_name_fast_is_prefix():
+    # 'fast' was the prefix scheme's first name: configs and results that
+    # spell it still load, and mean exactly the prefix scheme
+    assert np.array_equal(np.stack(permutations(64, 3, "fast")), np.stack(permutations(64, 3, "prefix")))
+    rep = R(scheme="fast")
+    assert rep.scheme == "prefix" and rep == R() and rep.fingerprint() == R().fingerprint()
+    sets = make_sets([[1, 2, 3], [4, 5]])
+    assert np.array_equal(signatures(sets, 16, 2, "fast"), signatures(sets, 16, 2, "prefix"))
+    assert canonical_scheme("fast") == "prefix" and "fast" not in scheme_names()
+
+
+def test_registry():
+    assert scheme_names() == ("prefix", "datasketch", "oph")
+    assert get_scheme("prefix").prefix_stable and get_scheme("datasketch").datasketch_identical
+    for bad in ("bogus", "", None, "Prefix"):
+        with pytest.raises(ValueError, match="scheme"):
+            canonical_scheme(bad)
+    with pytest.raises(ValueError, match="already registered"):
+        register(get_scheme("oph"))
+    with pytest.raises(ValueError, match="affine32"):
+        permutations(8, 1, "oph")
+
+
+def test_prefix_prefix_property():
     texts = random_corpus(5, 60)
     for seed in (0, 1, 99):
         for hashfunc in ("xxhash", "mmh3"):
@@ -171,22 +195,22 @@ def test_fast_prefix_property():
 
 def test_seeds_give_different_signatures():
     texts = [t for t in random_corpus(8, 40) if t.strip()]
-    for scheme in ("fast", "datasketch"):
+    for scheme in scheme_names():
         s1 = signatures_from_texts(texts, R(k=2, seed=1, scheme=scheme))
         s2 = signatures_from_texts(texts, R(k=2, seed=2, scheme=scheme))
         assert (s1 == s2).mean() < 0.05
         assert np.array_equal(s1, signatures_from_texts(texts, R(k=2, seed=1, scheme=scheme)))  # deterministic
 
 
-def test_fast_and_datasketch_schemes_differ():
+def test_prefix_and_datasketch_schemes_differ():
     texts = [t for t in random_corpus(9, 20) if t.strip()]
     sf = signatures_from_texts(texts, R(k=2))
     sd = signatures_from_texts(texts, R(k=2, scheme="datasketch"))
     assert (sf == sd).mean() < 0.05
 
 
-def test_empty_documents_all_max_both_schemes():
-    for scheme in ("fast", "datasketch"):
+def test_empty_documents_all_max_every_scheme():
+    for scheme in scheme_names():
         sig = signatures_from_texts(["", "  ", "!"], R(strip_punct=True, scheme=scheme, num_perm=32))
         assert (sig == FULL).all()
         assert estimate_jaccard(sig, [0], [1]).tolist() == [1.0]  # documented: empties must be masked
@@ -217,7 +241,8 @@ def planted_pairs(rng, n_pairs: int, sequential: bool):
 
 
 @pytest.mark.parametrize("scheme,sequential,seed", [
-    ("fast", False, 1), ("fast", True, 7), ("datasketch", False, 1), ("datasketch", True, 3),
+    ("prefix", False, 1), ("prefix", True, 7), ("datasketch", False, 1), ("datasketch", True, 3),
+    ("oph", False, 1), ("oph", True, 5),
 ])
 def test_unbiased_with_binomial_variance(scheme, sequential, seed):
     num_perm, n_pairs = 128, 400
@@ -238,7 +263,7 @@ def test_unbiasedness_check_detects_a_biased_estimator():
     # than claimed, which inflates the variance, and a constant bias)
     rng = np.random.default_rng(5)
     sets, exact = planted_pairs(rng, 400, False)
-    sig = signatures(sets, 128, 1, "fast")
+    sig = signatures(sets, 128, 1, "prefix")
     i = np.arange(0, 800, 2)
     est32 = estimate_jaccard(sig, i, i + 1, num_perm=32)
     z2 = (est32 - exact) ** 2 / (exact * (1 - exact) / 128)

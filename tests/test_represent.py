@@ -26,10 +26,14 @@ R = Representation
 # The canonical JSON of the default Representation, written out by hand from
 # the documented defaults (keys sorted, no spaces).
 DEFAULT_JSON = ('{"collapse_ws":true,"hashfunc":"xxhash","k":5,"lowercase":true,"nfkc":true,'
-                '"num_perm":128,"scheme":"fast","seed":1,"shingle":"word","strip_punct":false}')
+                '"num_perm":128,"scheme":"prefix","seed":1,"shingle":"word","strip_punct":false}')
 # sha256(DEFAULT_JSON)[:12], computed once and frozen: a change means every
-# stored result's fingerprint silently changes.
-DEFAULT_FINGERPRINT = "bb8f7be452ce"
+# stored result's fingerprint silently changes. It changed once, on purpose,
+# when the scheme 'fast' was renamed 'prefix' (LEGACY_* below: configs written
+# under the old name still load, checked against the fingerprint they carry).
+DEFAULT_FINGERPRINT = "1fdf33bd0bb5"
+LEGACY_DEFAULT_JSON = DEFAULT_JSON.replace('"prefix"', '"fast"')
+LEGACY_DEFAULT_FINGERPRINT = "bb8f7be452ce"
 
 
 # ------------------------------------------------------------------ validation
@@ -76,6 +80,8 @@ def test_default_canonical_json_and_fingerprint_are_known():
     assert rep.canonical_json() == DEFAULT_JSON
     assert hashlib.sha256(DEFAULT_JSON.encode()).hexdigest()[:12] == DEFAULT_FINGERPRINT
     assert rep.fingerprint() == DEFAULT_FINGERPRINT
+    assert hashlib.sha256(LEGACY_DEFAULT_JSON.encode()).hexdigest()[:12] == LEGACY_DEFAULT_FINGERPRINT
+    assert R(scheme="fast").fingerprint() == DEFAULT_FINGERPRINT  # the old name means the same decision
 
 
 @pytest.mark.parametrize("hashseed", ["0", "1", "4242"])
@@ -122,7 +128,7 @@ reps = st.builds(R, lowercase=st.booleans(), nfkc=st.booleans(), strip_punct=st.
                  collapse_ws=st.booleans(), shingle=st.sampled_from(["word", "char"]),
                  k=st.integers(1, 50), hashfunc=st.sampled_from(["xxhash", "sha1", "mmh3"]),
                  num_perm=st.integers(1, 8192), seed=st.integers(0, 2**32 - 1),
-                 scheme=st.sampled_from(["fast", "datasketch"]))
+                 scheme=st.sampled_from(["prefix", "fast", "datasketch", "oph"]))
 
 
 @given(reps)

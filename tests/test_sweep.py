@@ -88,7 +88,7 @@ def test_sweep_matches_datasketch_and_python_sets(small_sample, shingle, k):
                 assert got == pytest.approx(want), (key, row["b"], row["r"], row["threshold"])
 
 
-def test_sweep_reuses_fast_signature_prefixes(small_sample):
+def test_sweep_reuses_prefix_signature_prefixes(small_sample):
     ws = Workspace(small_sample)
     rep = Representation(shingle="word", k=3)
     sweep(ws, Grid(representations=(rep,), num_perms=(64, 128), splits=((8, 8),), thresholds=(0.8,)))
