@@ -24,6 +24,7 @@ from calib.jaccard import pairs_jaccard
 from calib.represent import Representation
 from calib.samples import Sample
 from calib.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
+from calib.warmup import cold_kernels, warm_up
 
 from . import state
 
@@ -48,6 +49,31 @@ def _handle(content_hash: str, _sample: Sample) -> Handle:
     with _BUILDS_LOCK:
         BUILDS[content_hash] += 1
     return h
+
+
+_KERNELS_READY = threading.Event()
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_up() -> float:
+    return warm_up()
+
+
+def ensure_kernels() -> None:
+    """Before a page's first engine call in this server process: when numba's
+    on-disk cache lacks kernels (first run after install or an update), compile
+    them now under a visible message instead of a silent spinner later."""
+    if _KERNELS_READY.is_set():
+        return
+    cold = cold_kernels()
+    if cold:
+        with st.status(f"Compiling {len(cold)} numba kernels: first run after installing or updating only "
+                       "(about 20 s on an idle 2-core machine, longer on a busy one); later runs load them "
+                       "from the cache", expanded=False) as box:
+            seconds = _warm_up()
+            box.update(label=f"Compiled the numba kernels in {seconds:.0f} s (cached for the next runs)",
+                       state="complete")
+    _KERNELS_READY.set()
 
 
 def handle() -> Handle:

@@ -91,6 +91,8 @@ def page(title: str, caption: str | None = None) -> None:
     st.title(title)
     if caption:
         st.caption(caption)
+    from .engine import ensure_kernels  # engine imports this module
+    ensure_kernels()
     s, cfg = sample(), config()
     if st.session_state.get(FLASH):
         st.success(st.session_state.pop(FLASH))

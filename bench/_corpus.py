@@ -30,9 +30,22 @@ def paragraphs(path: Path = BASE) -> list[str]:
     return [p for r in recs for p in r["paragraphs"] if p.strip()]
 
 
+LICENCES = Path("/usr/share/common-licenses")
+
+
+def licence_paragraphs(folder: Path = LICENCES) -> list[str]:
+    """Paragraphs (blank-line separated) of the licence texts a Debian system
+    ships in /usr/share/common-licenses (files only, sorted by name)."""
+    out = []
+    for f in sorted(p for p in folder.iterdir() if p.is_file()):
+        text = f.read_text(encoding="utf-8", errors="replace")
+        out += [p.strip("\n") for p in text.split("\n\n") if p.strip()]
+    return out
+
+
 def documents(n: int = 10_000, *, seed: int = 20240611, min_bytes: int = 3000,
-              max_bytes: int = 6000) -> list[str]:
-    paras = paragraphs()
+              max_bytes: int = 6000, paras: list[str] | None = None) -> list[str]:
+    paras = paragraphs() if paras is None else paras
     rng = random.Random(seed)
     docs = []
     for _ in range(n):

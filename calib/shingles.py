@@ -2,9 +2,9 @@
 
 The result is CSR-like: ``offsets`` (int64[n+1]) and ``hashes`` (uint32),
 document d owning ``hashes[offsets[d]:offsets[d+1]]``. Texts are normalized
-in Python (C-level string methods), encoded to one UTF-8 byte buffer, and the
-compiled kernel enumerates shingle byte spans and hashes them: no Python
-object per shingle. Rules (short documents, empty ones) are stated in
+and encoded to one UTF-8 byte buffer by :mod:`calib.encode` (compiled, in
+parallel, for ASCII text), and the compiled kernels enumerate shingle byte
+spans and hash them: no Python object per shingle. Rules (short documents, empty ones) are stated in
 :mod:`calib.represent`.
 """
 
@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._hashing import murmur3_32, xxh32
-from .represent import Representation, normalize
+from .encode import compact, encode
+from .represent import Representation
 
 _HASH_CODES = {"xxhash": 0, "mmh3": 1, "sha1": 2}
 
@@ -44,16 +45,6 @@ class ShingleSets:
 
     def of(self, d: int) -> np.ndarray:
         return self.hashes[self.offsets[d]:self.offsets[d + 1]]
-
-
-def encode(texts: list[str], rep: Representation) -> tuple[np.ndarray, np.ndarray]:
-    """Normalize and UTF-8 encode texts into (buffer uint8, offsets int64[n+1])."""
-    enc = [normalize(t, rep).encode("utf-8", "surrogatepass") for t in texts]
-    lengths = np.fromiter((len(e) for e in enc), dtype=np.int64, count=len(enc))
-    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    buf = np.frombuffer(b"".join(enc), dtype=np.uint8)
-    return buf, offsets
 
 
 @njit(cache=True)
@@ -107,6 +98,14 @@ def _unit_starts(buf, s, e, word):
 
 
 @njit(cache=True)
+def _is_ascii(buf, s, e):
+    for p in range(s, e):
+        if buf[p] >= 0x80:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _n_shingles(m, k):
     if m == 0:
         return 0
@@ -120,6 +119,9 @@ def _count(buf, doc_off, k, word):
     n = len(doc_off) - 1
     counts = np.zeros(n, dtype=np.int64)
     for d in prange(n):
+        if not word and _is_ascii(buf, doc_off[d], doc_off[d + 1]):
+            counts[d] = _n_shingles(doc_off[d + 1] - doc_off[d], k)  # one unit per byte
+            continue
         _, _, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
         counts[d] = _n_shingles(m, k)
     return counts
@@ -148,9 +150,16 @@ def _hash_spans(buf, doc_off, out_off, k, word, code):
     n = len(doc_off) - 1
     out = np.empty(out_off[n], dtype=np.uint32)
     for d in prange(n):
-        starts, ends, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
         o = out_off[d]
         c = out_off[d + 1] - o
+        s, e = doc_off[d], doc_off[d + 1]
+        if not word and _is_ascii(buf, s, e):
+            # one unit per byte: shingle t is buf[s + t : s + t + k] (the whole text when shorter)
+            for t in range(c):
+                end = min(s + t + k, e)
+                out[o + t] = np.uint32(xxh32(buf, s + t, end) if code == 0 else murmur3_32(buf, s + t, end))
+            continue
+        starts, ends, m = _unit_starts(buf, s, e, word)
         for t in range(c):
             last = min(t + k, m) - 1
             if code == 0:
@@ -161,8 +170,14 @@ def _hash_spans(buf, doc_off, out_off, k, word, code):
     return out
 
 
-@njit(cache=True, parallel=True)
 def _sort_unique(offsets, hashes):
+    counts, tmp = _sort_unique_segments(offsets, hashes)
+    out, new_off = compact(tmp, offsets, counts)
+    return new_off, out
+
+
+@njit(cache=True, parallel=True)
+def _sort_unique_segments(offsets, hashes):
     n = len(offsets) - 1
     tmp = np.empty_like(hashes)
     counts = np.zeros(n, dtype=np.int64)
@@ -178,13 +193,7 @@ def _sort_unique(offsets, hashes):
                 tmp[s + c] = v[t]
                 c += 1
         counts[d] = c
-    new_off = np.zeros(n + 1, dtype=np.int64)
-    for d in range(n):
-        new_off[d + 1] = new_off[d] + counts[d]
-    out = np.empty(new_off[n], dtype=np.uint32)
-    for d in prange(n):
-        out[new_off[d]:new_off[d + 1]] = tmp[offsets[d]:offsets[d] + counts[d]]
-    return new_off, out
+    return counts, tmp
 
 
 def _sha1_hashes(buf: np.ndarray, span_s: np.ndarray, span_e: np.ndarray) -> np.ndarray:

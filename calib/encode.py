@@ -1,0 +1,167 @@
+"""Normalize and UTF-8 encode a batch of texts, compiled for the common case.
+
+The result is bit-identical to ``normalize(t, rep).encode("utf-8",
+"surrogatepass")`` for every text (:func:`calib.represent.normalize` states
+the rules), laid out as one byte buffer plus offsets. Work is split so that
+only what needs Unicode tables runs in Python:
+
+* an ASCII text (most of them) is NFKC-invariant, and its lowercase,
+  punctuation and whitespace rules are byte-table look-ups: it is encoded
+  as is (a copy) and normalized by the compiled kernel;
+* a text with a non-ASCII character goes through NFKC, ``str.lower`` and the
+  punctuation rule in Python (C-level string methods), and only the
+  whitespace collapse runs in the kernel (Unicode whitespace decoded from
+  UTF-8: the 25 code points ``str.split()`` splits on).
+
+The kernel runs over documents in parallel threads (numba ``prange``, the GIL
+released). ASCII look-ups applied to an already-normalized non-ASCII text
+change nothing (no A-Z or ASCII punctuation is left), so one kernel serves both.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+import numpy as np
+from numba import njit, prange
+
+# Every code point for which str.isspace() is true (what str.split() splits on);
+# a test recomputes it from the running Python's Unicode tables.
+WHITESPACE = (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
+              0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A,
+              0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+_WS_WIDE = np.array([c for c in WHITESPACE if c >= 0x80], dtype=np.int64)
+
+
+@lru_cache(maxsize=8)
+def _ascii_tables(lower: bool, punct: bool, collapse: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(byte map, is_space) over bytes 0..255 for these options: the map
+    lowercases A-Z and turns ASCII punctuation/symbols into a space, derived
+    from the same rules :func:`calib.represent.normalize` applies; is_space
+    marks the ASCII whitespace collapsed (all False without collapse)."""
+    from .represent import _punct_re
+
+    tab = np.arange(256, dtype=np.uint8)
+    space = np.zeros(256, dtype=np.bool_)
+    for c in range(128):
+        ch = chr(c)
+        if lower:
+            ch = ch.lower()
+        if punct and _punct_re().fullmatch(ch):
+            ch = " "
+        tab[c] = ord(ch)
+        space[c] = collapse and chr(c).isspace()
+    return tab, space
+
+
+@njit(inline="always")
+def _wide_space(buf, p, e, wide):
+    """Length in bytes of the Unicode whitespace character at p (lead byte >= 0xC0), or 0."""
+    b0 = np.int64(buf[p])
+    if b0 < 0xE0:
+        n, cp = 2, b0 & 0x1F
+    elif b0 < 0xF0:
+        n, cp = 3, b0 & 0x0F
+    else:
+        return 0  # no whitespace above U+FFFF
+    if p + n > e:
+        return 0
+    for t in range(1, n):
+        cp = (cp << 6) | (np.int64(buf[p + t]) & 0x3F)
+    for w in wide:
+        if w == cp:
+            return n
+    return 0
+
+
+@njit(cache=True, parallel=True)
+def _normalize(buf, off, ascii_, tab, space, wide, collapse):
+    """Map bytes through tab, collapse whitespace runs to one space (strip the
+    ends); in non-ASCII documents also the Unicode whitespace in ``wide``."""
+    n = len(off) - 1
+    out = np.empty_like(buf)
+    length = np.zeros(n, dtype=np.int64)
+    for d in prange(n):
+        s, e = off[d], off[d + 1]
+        o = s
+        pending = False  # a whitespace run after some text: one space if more text follows
+        if ascii_[d]:
+            # branch-free (whitespace is frequent and unpredictable): always
+            # write, advance only over what is kept; o <= p, so the writes
+            # stay inside this document's span
+            for p in range(s, e):
+                c = tab[buf[p]]
+                w = space[c]
+                sp = pending and not w
+                out[o] = 32
+                o += sp
+                out[o] = c
+                o += not w
+                pending = w and (pending or o > s)
+        else:
+            p = s
+            while p < e:
+                c = tab[buf[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
+                w = 0
+                if space[c]:
+                    w = 1
+                elif collapse and c >= 0xC0:
+                    w = _wide_space(buf, p, e, wide)
+                if w > 0:
+                    if o > s:
+                        pending = True
+                    p += w
+                    continue
+                if pending:
+                    out[o] = 32
+                    o += 1
+                    pending = False
+                out[o] = c
+                o += 1
+                p += 1
+        length[d] = o - s
+    return compact(out, off, length)
+
+
+@njit(cache=True, parallel=True)
+def compact(values, off, length):
+    """Segments values[off[d] : off[d] + length[d]] packed end to end: (packed, new offsets)."""
+    n = len(off) - 1
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        new_off[d + 1] = new_off[d] + length[d]
+    res = np.empty(new_off[n], dtype=values.dtype)
+    for d in prange(n):
+        res[new_off[d]:new_off[d + 1]] = values[off[d]:off[d] + length[d]]
+    return res, new_off
+
+
+def _python_part(text: str, rep) -> str:
+    """The steps of ``normalize`` that need Unicode tables, for a non-ASCII text."""
+    from .represent import _punct_re
+
+    if rep.strip_punct:
+        text = _punct_re().sub(" ", text)
+    if rep.nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    if rep.lowercase:
+        text = text.lower()
+    if rep.strip_punct:
+        text = _punct_re().sub(" ", text)
+    return text
+
+
+def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
+    """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
+    ascii_ = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts))
+    parts = [t.encode("ascii") if a else _python_part(t, rep).encode("utf-8", "surrogatepass")
+             for t, a in zip(texts, ascii_.tolist())]
+    off = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=off[1:])
+    buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    collapse = rep.collapse_ws or rep.shingle == "word"
+    if not (rep.lowercase or rep.strip_punct or collapse):
+        return buf, off
+    tab, space = _ascii_tables(rep.lowercase, rep.strip_punct, collapse)
+    return _normalize(buf, off, ascii_, tab, space, _WS_WIDE, collapse)

@@ -1,0 +1,89 @@
+"""Compiled normalization + encoding (calib.encode) is bit-identical to the
+Python rules of calib.represent.normalize, on arbitrary text and on the real
+texts shipped in data/base, at one and two threads."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench._corpus import paragraphs
+from calib.encode import WHITESPACE, encode
+from calib.represent import Representation, normalize
+
+R = Representation
+OPTIONS = [R(lowercase=lw, nfkc=nf, strip_punct=sp, collapse_ws=ws, shingle=sh)
+           for lw, nf, sp, ws, sh in itertools.product((True, False), (True, False), (True, False), (True, False),
+                                                       ("word", "char"))]
+
+
+def reference(texts: list[str], rep: Representation) -> list[bytes]:
+    return [normalize(t, rep).encode("utf-8", "surrogatepass") for t in texts]
+
+
+def split(buf: np.ndarray, off: np.ndarray) -> list[bytes]:
+    assert buf.dtype == np.uint8 and off.dtype == np.int64 and off[0] == 0 and off[-1] == len(buf)
+    return [buf[off[d]:off[d + 1]].tobytes() for d in range(len(off) - 1)]
+
+
+def test_whitespace_table_is_what_str_split_splits_on():
+    assert WHITESPACE == tuple(c for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    for c in WHITESPACE:
+        assert f"a{chr(c)}b".split() == ["a", "b"]
+
+
+# Characters that exercise every branch: ASCII case, punctuation and the six
+# ASCII-range whitespace controls, Unicode whitespace of 2 and 3 UTF-8 bytes,
+# NFKC-changed letters (ligature, full-width, U+FE49 that NFKC splits into a
+# space and a combining mark), case mappings that change length, 4-byte emoji,
+# lone surrogates (encoded with surrogatepass), NUL.
+SPECIAL = list("aZ09 .,!-_'\"`~\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00") + [
+    "\u0085", "\u00a0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000",
+    "é", "É", "ﬁ", "Ａ", "\ufe49", "İ", "ß", "ẞ", "Σ", "K", "😀", "漢", "\u0301", "\ud800", "\udfff", "\u180e"]
+texts_st = st.lists(st.text(alphabet=st.one_of(st.characters(), st.sampled_from(SPECIAL)), max_size=40),
+                    min_size=1, max_size=8)
+
+
+@given(texts_st, st.sampled_from(OPTIONS))
+@settings(max_examples=400, deadline=None)
+def test_bit_identical_to_python_rules_on_arbitrary_text(texts, rep):
+    buf, off = encode(texts, rep)
+    assert split(buf, off) == reference(texts, rep)
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(SPECIAL), max_size=60), min_size=1, max_size=8),
+       st.sampled_from(OPTIONS))
+@settings(max_examples=300, deadline=None)
+def test_bit_identical_on_dense_special_characters(texts, rep):
+    buf, off = encode(texts, rep)
+    assert split(buf, off) == reference(texts, rep)
+
+
+@pytest.mark.parametrize("rep", [R(shingle="char"), R(), R(strip_punct=True, nfkc=False),
+                                 R(lowercase=False, collapse_ws=False, shingle="char")], ids=str)
+def test_real_texts_at_one_and_two_threads(rep):
+    texts = paragraphs()  # every paragraph of data/base (18,790), plus some multi-paragraph documents
+    texts = texts + ["\n\n".join(texts[i:i + 7]) for i in range(0, 7000, 7)]
+    assert any(not t.isascii() for t in texts) and any(t.isascii() for t in texts)
+    ref = reference(texts, rep)
+    old = numba.get_num_threads()
+    try:
+        for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            buf, off = encode(texts, rep)
+            assert split(buf, off) == ref, threads
+    finally:
+        numba.set_num_threads(old)
+
+
+def test_edge_cases():
+    rep = R(shingle="char")
+    assert split(*encode([], rep)) == []
+    texts = ["", " ", "\u3000", "A", " A\u00a0 B ", "x\u2028\u2029y", "\u00a0\u00a0"]
+    assert split(*encode(texts, rep)) == [b"", b"", b"", b"a", b"a b", b"x y", b""]
