@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from ._hashing import murmur3_32, xxh32
+from ._hashing import murmur3_32, xxh32, xxh32_short
 from .encode import compact, encode
 from .represent import Representation
 
@@ -157,7 +157,11 @@ def _hash_spans(buf, doc_off, out_off, k, word, code):
             # one unit per byte: shingle t is buf[s + t : s + t + k] (the whole text when shorter)
             for t in range(c):
                 end = min(s + t + k, e)
-                out[o + t] = np.uint32(xxh32(buf, s + t, end) if code == 0 else murmur3_32(buf, s + t, end))
+                if code == 0:
+                    h = xxh32_short(buf, s + t, end) if k < 16 else xxh32(buf, s + t, end)
+                else:
+                    h = murmur3_32(buf, s + t, end)
+                out[o + t] = np.uint32(h)
             continue
         starts, ends, m = _unit_starts(buf, s, e, word)
         for t in range(c):
