@@ -142,6 +142,7 @@ class Config:
         writes "no threshold" as 0.0, as fingerprints were first defined, so the
         fingerprints of earlier exports stay valid."""
         d = self.to_dict()
+        d["rep"] = self.rep.hashed_dict()  # renamed values under their first names, likewise
         if d["threshold"] is None:
             d["threshold"] = 0.0
         canon = json.dumps(d, sort_keys=True, separators=(",", ":"))

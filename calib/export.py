@@ -19,7 +19,6 @@ Every file is written atomically: temp file in the same folder, fsync,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from functools import lru_cache
@@ -158,8 +157,7 @@ def validate_doc(doc, *, path: str | None = None) -> None:
         rep = Representation.from_dict(doc["representation"])
     except (ValueError, TypeError) as exc:
         raise ExportError(str(exc), "/representation", path)
-    written = doc["representation"]["scheme"]  # an old name ('fast') keeps the fingerprint it was written with
-    if doc["representation_fingerprint"] not in {rep.fingerprint(), _fingerprint_as_written(rep.to_dict(), written)}:
+    if rep.fingerprint() != doc["representation_fingerprint"]:
         raise ExportError(f"representation_fingerprint {doc['representation_fingerprint']!r} does not match the "
                           f"representation (recomputed {rep.fingerprint()!r}): the file was edited or corrupted",
                           "/representation_fingerprint", path)
@@ -167,7 +165,7 @@ def validate_doc(doc, *, path: str | None = None) -> None:
         cfg = config_from_doc(doc)
     except (ValueError, TypeError) as exc:
         raise ExportError(str(exc), "/lsh", path)
-    if doc["config_fingerprint"] not in {cfg.fingerprint(), _fingerprint_as_written(cfg.to_dict(), written)}:
+    if cfg.fingerprint() != doc["config_fingerprint"]:
         raise ExportError(f"config_fingerprint {doc['config_fingerprint']!r} does not match the configuration "
                           f"(recomputed {cfg.fingerprint()!r}): the file was edited or corrupted",
                           "/config_fingerprint", path)
@@ -176,15 +174,6 @@ def validate_doc(doc, *, path: str | None = None) -> None:
         if not math.isclose(float(lsh[name]), float(want), rel_tol=1e-12, abs_tol=1e-12):
             raise ExportError(f"{name} {lsh[name]!r} does not follow from b={cfg.b}, r={cfg.r} (expected {want!r})",
                               f"/lsh/{name}", path)
-
-
-def _fingerprint_as_written(d: dict, scheme: str) -> str:
-    """The fingerprint of a representation or config dict with the scheme
-    spelled as a file spells it: files written before a scheme was renamed
-    ('fast' -> 'prefix') carry the fingerprint of the old spelling."""
-    d = json.loads(json.dumps(d))
-    (d["rep"] if "rep" in d else d)["scheme"] = scheme
-    return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
 
 
 def config_from_doc(doc: dict) -> "Config":

@@ -5,9 +5,9 @@ type and size k, shingle hash function, number of hashes, seed, signature
 scheme). Its :meth:`~Representation.fingerprint` is a short hash of its
 canonical JSON, so two results computed under different representations can
 always be told apart. A scheme's old name (``fast`` for ``prefix``) is
-resolved on construction, so both spellings make equal representations with
-the fingerprint of the current name; configs written under the old name are
-checked against the fingerprint they were written with (``calib.export``).
+resolved on construction, so both spellings make equal representations; the
+fingerprint hashes the first name (:data:`FIRST_NAMES`), so fingerprints did
+not change with the rename.
 
 Shingling rules (documented, deliberate):
 
@@ -41,6 +41,8 @@ import numpy as np
 from .fields import setting
 SHINGLE_TYPES = ("word", "char")
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
+# Current name -> first name of renamed schemes: what fingerprints hash.
+FIRST_NAMES = {"prefix": "fast"}
 
 
 def _canonical_scheme(name) -> str:
@@ -137,9 +139,19 @@ class Representation:
     def canonical_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
+    def hashed_dict(self) -> dict:
+        """The form fingerprints hash: :meth:`to_dict` with renamed values under
+        their first names (scheme 'prefix' as 'fast'), so fingerprints computed
+        before a rename (results, exports, manifests) stay valid."""
+        d = self.to_dict()
+        d["scheme"] = FIRST_NAMES.get(d["scheme"], d["scheme"])
+        return d
+
     def fingerprint(self) -> str:
-        """Short stable id: first 12 hex digits of sha256(canonical JSON)."""
-        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:12]
+        """Short stable id: first 12 hex digits of sha256 of the sorted, compact
+        JSON of :meth:`hashed_dict`."""
+        return hashlib.sha256(json.dumps(self.hashed_dict(), sort_keys=True, separators=(",", ":"))
+                              .encode()).hexdigest()[:12]
 
     def shingling(self) -> "Representation":
         """The part that fixes the shingle hash sets (num_perm, seed, scheme reset)."""

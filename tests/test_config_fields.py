@@ -20,7 +20,8 @@ from calib.clusters import POLICIES, REPRESENTATIVE_RULES
 from calib.config import (VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns)
 from calib.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.pairs import decode, first_of_each, pair_codes, unordered_codes
-from calib.represent import HASH_FUNCTIONS, SCHEMES, SHINGLE_TYPES, Representation
+from calib.minhash import ALIASES, scheme_names
+from calib.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation
 from calib.samples import Sample
 from calib.sweep import Grid, sweep
 
@@ -117,7 +118,7 @@ def test_schema_representation_is_the_representation_fields():
     assert set(sec["properties"]) == set(names) and set(sec["required"]) == set(names)
     assert sec["properties"]["shingle"]["enum"] == list(SHINGLE_TYPES)
     assert sec["properties"]["hashfunc"]["enum"] == list(HASH_FUNCTIONS)
-    assert sec["properties"]["scheme"]["enum"] == list(SCHEMES)
+    assert sec["properties"]["scheme"]["enum"] == list(scheme_names()) + list(ALIASES)  # old names still read
 
 
 def test_schema_sections_are_the_config_fields():

@@ -54,8 +54,8 @@ def test_valid_document_passes_and_round_trips(tmp_path, ev, sample):
     out = tmp_path / "config.json"
     d = E.write_config(out, Config(), evaluation=ev, sample=sample)
     cfg, loaded = E.load_config(out)
-    assert cfg == Config() and cfg.fingerprint() == d["config_fingerprint"] == "39b9d3f1be23"
-    assert loaded["representation_fingerprint"] == Representation().fingerprint() == "1fdf33bd0bb5"
+    assert cfg == Config() and cfg.fingerprint() == d["config_fingerprint"] == "e303eefd4946"
+    assert loaded["representation_fingerprint"] == Representation().fingerprint() == "bb8f7be452ce"
     assert loaded["lsh"] == {"b": 16, "r": 8, "rows_used": 128, "lsh_threshold": pytest.approx(2 ** -0.5),
                              "s50": pytest.approx(Config().s50)}
     assert loaded["evidence"]["sample"]["content_hash"] == sample.content_hash()
@@ -165,34 +165,30 @@ def test_fingerprints_stable_across_processes():
     here = "".join(f"{c.rep.fingerprint()} {c.fingerprint()} "
                    f"{hashlib.sha256(E.dumps(E.build_config_doc(c)).encode()).hexdigest()}\n" for c in cfgs)
     assert out == here
-    # pinned: a change here changes every default fingerprint. It changed once, when the default
-    # scheme 'fast' was renamed 'prefix' (old files still load: test_config_written_under_old_scheme_name_loads)
-    assert out.split()[:2] == ["1fdf33bd0bb5", "39b9d3f1be23"]
+    # pinned: a change here breaks old exports (the rename of the scheme 'fast' to 'prefix' kept them:
+    # fingerprints hash the first name)
+    assert out.split()[:2] == ["bb8f7be452ce", "e303eefd4946"]
 
 
 def test_config_written_under_old_scheme_name_loads(tmp_path):
-    # A config.json written before 'fast' was renamed 'prefix': the scheme spelled 'fast' and the
-    # fingerprints of that spelling (pinned: the values the old release wrote for Config()).
+    # A config.json written before 'fast' was renamed 'prefix' (pinned: the fingerprints the old
+    # release wrote for Config()) loads as the prefix scheme with the same fingerprints.
     doc = E.build_config_doc(Config())
+    assert doc["representation"]["scheme"] == "prefix"
     doc["representation"]["scheme"] = "fast"
     doc["representation_fingerprint"] = "bb8f7be452ce"
     doc["config_fingerprint"] = "e303eefd4946"
     path = tmp_path / "old.json"
     path.write_text(E.dumps(doc))
     cfg, _ = E.load_config(path)
-    assert cfg == Config() and cfg.rep.scheme == "prefix" and cfg.fingerprint() == "39b9d3f1be23"
-    # the old spelling does not excuse a wrong fingerprint
+    assert cfg == Config() and cfg.rep.scheme == "prefix" and cfg.fingerprint() == "e303eefd4946"
+    assert E.build_config_doc(cfg)["representation_fingerprint"] == "bb8f7be452ce"
+    # a wrong fingerprint is still refused
     for field in ("representation_fingerprint", "config_fingerprint"):
         bad = copy.deepcopy(doc)
         bad[field] = "000000000000"
         with pytest.raises(E.ExportError, match=field):
             E.validate_doc(bad)
-
-
-def test_schema_lists_every_scheme():
-    from calib.minhash import ALIASES, scheme_names
-    enum = E.schema()["properties"]["representation"]["properties"]["scheme"]["enum"]
-    assert sorted(enum) == sorted(scheme_names() + tuple(ALIASES))
 
 
 # -- manifest -------------------------------------------------------------------------------
@@ -207,7 +203,7 @@ def test_manifest_columns_and_content(ev, sample):
     m = M.manifest(ev, sample)
     assert list(m.columns) == EXPECTED_COLUMNS
     assert len(m) == ev.row["removed"] == ev.clustering.n_removed
-    assert (m["review_status"] == "unreviewed").all() and (m["config_fingerprint"] == "39b9d3f1be23").all()
+    assert (m["review_status"] == "unreviewed").all() and (m["config_fingerprint"] == "e303eefd4946").all()
     assert (m["doc_id"] != m["representative_id"]).all()
     assert (m["sim_to_representative_exact"] >= 0.8).all()  # direct pairs verified at J >= 0.8
     assert m["via_exact"].notna().all() and m["via_estimated"].notna().all()

@@ -27,13 +27,11 @@ R = Representation
 # the documented defaults (keys sorted, no spaces).
 DEFAULT_JSON = ('{"collapse_ws":true,"hashfunc":"xxhash","k":5,"lowercase":true,"nfkc":true,'
                 '"num_perm":128,"scheme":"prefix","seed":1,"shingle":"word","strip_punct":false}')
-# sha256(DEFAULT_JSON)[:12], computed once and frozen: a change means every
-# stored result's fingerprint silently changes. It changed once, on purpose,
-# when the scheme 'fast' was renamed 'prefix' (LEGACY_* below: configs written
-# under the old name still load, checked against the fingerprint they carry).
-DEFAULT_FINGERPRINT = "1fdf33bd0bb5"
-LEGACY_DEFAULT_JSON = DEFAULT_JSON.replace('"prefix"', '"fast"')
-LEGACY_DEFAULT_FINGERPRINT = "bb8f7be452ce"
+# The fingerprint is sha256 of the same JSON with renamed values under their
+# first names (scheme 'prefix' hashed as 'fast'), computed once and frozen: a
+# change means every stored result's fingerprint silently changes.
+HASHED_JSON = DEFAULT_JSON.replace('"prefix"', '"fast"')
+DEFAULT_FINGERPRINT = "bb8f7be452ce"
 
 
 # ------------------------------------------------------------------ validation
@@ -78,10 +76,10 @@ def test_frozen_and_hashable():
 def test_default_canonical_json_and_fingerprint_are_known():
     rep = R()
     assert rep.canonical_json() == DEFAULT_JSON
-    assert hashlib.sha256(DEFAULT_JSON.encode()).hexdigest()[:12] == DEFAULT_FINGERPRINT
+    assert hashlib.sha256(HASHED_JSON.encode()).hexdigest()[:12] == DEFAULT_FINGERPRINT
     assert rep.fingerprint() == DEFAULT_FINGERPRINT
-    assert hashlib.sha256(LEGACY_DEFAULT_JSON.encode()).hexdigest()[:12] == LEGACY_DEFAULT_FINGERPRINT
     assert R(scheme="fast").fingerprint() == DEFAULT_FINGERPRINT  # the old name means the same decision
+    assert R(scheme="oph").fingerprint() != DEFAULT_FINGERPRINT
 
 
 @pytest.mark.parametrize("hashseed", ["0", "1", "4242"])
@@ -110,11 +108,14 @@ def test_fingerprint_differs_when_any_field_changes():
 
 
 def test_fingerprint_is_sha256_of_sorted_compact_json():
-    rep = R(shingle="char", k=7, hashfunc="sha1", seed=99, strip_punct=True)
     import json
-    expected = hashlib.sha256(json.dumps(rep.to_dict(), sort_keys=True, separators=(",", ":"))
-                              .encode()).hexdigest()[:12]
-    assert rep.fingerprint() == expected
+    for scheme, hashed in (("datasketch", "datasketch"), ("oph", "oph"), ("prefix", "fast")):
+        rep = R(shingle="char", k=7, hashfunc="sha1", seed=99, strip_punct=True, scheme=scheme)
+        d = rep.to_dict()
+        assert d["scheme"] == scheme  # written under its current name ...
+        d["scheme"] = hashed          # ... hashed under its first one
+        expected = hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
+        assert rep.fingerprint() == expected
 
 
 def test_shingling_fingerprint_ignores_signature_fields_only():
