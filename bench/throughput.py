@@ -210,6 +210,7 @@ def main(argv=None):
     ]
     per_doc = {m[0]: [] for m in methods}
     cpu = {m[0]: [] for m in methods}
+    cpu_doc = {m[0]: [] for m in methods}  # process CPU seconds per document
     stages = {(rep.scheme, th): [] for rep in (REP_OPH, REP_DS) for th in (1, 2)}
     py_norm = []
     load0 = os.getloadavg()
@@ -218,6 +219,7 @@ def main(argv=None):
             _, wall, c = timed(fn, docs[:n], *extra)
             per_doc[key].append(wall / n)
             cpu[key].append(c / wall)
+            cpu_doc[key].append(c / n)
         for rep in (REP_OPH, REP_DS):
             for th in (1, 2):
                 stages[rep.scheme, th].append(calib_stages(docs, rep, th))
@@ -248,11 +250,12 @@ def main(argv=None):
       f"MB/s counts the raw UTF-8 input text. Load average (1 min) {load0[0]:.2f} before, {load1[0]:.2f} after "
       f"the timed rounds: above ~1, other jobs compete for the 2 cores and 2-thread figures fall towards "
       f"1-thread ones (see CPU/wall).\n")
-    w("| method | docs timed | docs/s | MB/s | CPU/wall | vs datasketch xxh32 | vs datasketch sha1 | vs rensa |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    cmed = {k: statistics.median(v) for k, v in cpu_doc.items()}
+    w("| method | docs timed | docs/s | MB/s | CPU/wall | CPU us/doc | vs datasketch xxh32 | vs datasketch sha1 | vs rensa |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for key, label, n, _, _ in methods:
         w(f"| {label} | {n:,} | {rate[key]:,.0f} | {rate[key] * sub_mb[key]:.2f} | "
-          f"{statistics.median(cpu[key]):.2f} | {rate[key] / rate['ds_x']:.1f}x | "
+          f"{statistics.median(cpu[key]):.2f} | {cmed[key] * 1e6:,.0f} | {rate[key] / rate['ds_x']:.1f}x | "
           f"{rate[key] / rate['ds_s']:.1f}x | {rate[key] / rate['rensa']:.2f}x |")
     w("")
     w("The first row is not a signature method: it is the cost every Python-shingling baseline pays "
@@ -278,13 +281,19 @@ def main(argv=None):
         ("calib datasketch scheme, 2 threads >= 1.8x 1 thread", rate["c_ds2"] / rate["c_ds1"], 1.8),
         ("calib prefix scheme, 2 threads >= 1.8x 1 thread", rate["c_p2"] / rate["c_p1"], 1.8),
     ]
-    w("| target | measured ratio | needed | |")
-    w("|---|---:|---:|---|")
+    # one-thread targets again from CPU time per document: when other jobs hold the cores (CPU/wall well
+    # below 1) wall-clock rates measure the scheduler as much as the code; CPU time is the work done
+    by_cpu = {"calib oph, 1 thread >= 10x rensa RMinHash": cmed["rensa"] / cmed["c_o1"],
+              "calib datasketch scheme, 1 thread >= 10x datasketch (xxh32, update_batch)": cmed["ds_x"] / cmed["c_ds1"],
+              "calib datasketch scheme, 1 thread >= 10x datasketch (sha1, update_batch)": cmed["ds_s"] / cmed["c_ds1"]}
+    w("| target | measured ratio (wall) | from CPU time per doc | needed | |")
+    w("|---|---:|---:|---:|---|")
     missed = False
     for name, got, need in checks:
         ok = got >= need
         missed |= not ok
-        w(f"| {name} | {got:.2f}x | {need:.1f}x | {'met' if ok else '**missed**'} |")
+        cpu_ratio = f"{by_cpu[name]:.2f}x" if name in by_cpu else "-"
+        w(f"| {name} | {got:.2f}x | {cpu_ratio} | {need:.1f}x | {'met' if ok else '**missed**'} (wall) |")
     w("")
 
     for scheme in ("oph", "datasketch"):

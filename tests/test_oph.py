@@ -219,3 +219,23 @@ def test_s_curve_collisions_on_planted_pairs():
     p = s_curve(exact, b, r)
     z = (hits.sum(0) - n_seeds * p) / np.sqrt(n_seeds * p * (1 - p) + 1e-12)
     assert np.abs(z[(p > 0.01) & (p < 0.99)]).max() < 4.0, (exact, z)
+
+
+def test_sweep_keeps_one_oph_matrix_per_hash_count():
+    # oph is not prefix-stable: a sweep over two hash counts computes two
+    # matrices (the prefix scheme shares one), and every row is scored
+    import pandas as pd
+
+    from calib.samples import from_frames
+    from calib.sweep import Grid, sweep
+
+    texts = [t for t in random_corpus(12, 40) if t.strip()]
+    docs = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
+    pairs = pd.DataFrame({"id_a": ["d5", "d6"], "id_b": [f"d{5 + len(texts) // 2 - 2}", "d7"],
+                          "label": ["duplicate", "not_duplicate"]})
+    for scheme, matrices in (("oph", 2), ("prefix", 1)):
+        ws = Workspace(from_frames(docs, pairs))
+        res = sweep(ws, Grid(representations=(Representation(k=2, scheme=scheme),), num_perms=(32, 64),
+                             splits=((8, 4),), thresholds=(0.5,)))
+        assert len(res) == 2 and (res["status"] == "ok").all() and set(res["scheme"]) == {scheme}
+        assert ws.cache_info()["signature_matrices"] == matrices
