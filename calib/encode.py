@@ -78,9 +78,11 @@ def _wide_space(buf, p, e, wide):
 @njit(cache=True, parallel=True)
 def _normalize(buf, off, ascii_, tab, space, wide, collapse):
     """Map bytes through tab, collapse whitespace runs to one space (strip the
-    ends); in non-ASCII documents also the Unicode whitespace in ``wide``."""
+    ends); in non-ASCII documents also the Unicode whitespace in ``wide``.
+    In place: a document's output never outgrows what has been read of it
+    (o <= p), so ``buf`` is overwritten, then its segments packed."""
     n = len(off) - 1
-    out = np.empty_like(buf)
+    out = buf
     length = np.zeros(n, dtype=np.int64)
     for d in prange(n):
         s, e = off[d], off[d + 1]
@@ -159,7 +161,8 @@ def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
              for t, a in zip(texts, ascii_.tolist())]
     off = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=off[1:])
-    buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    buf = np.frombuffer(bytearray().join(parts), dtype=np.uint8)  # writable: normalized in place
+    del parts
     collapse = rep.collapse_ws or rep.shingle == "word"
     if not (rep.lowercase or rep.strip_punct or collapse):
         return buf, off
