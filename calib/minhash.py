@@ -103,14 +103,15 @@ def get_scheme(name: str) -> Scheme:
 # -- affine32 schemes (datasketch, prefix) ----------------------------------------
 
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) uint32 arrays of the affine32 permutations; a is odd."""
-    name = canonical_scheme(scheme)
-    if name == "datasketch":
+    """(a, b) uint32 arrays of the affine32 permutations; a is odd.
+
+    Self-contained (the datasketch target inserts its source verbatim)."""
+    if scheme == "datasketch":
         gen = np.random.RandomState(seed)
         a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
         b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
         return a, b
-    if name == "prefix":
+    if scheme in ("prefix", "fast"):  # 'fast': the prefix scheme's first name
         p = np.arange(num_perm, dtype=np.uint64)
         with np.errstate(over="ignore"):
             za = _splitmix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + 2 * p)
@@ -118,7 +119,7 @@ def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.
         a = (za & np.uint64(0xFFFFFFFF)).astype(np.uint32) | np.uint32(1)
         b = (zb & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         return a, b
-    raise ValueError(f"signature scheme {name!r} has no affine32 permutations")
+    raise ValueError(f"signature scheme {scheme!r} has no affine32 permutations")
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

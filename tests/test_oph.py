@@ -239,3 +239,16 @@ def test_sweep_keeps_one_oph_matrix_per_hash_count():
                              splits=((8, 4),), thresholds=(0.5,)))
         assert len(res) == 2 and (res["status"] == "ok").all() and set(res["scheme"]) == {scheme}
         assert ws.cache_info()["signature_matrices"] == matrices
+
+
+def test_every_target_says_it_cannot_reproduce_oph():
+    from calib.config import Config
+    from calib.targets import targets
+
+    for name, t in targets(Config(Representation(scheme="oph"))).items():
+        fields = {u["field"] for u in t.unsupported}
+        # each target lists the scheme, or the whole representation (Milvus computes its own signatures)
+        assert fields & {"/representation/scheme", "/representation", "/representation/hashfunc"}, name
+    assert "/representation/scheme" in {u["field"] for u in targets(Config(Representation(scheme="oph")))[
+        "datasketch"].unsupported}
+    assert "/representation/scheme" not in {u["field"] for u in targets(Config())["datasketch"].unsupported}

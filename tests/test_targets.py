@@ -105,7 +105,7 @@ def _exec(t):
            threshold=0.6),
     Config(Representation(scheme="datasketch", hashfunc="sha1", k=3, strip_punct=True, num_perm=64), b=16, r=4,
            verify="none"),
-], ids=["fast-xxhash-word5-exact", "datasketch-mmh3-char5-estimated", "datasketch-sha1-word3-none"])
+], ids=["prefix-xxhash-word5-exact", "datasketch-mmh3-char5-estimated", "datasketch-sha1-word3-none"])
 def test_datasketch_snippet_reproduces_the_engine(sub, cfg):
     t = T.targets(cfg)["datasketch"]
     ns = _exec(t)
@@ -226,7 +226,7 @@ def test_milvus_snippet_builds_its_objects_and_keeps_as_the_engine(sub, milvus_m
     # the signature bytes are calib's signature
     texts = [sub.texts[k] for k in range(300)]
     ids = [str(sub.ids[k]) for k in range(300)]
-    sig = signatures(shingle_hashes(texts, cfg.rep), 128, 1, "fast")
+    sig = signatures(shingle_hashes(texts, cfg.rep), 128, 1, "prefix")
     assert np.frombuffer(mod.signature_bytes(texts[7]), dtype="<u4").tolist() == sig[7].tolist()
     # search-before-insert keeps what the engine's star/first with estimated verification keeps
     removed = mod.dedup(LoopbackMinhashLSH(16), "dedup", zip(ids, texts))

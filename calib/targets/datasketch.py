@@ -2,7 +2,8 @@
 
 ``datasketch.MinHash(num_perm, seed, hashfunc, scheme="affine32")`` (datasketch
 2.x) is the signature calib's ``datasketch`` scheme computes bit for bit; the
-``fast`` scheme passes calib's own permutations (``permutations=(a, b)``).
+``prefix`` scheme passes calib's own permutations (``permutations=(a, b)``);
+the ``oph`` scheme has no datasketch counterpart (listed as unsupported).
 ``MinHashLSH(num_perm, params=(b, r))`` bands the first b*r values as
 ``calib.lsh`` does. Normalization and shingling are calib's own source
 (:func:`calib.targets._source.shingling_source`). datasketch does no
@@ -34,10 +35,10 @@ def _verification_note(config) -> str:
 def _snippet(config) -> str:
     from ..manifest import NOTICE
     rep = config.rep
-    if rep.scheme == "fast":
+    if rep.scheme == "prefix":
         perms = "\n\n".join(inspect.getsource(f).rstrip() for f in (minhash.permutations, minhash._splitmix64))
         perms = (f"\n\n# --- calib's permutations: the source of calib.minhash, inserted verbatim ---\n{perms}\n\n\n"
-                 "PERMUTATIONS = tuple(np.asarray(x, dtype=np.uint64) for x in permutations(NUM_PERM, SEED, \"fast\"))\n")
+                 "PERMUTATIONS = tuple(np.asarray(x, dtype=np.uint64) for x in permutations(NUM_PERM, SEED, \"prefix\"))\n")
         mh_kwargs = "num_perm=NUM_PERM, seed=SEED, hashfunc=shingle_hash, permutations=PERMUTATIONS, scheme=\"affine32\""
     else:
         perms = ""
@@ -153,6 +154,11 @@ def target(config) -> Target:
                             "reason": "the snippet clusters with connected components and keeps the first document "
                                       "of each; `calib apply --config config.json` runs the calibrated clustering "
                                       "rule"})
+    if rep.scheme == "oph":
+        unsupported.append({"field": "/representation/scheme", "value": rep.scheme,
+                            "reason": "datasketch.MinHash has no one-permutation scheme: the snippet uses its "
+                                      "k-permutation MinHash(num_perm, seed) (same S-curve in expectation, "
+                                      "different signatures, O(n k) per document)"})
     engine = config
     if (config.policy, config.representative, config.max_component) != ("connected", "first", None):
         engine = replace(config, policy="connected", representative="first", max_component=None)
@@ -160,8 +166,8 @@ def target(config) -> Target:
         "minhash": {"class": "datasketch.MinHash", "num_perm": rep.num_perm, "seed": rep.seed,
                     "hashfunc": "shingle_hash (calib's: " + rep.hashfunc + " of the shingle's UTF-8 bytes)",
                     "scheme": "affine32",
-                    "permutations": None if rep.scheme == "datasketch" else
-                    "calib 'fast' scheme: (a, b) = splitmix64(seed, p) (calib.minhash.permutations, inserted "
+                    "permutations": None if rep.scheme != "prefix" else
+                    "calib 'prefix' scheme: (a, b) = splitmix64(seed, p) (calib.minhash.permutations, inserted "
                     "into the snippet) passed as permutations=(a, b)"},
         "lsh": {"class": "datasketch.MinHashLSH", "num_perm": rep.num_perm, "params": [config.b, config.r]},
         "shingling": {"lowercase": rep.lowercase, "nfkc": rep.nfkc, "strip_punct": rep.strip_punct,
