@@ -290,8 +290,10 @@ def candidate_pairs(sig: np.ndarray, b: int, r: int, *, active: np.ndarray | Non
 
 
 @njit(cache=True, parallel=True)
-def _collides(sig, i, j, b, r):
-    out = np.zeros(len(i), dtype=np.bool_)
+def _band_hits(sig, i, j, b, r, all_bands):
+    """Per pair: colliding bands counted (all_bands) or up to the first one."""
+    count = np.zeros(len(i), dtype=np.int32)
+    first = np.full(len(i), -1, dtype=np.int32)
     for t in prange(len(i)):
         x, y = i[t], j[t]
         for band in range(b):
@@ -301,9 +303,21 @@ def _collides(sig, i, j, b, r):
                     same = False
                     break
             if same:
-                out[t] = True
-                break
-    return out
+                if count[t] == 0:
+                    first[t] = band
+                count[t] += 1
+                if not all_bands:
+                    break
+    return count, first
+
+
+def band_hits(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair: in how many of the b bands documents i and j collide (int32),
+    and the first band they collide in (-1 if none). ``count > 0`` is
+    :func:`collides`; the counts feed the band jackknife (:mod:`calib.jackknife`)."""
+    check_split(b, r, sig.shape[1])
+    i, j = pair_arrays(i, j, sig.shape[0])
+    return _band_hits(sig, i, j, b, r, True)
 
 
 def collides(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> np.ndarray:
@@ -314,4 +328,4 @@ def collides(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> n
     """
     check_split(b, r, sig.shape[1])
     i, j = pair_arrays(i, j, sig.shape[0])
-    return _collides(sig, i, j, b, r)
+    return _band_hits(sig, i, j, b, r, False)[0] > 0

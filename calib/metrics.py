@@ -11,7 +11,12 @@ representative per cluster:
   unlabeled removal = its pair with the representative carries no label
   missed removal    = in a true duplicate cluster of size m, every kept
                       member beyond one; rate over sum(m - 1)
-Intervals are Wilson score intervals (:mod:`calib.stats`).
+Intervals: Wilson score intervals (:mod:`calib.stats`) where the trials are
+independent (no document or group in two trials); a cluster bootstrap
+(:mod:`calib.bootstrap`) where they share one; for band-collision rates
+widened by the hash variance from the band jackknife (:mod:`calib.jackknife`,
+method suffix ``+hash``). ``<rate>_interval`` names the method used. Expected rates (no hash seed): mean over the pairs of the
+S-curve at each pair's exact Jaccard, ``P(J) = 1 - (1 - J^r)^b``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap, Counts
 from .clusters import Clustering
+from .jackknife import widen
 from .lsh import s_curve
 from .stats import rate, wilson
 from .truth import Truth
@@ -29,6 +36,43 @@ def binomial(name: str, k: int, n: int, alpha: float = 0.05) -> dict:
     """{name: k/n, name_low, name_high} with a Wilson interval (NaN when n = 0)."""
     lo, hi = wilson(k, n, alpha)
     return {name: float(rate(k, n)), f"{name}_low": float(lo), f"{name}_high": float(hi)}
+
+
+def counted_rate(name: str, counts: Counts, boot: ClusterBootstrap | None, *, macro: bool = False,
+                 hash_sd: float | None = None) -> dict:
+    """{name, name_low, name_high, name_interval[, name_macro]} of one rate.
+
+    Sampling part: the cluster-bootstrap interval when its trials share a
+    unit (and a bootstrap is given), else Wilson. ``hash_sd`` (the band
+    jackknife's hash standard deviation, :mod:`calib.jackknife`): the interval
+    is widened to cover the rate another hash seed gives. ``macro``: also the
+    per-unit (group) mean of the rate, each group weighted once."""
+    k, n = counts.k_total, counts.n_total
+    if boot is not None and counts.dependent:
+        lo, hi = boot.interval(counts)
+        method = BOOTSTRAP
+    else:
+        lo, hi = (float(x) for x in wilson(k, n))
+        method = WILSON
+    est = float(rate(k, n))
+    if hash_sd is not None and not np.isnan(hash_sd):
+        lo, hi = widen(est, lo, hi, hash_sd)
+        method += "+hash"
+    out = {name: est, f"{name}_low": lo, f"{name}_high": hi, f"{name}_interval": method}
+    if macro:
+        out[f"{name}_macro"] = counts.macro()
+    return out
+
+
+def expected_rate(sim: np.ndarray, b: int, r: int, mask: np.ndarray | None = None) -> float:
+    """Mean over pairs of P(candidate | J) = 1 - (1 - J^r)^b at their exact J
+    (times ``mask``, e.g. J >= threshold for exact verification): the rate the
+    S-curve predicts, averaged over hash seeds, with no seed at all."""
+    sim = np.asarray(sim, dtype=np.float64)
+    if not len(sim):
+        return float("nan")
+    p = s_curve(sim, b, r)
+    return float(np.mean(p if mask is None else p * mask))
 
 
 def candidate_metrics(pos_candidate: np.ndarray, n_candidates: float, n_docs: int) -> dict:

@@ -33,13 +33,15 @@ import numpy as np
 import pandas as pd
 
 from . import _api, lsh
+from .bootstrap import ClusterBootstrap, cluster_units
 from .clusters import Clustering, cluster_pairs
 from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
 from .copies import Copies, find_copies, spread
 from .fields import axis
 from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
-from .metrics import (candidate_metrics, collision_rates, document_outcomes, pair_metrics,
-                      removal_metrics)
+from .jackknife import hash_sd
+from .metrics import (candidate_metrics, collision_rates, counted_rate, document_outcomes, expected_rate,
+                      pair_metrics, removal_metrics)
 from .minhash import estimate_jaccard, get_scheme, signatures
 from .pairs import first_of_each
 from .represent import Representation
@@ -48,6 +50,8 @@ from .shingles import ShingleSets, shingle_hashes
 from .truth import Truth, truth_from_sample
 
 ProgressFn = Callable[[float, str], None]
+BOOTSTRAP_REPLICATES = 1000
+NEGATIVE_PAIRS = 20_000
 
 
 def _no_progress(fraction: float, message: str) -> None:
@@ -72,6 +76,11 @@ class Workspace:
         self._pos: dict[str, np.ndarray] = {}
         self._est: dict[tuple, np.ndarray] = {}
         self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
+        # Rates over pairs that share documents get cluster-bootstrap intervals (true clusters = units).
+        self.boot = ClusterBootstrap(cluster_units(self.true_clusters), replicates=BOOTSTRAP_REPLICATES, seed=0)
+        self._neg: tuple[np.ndarray, np.ndarray] | None = None
+        self._trials: dict[str, object] = {}
+        self._neg_j: dict[str, np.ndarray] = {}
 
     def cache_info(self) -> dict:
         """How many results of each expensive step this workspace holds."""
@@ -161,6 +170,42 @@ class Workspace:
         if key not in self._est:
             self._est[key] = estimate_jaccard(self.signatures(rep), i, j)
         return self._est[key]
+
+    def negative_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Labeled non-duplicate pairs (i < j) for false-candidate rates: the
+        explicit ones, plus, with groups (every cross-group pair is labeled),
+        all cross-group pairs when there are at most NEGATIVE_PAIRS pairs in
+        all, else a seeded uniform sample of about that many."""
+        if self._neg is None:
+            t, n = self.truth, self.sample.n
+            codes = [t.codes[t.labels == 0]]
+            if t.groups is not None:
+                if n * (n - 1) // 2 <= NEGATIVE_PAIRS:
+                    a, c = np.triu_indices(n, 1)
+                else:
+                    rng = np.random.default_rng(0)
+                    a, c = rng.integers(0, n, NEGATIVE_PAIRS), rng.integers(0, n, NEGATIVE_PAIRS)
+                a, c = np.minimum(a, c).astype(np.int64), np.maximum(a, c).astype(np.int64)
+                keep = (a != c)
+                keep[keep] = t.label(a[keep], c[keep]) == 0
+                codes.append(a[keep] * n + c[keep])
+            allc = np.unique(np.concatenate(codes))
+            self._neg = (allc // n, allc % n)
+        return self._neg
+
+    def trials(self, which: str):
+        """The bootstrap's view of the 'positive' (duplicate) or 'negative' pairs."""
+        if which not in self._trials:
+            i, j = (self.truth.pos_i, self.truth.pos_j) if which == "positive" else self.negative_pairs()
+            self._trials[which] = self.boot.pairs(i, j)
+        return self._trials[which]
+
+    def negative_jaccard(self, rep: Representation) -> np.ndarray:
+        key = rep.shingling_fingerprint()
+        if key not in self._neg_j:
+            ni, nj = self.negative_pairs()
+            self._neg_j[key] = pairs_jaccard(self.sets(rep), ni, nj)
+        return self._neg_j[key]
 
     def candidates(self, rep: Representation, b: int, r: int, max_pairs: int | None):
         """Candidate pairs, or the TooManyCandidates that stopped them."""
@@ -347,9 +392,22 @@ class _SplitState:
         sig = ws.signatures(rep)
         self.sig = sig
         t = ws.truth
-        self.pos_candidate = lsh.collides(sig, t.pos_i, t.pos_j, b, r) if t.n_positive else np.zeros(0, bool)
+        self.pos_hits = lsh.band_hits(sig, t.pos_i, t.pos_j, b, r)
+        self.pos_candidate = self.pos_hits[0] > 0
         self.pos_exact = ws.positive_jaccard(rep)
         self.pos_est = ws.estimates(rep, "positive", t.pos_i, t.pos_j)
+        ni, nj = ws.negative_pairs()
+        neg_hits = lsh.band_hits(sig, ni, nj, b, r)
+        neg_exact = ws.negative_jaccard(rep)
+        boot = ws.boot
+        self.candidate_rates = {
+            **counted_rate("candidate_recall", ws.trials("positive").counts(self.pos_candidate), boot, macro=True,
+                           hash_sd=self.pos_hash_sd(None)),
+            "expected_candidate_recall": expected_rate(self.pos_exact, b, r),
+            "negative_pairs": int(len(ni)),
+            **counted_rate("false_candidate_rate", ws.trials("negative").counts(neg_hits[0] > 0), boot,
+                           hash_sd=hash_sd(*neg_hits, b, r, neg_exact)),
+            "expected_false_candidate_rate": expected_rate(neg_exact, b, r)}
         cands = ws.candidates(rep, b, r, max_pairs)
         self.exploded = isinstance(cands, lsh.TooManyCandidates)
         self.cands = None if self.exploded else cands
@@ -396,6 +454,10 @@ class _SplitState:
         i, j = ci[m], cj[m]
         return i, j, pairs_jaccard(self.ws.sets(self.rep), i, j), est[m]
 
+    def pos_hash_sd(self, mask: np.ndarray | None) -> float:
+        """Hash standard deviation of a rate over the duplicate pairs (band jackknife)."""
+        return hash_sd(*self.pos_hits, self.b, self.r, self.pos_exact, mask)
+
     def positive_verified(self, cfg: Config) -> np.ndarray:
         return self.pos_candidate & cfg.passes(cfg.similarity(self.pos_exact, self.pos_est))
 
@@ -408,6 +470,7 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     row["status"] = ("too_many_pairs" if cfg.verify is Verify.EXACT and not covered else
                      "too_many_candidates" if st.exploded else "ok")
     row.update(candidate_metrics(st.pos_candidate, float("nan") if st.exploded else st.candidate_upper, ws.sample.n))
+    row.update(st.candidate_rates)
     row["candidates_upper_bound"] = st.candidate_upper
     ri, rj, rs, hit = st.ref_all
     sim_mask = rs >= (cfg.threshold if cfg.threshold is not None else 0.0)  # "similar": J >= t (any J for rule none)
@@ -417,11 +480,23 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     verified = clustering = outcomes = None
     if ver is None:
         for name in ("pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate"):
-            row.update({name: np.nan, f"{name}_low": np.nan, f"{name}_high": np.nan})
+            row.update({name: np.nan, f"{name}_low": np.nan, f"{name}_high": np.nan, f"{name}_interval": ""})
+        row.update({"pair_recall_macro": np.nan, "expected_pair_recall": np.nan})
     else:
         vi, vj, vs, ve = ver
         labels = ws.truth.label(vi, vj)
-        row.update(pair_metrics(st.positive_verified(cfg), labels))
+        pos_verified = st.positive_verified(cfg)
+        row.update(pair_metrics(pos_verified, labels))
+        boot = ws.boot
+        # Hash-free verification (exact J >= t, or none) leaves the bands the only hash luck in pair recall;
+        # its expected value needs no seed then either.
+        hash_free = cfg.verify is not Verify.ESTIMATED
+        row.update(counted_rate("pair_recall", ws.trials("positive").counts(pos_verified), boot, macro=True,
+                                hash_sd=st.pos_hash_sd(cfg.passes(st.pos_exact)) if hash_free else None))
+        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, cfg.passes(st.pos_exact))
+                                       if hash_free else float("nan"))
+        lab = labels >= 0
+        row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot))
         sim = cfg.similarity(vs, ve)
         lengths = ws.sets(cfg.rep).sizes() if cfg.representative == "longest" else None
         clustering = cluster_pairs(ws.sample.n, vi, vj, sim, policy=cfg.policy,
@@ -429,11 +504,24 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
                                    max_component=cfg.max_component)
         outcomes = document_outcomes(ws.truth, clustering, ws.true_clusters)
         row.update(removal_metrics(outcomes, ws.true_clusters))
+        labeled_removal = np.flatnonzero((outcomes["false_removal"] | outcomes["true_removal"]).to_numpy())
+        row.update(counted_rate("false_removal_rate", boot.doc_counts(
+            labeled_removal, outcomes["false_removal"].to_numpy()[labeled_removal]), boot))
+        # missed removals: trials are the m-1 "extra" members of each true cluster, counted per cluster
+        row.update(_missed_rate(ws, outcomes))
         row["giant_components"] = int(len(np.unique(clustering.component[clustering.flagged_giant])))
         verified = Verified(vi, vj, vs, ve, labels)
     if not detail:
         return row
     return row, verified, clustering, outcomes
+
+
+def _missed_rate(ws: Workspace, outcomes: pd.DataFrame) -> dict:
+    """Missed-removal rate with its trials counted per true cluster (m - 1 each)."""
+    boot = ws.boot
+    size = np.bincount(boot.units, minlength=boot.n_units)
+    missed = np.bincount(boot.units, weights=outcomes["missed"].to_numpy(np.float64), minlength=boot.n_units)
+    return counted_rate("missed_removal_rate", boot.unit_counts(missed, np.maximum(size - 1, 0)), boot)
 
 
 def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: ProgressFn | None = None) -> pd.DataFrame:
