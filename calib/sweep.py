@@ -46,6 +46,7 @@ from .minhash import estimate_jaccard, get_scheme, signatures
 from .pairs import first_of_each
 from .represent import Representation
 from .samples import Sample
+from .seeds import across_seeds  # noqa: F401  (re-exported: calib.sweep.across_seeds)
 from .shingles import ShingleSets, shingle_hashes
 from .truth import Truth, truth_from_sample
 

@@ -70,6 +70,19 @@ class Truth:
         return csgraph.connected_components(g, directed=False)[1].astype(np.int64)
 
 
+def largest_cluster_share(truth: Truth) -> tuple[float, int, int]:
+    """(share of the duplicate pairs inside the largest true cluster by pairs,
+    that cluster's documents, its pairs); (0.0, 0, 0) without duplicates. A
+    cluster of m near-identical documents holds m(m-1)/2 pairs, so one large
+    group can dominate every pair-weighted rate."""
+    if not truth.n_positive:
+        return 0.0, 0, 0
+    comp = truth.clusters()
+    pairs = np.bincount(comp[truth.pos_i], minlength=comp.max() + 1)
+    top = int(pairs.argmax())
+    return float(pairs[top] / truth.n_positive), int((comp == top).sum()), int(pairs[top])
+
+
 def truth_from_sample(sample: Sample) -> Truth:
     n = sample.n
     p = sample.pairs

@@ -7,6 +7,7 @@ from appui import charts, loading, state
 from appui.errors import guard, message
 from appui.paths import ENV_VAR, allowed_roots
 from calib.samples import summary
+from calib.truth import largest_cluster_share, truth_from_sample
 
 
 def choose_source() -> None:
@@ -63,6 +64,11 @@ def show_sample() -> None:
         g = info["groups"]
         st.caption(f"Groups: {g['groups']:,} named groups, {g['in_groups_of_2_or_more']:,} documents in groups "
                    f"of 2 or more (largest {g['largest']}), {g['without_group']:,} documents without a group.")
+    share, docs, pairs = largest_cluster_share(truth_from_sample(s))
+    if share > 0.5:
+        st.warning(f"One duplicate group ({docs:,} documents) holds {share:.0%} of the duplicate pairs "
+                   f"({pairs:,}): pair-weighted recall mostly measures that one group. Compare the per-group "
+                   "(macro) recall on the Sweep page; its intervals resample whole groups.")
     if not info["pairs"] and "groups" not in info:
         st.warning("This sample has no labels (no pairs, no groups): recall and false removals cannot be measured.")
 

@@ -4,6 +4,7 @@ coverage of intervals against other hash seeds (issue 10)."""
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from _families import family_sample
@@ -13,9 +14,11 @@ from calib.jackknife import hash_sd, widen
 from calib.metrics import counted_rate, expected_rate
 from calib.minhash import signatures
 from calib.represent import Representation
-from calib.samples import load_sample
+from calib.samples import from_frames, load_sample
+from calib.seeds import across_seeds
 from calib.stats import wilson
-from calib.sweep import Grid, Workspace, sweep
+from calib.sweep import Grid, Workspace, recommend, sweep
+from calib.truth import largest_cluster_share, truth_from_sample
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -230,3 +233,46 @@ def test_intervals_survive_another_seed_and_wilson_does_not(family_sweeps):
         if metric != "false_candidate_rate":  # random cross-group pairs: nearly independent, Wilson is fine there
             assert old <= 0.80, (metric, old)
     assert (frames[0]["candidate_recall_interval"] == "cluster-bootstrap+hash").all()
+
+
+# -- across seeds, group shares ----------------------------------------------------
+
+def test_across_seeds_aggregates_each_configuration():
+    s = load_sample(ROOT / "data" / "sample")
+    ws = Workspace(s)
+    per_seed = {seed: sweep(ws, Grid(representations=(Representation(seed=seed),), num_perms=(64,),
+                                     splits=((16, 4), (8, 8)), thresholds=(0.7, 0.8), verify=("exact", "none")))
+                for seed in (3, 1, 2)}
+    results = pd.concat(per_seed.values(), ignore_index=True)
+    agg = across_seeds(results)
+    # 2 splits x (2 exact thresholds + 1 none) configurations, each over 3 seeds
+    assert len(agg) == 6 and (agg["seeds"] == 3).all() and (agg["seed_list"] == "1,2,3").all()
+    assert (agg["seed"] == 1).all() and agg["config_fingerprint"].isin(per_seed[1]["config_fingerprint"]).all()
+    for _, row in agg.iterrows():
+        vals, lows, highs = [], [], []
+        for frame in per_seed.values():
+            m = (frame["b"] == row["b"]) & (frame["verify"] == row["verify"]) & \
+                ((frame["threshold"] == row["threshold"]) | (frame["threshold"].isna() & pd.isna(row["threshold"])))
+            assert m.sum() == 1
+            hit = frame[m].iloc[0]
+            vals.append(hit["pair_recall"])
+            lows.append(hit["pair_recall_low"])
+            highs.append(hit["pair_recall_high"])
+        assert row["pair_recall"] == pytest.approx(np.mean(vals))
+        assert (row["pair_recall_min"], row["pair_recall_max"]) == (min(vals), max(vals))
+        assert (row["pair_recall_low"], row["pair_recall_high"]) == (min(lows), max(highs))
+        assert row["pair_recall_interval"].startswith("envelope of per-seed ")
+    # the expected (seed-free) rate is the same for every seed
+    assert results.groupby(["b", "r"])["expected_candidate_recall"].nunique().max() == 1
+    best = recommend(agg, max_false_removal_rate=0.05)
+    ok = agg[(agg["status"] == "ok") & (agg["false_removal_rate"].fillna(0) <= 0.05)]
+    assert best is not None and best["pair_recall"] == ok["pair_recall"].max()
+
+
+def test_largest_cluster_share_counts_pairs_not_documents():
+    docs = pd.DataFrame({"id": [f"d{k}" for k in range(9)], "text": [f"text number {k}" for k in range(9)],
+                         "group": ["a"] * 5 + ["b", "b", "c", "d"]})
+    share, size, pairs = largest_cluster_share(truth_from_sample(from_frames(docs)))
+    assert (size, pairs) == (5, 10) and share == pytest.approx(10 / 11)
+    assert largest_cluster_share(truth_from_sample(from_frames(docs.assign(group=[str(k) for k in range(9)])))) \
+        == (0.0, 0, 0)
