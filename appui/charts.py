@@ -105,7 +105,13 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                alt.Tooltip("representation:N", title="Representation"),
                alt.Tooltip("candidates:Q", title="Candidate pairs", format=","),
                alt.Tooltip("candidate_recall:Q", title="Candidate recall", format=".1%"),
+               alt.Tooltip("expected_candidate_recall:Q", title="Expected candidate recall (no seed)", format=".1%"),
                alt.Tooltip("pair_recall:Q", title="Pair recall", format=".1%"),
+               alt.Tooltip("expected_pair_recall:Q", title="Expected pair recall (no seed)", format=".1%"),
+               alt.Tooltip("pair_recall_macro:Q", title="Pair recall per group (macro)", format=".1%"),
+               alt.Tooltip(f"{objective}_low:Q", title="95% interval low", format=".1%"),
+               alt.Tooltip(f"{objective}_high:Q", title="95% interval high", format=".1%"),
+               alt.Tooltip(f"{objective}_interval:N", title="Interval"),
                alt.Tooltip("false_removal_rate:Q", title="False-removal rate", format=".2%"),
                alt.Tooltip("removed:Q", title="Documents removed", format=","),
                alt.Tooltip("config_fingerprint:N", title="Fingerprint")]
@@ -121,6 +127,8 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                         legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
                                           symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
         tooltip=tooltip)
+    expected = alt.Chart(df).mark_tick(color="#333", thickness=2, size=12, opacity=0.8).encode(
+        x=x, y=alt.Y(f"expected_{objective}:Q"), tooltip=tooltip)
     front = pareto_front(df, "false_removal_rate", objective)
     line = alt.Chart(front).mark_line(interpolate="step-after", color="#555", strokeDash=[4, 3]).encode(
         x=x, y=y)
@@ -129,7 +137,10 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     right_half = budget > (x_domain[0] + x_domain[1]) / 2  # label on the side with room for it
     budget_text = rule.mark_text(align="right" if right_half else "left", dx=-4 if right_half else 4, dy=2,
                                  color="#d62728", baseline="top").encode(x="budget:Q", y=alt.value(4), text="label:N")
-    layers = [points, line, budget_rule, budget_text]
+    layers = [points, expected, line, budget_rule, budget_text]
+    if f"{objective}_min" in df:  # results across seeds: the range the seeds showed
+        layers.insert(0, alt.Chart(df).mark_rule(color="#888", size=1.5).encode(
+            x=x, y=alt.Y(f"{objective}_min:Q"), y2=f"{objective}_max:Q", tooltip=tooltip))
     marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
     if recommended_fp is not None and recommended_fp == current_fp:
         marks = [(recommended_fp, "recommended = current", "black", "diamond")]
@@ -145,7 +156,8 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                           .encode(x=x, y=y, text="mark:N"))
     return alt.layer(*layers).properties(
         title=f"{y_title.split(' (')[0]} vs false-removal rate (shape = representation, colour = threshold, "
-              "size = candidate pairs)",
+              f"size = candidate pairs; dark tick: expected from exact J"
+              f"{'; grey bar: range over seeds' if f'{objective}_min' in df else ''})",
         height=460).interactive()
 
 
@@ -168,10 +180,14 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
                alt.Tooltip("rate:Q", title="Measured rate", format=".1%"),
                alt.Tooltip("rate_low:Q", title="95% CI low", format=".1%"),
                alt.Tooltip("rate_high:Q", title="95% CI high", format=".1%"),
-               alt.Tooltip("theory:Q", title="Theory", format=".1%")]
+               alt.Tooltip("rate_interval:N", title="Interval"),
+               alt.Tooltip("expected:Q", title="Expected (mean P(J) of the bin's pairs)", format=".1%"),
+               alt.Tooltip("theory:Q", title="Theory at the bin's mean J", format=".1%")]
         base = alt.Chart(e)
         layers.append(base.mark_rule(color="#f58518", size=1.5).encode(
             x="s:Q", y="rate_low:Q", y2="rate_high:Q", tooltip=tip))
+        layers.append(base.mark_tick(color="#4c78a8", thickness=2, size=14).encode(x="s:Q", y="expected:Q",
+                                                                                 tooltip=tip))
         layers.append(base.mark_circle(color="#f58518", size=70, opacity=1).encode(x="s:Q", y="p:Q", tooltip=tip))
     s50 = lsh.s_at_probability(b, r, 0.5)
     # threshold label left of its line, 50%-point label right of its line, on different rows
@@ -196,7 +212,7 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
                                     fontWeight="bold").encode(x="x:Q", y=alt.value(row["y"]), text="what:N"))
     title = f"S-curve for b={b} bands x r={r} rows"
     if empirical is not None:
-        title += " (orange: measured collision rate per exact-J bin, 95% interval)"
+        title += " (orange: measured rate per exact-J bin, 95% interval; blue tick: expected)"
     return alt.layer(*layers).properties(title=title, height=400)
 
 

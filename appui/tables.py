@@ -14,12 +14,16 @@ from calib.config import table_columns
 MARK = "mark"
 # The columns a decision reads, first: what is found (recall), how much of it is right
 # (precision), what it costs (false removals), and how much work LSH leaves (candidates).
-DECISION = ["pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95", "false_removal_rate",
-            "false_removal_rate_95", "candidates"]
+DECISION = ["pair_recall", "pair_recall_95", "pair_recall_interval", "expected_pair_recall", "pair_recall_macro",
+            "pair_precision", "pair_precision_95", "false_removal_rate", "false_removal_rate_95", "candidates"]
 # The configuration's columns come from the Config fields (calib.config.table_columns).
 CONFIG = table_columns()
 DETAIL = ["removed", "false_removals", "unlabeled_removals", "chained_removals", "missed_removal_rate",
-          "candidate_recall", "reduction", "status", "config_fingerprint"]
+          "candidate_recall", "expected_candidate_recall", "candidate_recall_macro", "reduction", "status",
+          "config_fingerprint"]
+# Results across seeds (calib.sweep.across_seeds) add each rate's range over the seeds.
+SEEDS = ["seeds", "pair_recall_min", "pair_recall_max", "false_removal_rate_min", "false_removal_rate_max",
+         "candidate_recall_min", "candidate_recall_max"]
 # Without labels only the work and the removals can be shown.
 UNLABELED = ["candidates", "removed", "reduction"]
 
@@ -32,9 +36,17 @@ LABELS = {
     "unlabeled_removals": "unlabeled removals", "chained_removals": "chained removals",
     "missed_removal_rate": "missed-removal rate", "candidate_recall": "candidate recall", "reduction": "reduction",
     "s50": "s50 (50% point)", "status": "status", "config_fingerprint": "fingerprint",
+    "pair_recall_interval": "recall CI method", "expected_pair_recall": "expected pair recall (no seed)",
+    "pair_recall_macro": "pair recall per group", "expected_candidate_recall": "expected candidate recall",
+    "candidate_recall_macro": "candidate recall per group", "seeds": "seeds",
+    "pair_recall_min": "pair recall, lowest seed", "pair_recall_max": "pair recall, highest seed",
+    "false_removal_rate_min": "false-removal, lowest seed", "false_removal_rate_max": "false-removal, highest seed",
+    "candidate_recall_min": "candidate recall, lowest seed", "candidate_recall_max": "candidate recall, highest seed",
 }
 PERCENT = {"pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate", "candidate_recall",
-           "reduction"}
+           "reduction", "expected_pair_recall", "pair_recall_macro", "expected_candidate_recall",
+           "candidate_recall_macro", "pair_recall_min", "pair_recall_max", "false_removal_rate_min",
+           "false_removal_rate_max", "candidate_recall_min", "candidate_recall_max"}
 
 
 def interval(low: pd.Series, high: pd.Series) -> pd.Series:
@@ -67,5 +79,6 @@ def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: s
     for name in ("pair_recall", "pair_precision", "false_removal_rate"):
         view[f"{name}_95"] = interval(view[f"{name}_low"], view[f"{name}_high"])
     cols = [MARK] + (DECISION + CONFIG + DETAIL if labeled else CONFIG + UNLABELED + ["status", "config_fingerprint"])
+    cols = [c for c in cols if c in view] + [c for c in SEEDS if c in view]
     return view[cols], columns(cols, LABELS, percent=PERCENT,
                                formats={"s50": "%.3f", "threshold": "%.2f", "candidates": "localized"})

@@ -205,8 +205,10 @@ class PairTrials:
     """Pair trials (i, j) mapped to units: inside one unit, or across two."""
 
     def __init__(self, boot: ClusterBootstrap, i: np.ndarray, j: np.ndarray):
-        c = boot.n_units
-        u, v = boot.units[i], boot.units[j]
+        self._build(boot.n_units, boot.units[i], boot.units[j])
+
+    def _build(self, c: int, u: np.ndarray, v: np.ndarray) -> None:
+        self.u_all, self.v_all = u, v
         self.c, self.same = c, u == v
         self.u_in = u[self.same]
         x = ~self.same
@@ -220,6 +222,12 @@ class PairTrials:
 
     def __len__(self) -> int:
         return len(self.same)
+
+    def subset(self, mask: np.ndarray) -> "PairTrials":
+        """The trials where ``mask`` is true (same units)."""
+        out = object.__new__(PairTrials)
+        out._build(self.c, self.u_all[mask], self.v_all[mask])
+        return out
 
     def counts(self, success) -> Counts:
         s = np.asarray(success, dtype=np.float64)

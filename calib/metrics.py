@@ -26,7 +26,7 @@ import pandas as pd
 
 from .bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap, Counts
 from .clusters import Clustering
-from .jackknife import widen
+from .jackknife import hash_sd, widen
 from .lsh import s_curve
 from .stats import rate, wilson
 from .truth import Truth
@@ -137,22 +137,42 @@ def removal_metrics(outcomes: pd.DataFrame, true_clusters: np.ndarray) -> dict:
     return out
 
 
-def collision_rates(sim: np.ndarray, collide: np.ndarray, b: int, r: int, bins: int = 20) -> pd.DataFrame:
+def collision_rates(sim: np.ndarray, collide: np.ndarray, b: int, r: int, bins: int = 20, *,
+                    boot: ClusterBootstrap | None = None, i: np.ndarray | None = None, j: np.ndarray | None = None,
+                    first: np.ndarray | None = None) -> pd.DataFrame:
     """Empirical candidate rate per exact-Jaccard bin, next to the S-curve.
 
     One row per bin of [0, 1] with pairs in it: n pairs, k candidates, the
-    rate with its Wilson interval, and P(s) at the mean similarity of the bin.
+    rate with its interval, ``expected`` = the mean of P(J) over the bin's
+    pairs (what the rate is on average over hash seeds), and ``theory`` = P(s)
+    at the bin's mean similarity. ``collide``: bool per pair, or the band
+    counts of :func:`calib.lsh.band_hits`. With ``boot`` and the pairs (i, j)
+    the interval is a cluster bootstrap where the bin's pairs share
+    documents; with ``first`` (and counts) it is widened by the band
+    jackknife's hash spread (:func:`counted_rate`); else Wilson.
     """
     edges = np.linspace(0.0, 1.0, bins + 1)
     idx = np.clip(np.searchsorted(edges, sim, side="right") - 1, 0, bins - 1)
+    hit = np.asarray(collide) > 0
     n = np.bincount(idx, minlength=bins)
-    k = np.bincount(idx, weights=collide.astype(np.float64), minlength=bins)
+    k = np.bincount(idx, weights=hit.astype(np.float64), minlength=bins)
     s_sum = np.bincount(idx, weights=sim, minlength=bins)
+    expected = np.bincount(idx, weights=s_curve(sim, b, r), minlength=bins)
     lo, hi = wilson(k, n)
+    method = np.full(bins, WILSON, dtype=object)
+    if boot is not None:
+        trials = boot.pairs(i, j)
+        for t in np.flatnonzero(n):  # one bootstrap per bin (at most `bins`)
+            m = idx == t
+            sd = None if first is None else hash_sd(np.asarray(collide)[m], first[m], b, r, sim[m])
+            out = counted_rate("r", trials.subset(m).counts(hit[m]), boot, hash_sd=sd)
+            lo[t], hi[t], method[t] = out["r_low"], out["r_high"], out["r_interval"]
     with np.errstate(invalid="ignore"):
         s_mean = s_sum / n
+        expected = expected / n
     frame = pd.DataFrame({"bin_low": edges[:-1], "bin_high": edges[1:], "pairs": n, "candidates": k.astype(np.int64),
-                          "rate": rate(k, n), "rate_low": lo, "rate_high": hi, "mean_similarity": s_mean,
+                          "rate": rate(k, n), "rate_low": lo, "rate_high": hi, "rate_interval": method,
+                          "expected": expected, "mean_similarity": s_mean,
                           "theory": s_curve(np.nan_to_num(s_mean), b, r)})
     return frame[frame["pairs"] > 0].reset_index(drop=True)
 
@@ -163,3 +183,11 @@ def rate_at_or_above(curve: pd.DataFrame, threshold: float) -> tuple[int, int, f
     above = curve[curve["bin_low"] >= threshold - 1e-9]
     k, n = int(above["candidates"].sum()), int(above["pairs"].sum())
     return k, n, (k / n if n else float("nan"))
+
+
+def expected_at_or_above(curve: pd.DataFrame, threshold: float) -> float:
+    """The seed-free expected rate over the same bins as :func:`rate_at_or_above`:
+    the mean of P(J) over their pairs (NaN when no pair is there)."""
+    above = curve[curve["bin_low"] >= threshold - 1e-9]
+    n = above["pairs"].sum()
+    return float((above["expected"] * above["pairs"]).sum() / n) if n else float("nan")

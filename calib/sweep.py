@@ -581,7 +581,9 @@ def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
 def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor: float = 0.3,
                     random_pairs: int = 20_000, bins: int = 20, seed: int = 0,
                     max_pairs: int | None = 20_000_000) -> pd.DataFrame:
-    """Empirical candidate rate per exact-J bin against the S-curve.
+    """Empirical candidate rate per exact-J bin against the S-curve and the
+    expected rate, with intervals that cover sampling (cluster bootstrap where
+    a bin's pairs share documents) and hash luck (band jackknife).
 
     Pairs: every pair with J >= floor, the labeled pairs, and a seeded
     uniform sample of random pairs (which fill the low bins). More than
@@ -606,8 +608,8 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     m = active[i] & active[j]
     i, j = i[m], j[m]
     sim = pairs_jaccard(ws.sets(rep), i, j)
-    hit = lsh.collides(ws.signatures(rep), i, j, b, r)
-    return collision_rates(sim, hit, b, r, bins)
+    count, first = lsh.band_hits(ws.signatures(rep), i, j, b, r)
+    return collision_rates(sim, count, b, r, bins, boot=ws.boot, i=i, j=j, first=first)
 
 
 def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:

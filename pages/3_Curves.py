@@ -9,7 +9,7 @@ import streamlit as st
 from appui import charts, engine, state
 from appui.errors import guard
 from calib import lsh
-from calib.metrics import rate_at_or_above
+from calib.metrics import expected_at_or_above, rate_at_or_above
 from calib.minhash import estimate_errors
 
 
@@ -70,7 +70,8 @@ def s_curve_section() -> None:
     with st.spinner("Measuring collision rates..."):
         emp = engine.collision(cfg.rep, b, r)
     hits, pairs, measured = rate_at_or_above(emp, t)
-    k = st.columns(5)
+    expected = expected_at_or_above(emp, t)
+    k = st.columns(6)
     k[0].metric("P at threshold", f"{lsh.s_curve(t, b, r):.1%}",
                 help="Probability that a pair with Jaccard = threshold becomes an LSH candidate")
     k[1].metric("50% point", f"{lsh.s_at_probability(b, r, 0.5):.3f}")
@@ -78,13 +79,16 @@ def s_curve_section() -> None:
     k[3].metric("Measured, J ≥ t", "n/a" if np.isnan(measured) else f"{measured:.1%}",
                 help=f"Measured candidate rate of pairs with exact J >= threshold: "
                      f"{hits:,} of {pairs:,} pairs collide")
-    k[4].metric("Hashes used", f"{b * r}/{m}", help="b x r of num_perm")
+    k[4].metric("Expected, J ≥ t", "n/a" if np.isnan(expected) else f"{expected:.1%}",
+                help="The same pairs' mean of P(J) = 1-(1-J^r)^b at their exact Jaccard: the measured rate "
+                     "averaged over hash seeds, no seed needed")
+    k[5].metric("Hashes used", f"{b * r}/{m}", help="b x r of num_perm")
     st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"Exact Jaccard similarity ({cfg.rep.shingle_label()} shingles)"),
                     width="stretch")
     with st.expander("Collision rates per bin (table)"):
         st.dataframe(emp, hide_index=True, width="stretch",
                      column_config={c_: st.column_config.NumberColumn(c_, format="percent")
-                                    for c_ in ("rate", "rate_low", "rate_high", "theory")})
+                                    for c_ in ("rate", "rate_low", "rate_high", "expected", "theory")})
 
 
 def error_section() -> None:

@@ -11,7 +11,7 @@ from _families import family_sample
 from calib import lsh
 from calib.bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap
 from calib.jackknife import hash_sd, widen
-from calib.metrics import counted_rate, expected_rate
+from calib.metrics import collision_rates, counted_rate, expected_rate
 from calib.minhash import signatures
 from calib.represent import Representation
 from calib.samples import from_frames, load_sample
@@ -276,3 +276,20 @@ def test_largest_cluster_share_counts_pairs_not_documents():
     assert (size, pairs) == (5, 10) and share == pytest.approx(10 / 11)
     assert largest_cluster_share(truth_from_sample(from_frames(docs.assign(group=[str(k) for k in range(9)])))) \
         == (0.0, 0, 0)
+
+
+def test_collision_bins_carry_expected_rates_and_say_their_interval():
+    sim = np.array([0.05, 0.07, 0.55, 0.52, 0.58, 0.99, 1.0])
+    count = np.array([0, 0, 2, 0, 1, 3, 1])
+    first = np.where(count > 0, 0, -1)
+    plain = collision_rates(sim, count, b=4, r=2, bins=10)
+    p = 1 - (1 - sim ** 2) ** 4
+    assert plain["expected"].tolist() == pytest.approx([p[:2].mean(), p[2:5].mean(), p[5:].mean()])
+    assert (plain["rate_interval"] == WILSON).all()
+    # documents 0 and 1 in every pair of the middle bin: dependent there, widened by the hash spread
+    i = np.array([0, 2, 0, 0, 1, 4, 6])
+    j = np.array([1, 3, 1, 1, 1, 5, 7]) + np.array([0, 0, 0, 2, 2, 0, 0])
+    boot = ClusterBootstrap(np.arange(8), replicates=200)
+    dep = collision_rates(sim, count, b=4, r=2, bins=10, boot=boot, i=i, j=j, first=first)
+    assert dep["rate_interval"].tolist() == [WILSON + "+hash", BOOTSTRAP + "+hash", WILSON + "+hash"]
+    assert dep["rate"].tolist() == plain["rate"].tolist()
