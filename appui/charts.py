@@ -127,7 +127,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                         legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
                                           symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
         tooltip=tooltip)
-    expected = alt.Chart(df).mark_tick(color="#333", thickness=2, size=12, opacity=0.8).encode(
+    expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8).encode(
         x=x, y=alt.Y(f"expected_{objective}:Q"), tooltip=tooltip)
     front = pareto_front(df, "false_removal_rate", objective)
     line = alt.Chart(front).mark_line(interpolate="step-after", color="#555", strokeDash=[4, 3]).encode(
@@ -186,7 +186,7 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
         base = alt.Chart(e)
         layers.append(base.mark_rule(color="#f58518", size=1.5).encode(
             x="s:Q", y="rate_low:Q", y2="rate_high:Q", tooltip=tip))
-        layers.append(base.mark_tick(color="#4c78a8", thickness=2, size=14).encode(x="s:Q", y="expected:Q",
+        layers.append(base.mark_tick(color="#4c78a8", orient="horizontal", thickness=2, size=14).encode(x="s:Q", y="expected:Q",
                                                                                  tooltip=tip))
         layers.append(base.mark_circle(color="#f58518", size=70, opacity=1).encode(x="s:Q", y="p:Q", tooltip=tip))
     s50 = lsh.s_at_probability(b, r, 0.5)
