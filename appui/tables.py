@@ -14,11 +14,12 @@ from calib.config import table_columns
 MARK = "mark"
 # The columns a decision reads, first: what is found (recall), how much of it is right
 # (precision), what it costs (false removals), and how much work LSH leaves (candidates).
-DECISION = ["pair_recall", "pair_recall_95", "pair_recall_interval", "expected_pair_recall", "pair_recall_macro",
-            "pair_precision", "pair_precision_95", "false_removal_rate", "false_removal_rate_95", "candidates"]
+DECISION = ["pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95", "false_removal_rate",
+            "false_removal_rate_95", "candidates"]
 # The configuration's columns come from the Config fields (calib.config.table_columns).
 CONFIG = table_columns()
 DETAIL = ["removed", "false_removals", "unlabeled_removals", "chained_removals", "missed_removal_rate",
+          "pair_recall_interval", "expected_pair_recall", "pair_recall_macro",
           "candidate_recall", "expected_candidate_recall", "candidate_recall_macro", "reduction", "status",
           "config_fingerprint"]
 # Results across seeds (calib.sweep.across_seeds) add each rate's range over the seeds.
