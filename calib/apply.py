@@ -134,6 +134,22 @@ def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_fi
         yield from _iter_jsonl(path, batch_size, id_field, text_field, extra_fields)
 
 
+def parse_jsonl_record(line: str, where: str, id_field: str, text_field: str,
+                       extra_fields: tuple[str, ...] = ()) -> tuple[str, str, list]:
+    """One non-blank JSONL line -> (id, text, extra values as str or None); errors name ``where``."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ApplyError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(rec, dict):
+        raise ApplyError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    for f in (id_field, text_field):
+        if f not in rec:
+            raise ApplyError(f"{where}: missing field {f!r} (fields: {', '.join(sorted(rec)) or 'none'})")
+    return (_as_id(rec[id_field], where, id_field), _as_text(rec[text_field], where, text_field),
+            [None if rec.get(f) is None else str(rec.get(f)) for f in extra_fields])
+
+
 def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
     ids, texts, extras = [], [], {f: [] for f in extra_fields}
     try:
@@ -141,21 +157,12 @@ def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                where = f"{path}:{lineno}"
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ApplyError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
-                if not isinstance(rec, dict):
-                    raise ApplyError(f"{where}: expected a JSON object, got {type(rec).__name__}")
-                for f in (id_field, text_field):
-                    if f not in rec:
-                        raise ApplyError(f"{where}: missing field {f!r} (fields: {', '.join(sorted(rec)) or 'none'})")
-                ids.append(_as_id(rec[id_field], where, id_field))
-                texts.append(_as_text(rec[text_field], where, text_field))
-                for f in extra_fields:
-                    v = rec.get(f)
-                    extras[f].append(None if v is None else str(v))
+                doc_id, text, values = parse_jsonl_record(line, f"{path}:{lineno}", id_field, text_field,
+                                                          extra_fields)
+                ids.append(doc_id)
+                texts.append(text)
+                for f, v in zip(extra_fields, values):
+                    extras[f].append(v)
                 if len(ids) >= batch_size:
                     yield ids, texts, extras
                     ids, texts, extras = [], [], {f: [] for f in extra_fields}

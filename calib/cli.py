@@ -395,6 +395,12 @@ def cmd_apply(a) -> int:
     check_input(a.corpus, "--corpus")
     check_input(a.reviews, "--reviews")
     check_out_dir(a.out, a.overwrite)
+    if a.engine == "spark":
+        from .spark_apply import cli_apply
+        try:
+            return cli_apply(a)
+        except ValueError as exc:  # ApplyError, ExportError: one line
+            raise CliError(str(exc))
     config, doc = _load_exported(a.config)
     keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
     try:
@@ -459,6 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-pairs", type=int, default=50_000_000,
                     help="distinct candidate pairs above which the corpus is refused before any pair is materialized "
                          "(memory: ~40 bytes a pair; default 50000000)")
+    ap.add_argument("--engine", choices=("local", "spark"), default="local",
+                    help="local (default), or spark: the same job on Spark (calib.spark_apply; pip install "
+                         "'calib[spark]' and a Java runtime; master from spark-submit, CALIB_SPARK_MASTER or local[*])")
     ap.set_defaults(func=cmd_apply)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
                         description="subcommands: build (rebuild data/sample from data/base, deterministic), "

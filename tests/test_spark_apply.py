@@ -1,0 +1,196 @@
+"""`calib apply --engine spark`: the same manifest rows as the local engine, on a local Spark (local[2]).
+
+The Spark tests are slow (a JVM starts once per module, then one job per case).
+They skip only when pyspark or Java is absent and CALIB_REQUIRE_SPARK is unset;
+.ci/run sets it, so CI never skips them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calib import export as E
+from calib import spark_apply as SA
+from calib.apply import ApplyError, apply_config
+from calib.cli import main
+from calib.config import Config
+from calib.represent import Representation
+from calib.samples import load_sample
+
+REPO = Path(__file__).resolve().parents[1]
+SLICES = ("domain", "language", "variant", "length")
+
+
+def _spark_missing() -> str | None:
+    try:
+        SA.check_environment()
+    except SA.SparkApplyError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark():
+    why = _spark_missing()
+    if why:
+        if os.environ.get("CALIB_REQUIRE_SPARK"):
+            pytest.fail(f"CALIB_REQUIRE_SPARK is set but {why}")
+        pytest.skip(why)
+    s = SA.session("local[2]")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The shipped sample's first 1,000 documents (real near-duplicates of 9 kinds), JSONL and Parquet."""
+    docs = load_sample(REPO / "data" / "sample").docs.iloc[:1000][["id", "text", *SLICES]]
+    d = tmp_path_factory.mktemp("spark-corpus")
+    docs.to_json(d / "corpus.jsonl", orient="records", lines=True, force_ascii=False)
+    docs.to_parquet(d / "corpus.parquet", index=False)
+    return d
+
+
+CONFIGS = {
+    "exact-connected-first": Config(),
+    "none-medoid-chained": Config(verify="none", b=32, r=4, representative="medoid"),
+    "char-star-longest-datasketch": Config(Representation(shingle="char", k=5, scheme="datasketch"), b=32, r=4,
+                                           threshold=0.6, policy="star", representative="longest"),
+    "estimated-giant-guard": Config(verify="estimated", threshold=0.3, b=64, r=2, max_component=3),
+}
+
+
+def _same_rows(out: Path, expected: pd.DataFrame) -> pd.DataFrame:
+    got = pd.read_parquet(out / "manifest.parquet")
+    assert list(got.columns) == list(expected.columns)
+    pd.testing.assert_frame_equal(got.astype(expected.dtypes.to_dict()), expected)
+    return got
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_spark_manifest_equals_local(spark, corpus, tmp_path, name):
+    cfg = CONFIGS[name]
+    local = apply_config(cfg, corpus / "corpus.jsonl", slice_fields=SLICES)
+    summary = SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path), spark=spark, slice_fields=SLICES,
+                             batch_size=128)
+    got = _same_rows(tmp_path, local.manifest)
+    assert len(got) > 10
+    assert summary == local.summary()
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert written["engine"] == "spark" and written["proposed_removals"] == len(got)
+    if name == "none-medoid-chained":
+        assert got["chained"].any() and got["via_id"].ne(got["representative_id"]).any()
+    if name == "estimated-giant-guard":
+        assert got["flagged_giant"].any() and not got["flagged_giant"].all()
+
+
+@pytest.mark.slow
+def test_spark_parquet_folder_and_cli(spark, corpus, tmp_path):
+    """A folder of Parquet parts reads in path order; the CLI runs the exported config.json."""
+    cfg = CONFIGS["exact-connected-first"]
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    docs = pd.read_parquet(corpus / "corpus.parquet")
+    docs.iloc[:400].to_parquet(parts / "part-0.parquet", index=False)
+    docs.iloc[400:].to_parquet(parts / "part-1.parquet", index=False)
+    local = apply_config(cfg, corpus / "corpus.parquet")
+    E.write_config(tmp_path / "config.json", cfg)
+    code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus", str(parts),
+                 "--out", str(tmp_path / "out")])
+    assert code == 0
+    _same_rows(tmp_path / "out", local.manifest)
+
+
+@pytest.mark.slow
+def test_spark_errors_match_local(spark, tmp_path):
+    """A bad record and a duplicate id: the local engine's one-line message (file, line, field)."""
+    cfg = Config()
+    cases = {
+        "bad-id": ['{"id": 1, "text": "a b c"}', "", '{"id": [1], "text": "x"}'],
+        "duplicate": ['{"id": "a", "text": "a b c"}', '{"id": "b", "text": "d e f"}', '{"id": "a", "text": "z"}'],
+        "missing-field": ['{"id": "a", "text": "a b c"}', '{"id": "b"}'],
+    }
+    for name, lines in cases.items():
+        p = tmp_path / f"{name}.jsonl"
+        p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(ApplyError) as want:
+            apply_config(cfg, p)
+        with pytest.raises(ApplyError) as got:
+            SA.apply_spark(cfg, str(p), str(tmp_path / "out"), spark=spark)
+        assert str(got.value) == str(want.value), name
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"id": 1, "text": "ok"}\n{"id": 2, "text": "\xff"}\n')
+    with pytest.raises(ApplyError, match=r"bad\.jsonl:2: not UTF-8 text"):
+        SA.apply_spark(cfg, str(bad), str(tmp_path / "out"), spark=spark)
+    with pytest.raises(ApplyError, match="no such file"):
+        SA.apply_spark(cfg, str(tmp_path / "absent.jsonl"), str(tmp_path / "out"), spark=spark)
+
+
+@pytest.mark.slow
+def test_connected_components_against_scipy(spark):
+    """Large-star/small-star labels every node with its component's smallest node (random forests of paths,
+    stars and cliques; checked against scipy)."""
+    from scipy import sparse
+    from scipy.sparse import csgraph
+    rng = np.random.default_rng(7)
+    n = 400
+    i = rng.integers(0, n, 600)
+    j = rng.integers(0, n, 600)
+    path = np.arange(200, 260)  # a long path, the slow case for label propagation
+    i, j = np.r_[i, path[:-1]], np.r_[j, path[1:]]
+    keep = i != j
+    i, j = i[keep], j[keep]
+    df = spark.createDataFrame(pd.DataFrame({"i": i, "j": j}))
+    got = SA.connected_components(df).toPandas().set_index("node")["comp"]
+    _, lab = csgraph.connected_components(sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)), directed=False)
+    nodes = np.unique(np.r_[i, j])
+    smallest = pd.Series(nodes, index=nodes).groupby(lab[nodes]).transform("min")
+    assert got.sort_index().to_dict() == smallest.sort_index().to_dict()
+
+
+# -- without a JVM -------------------------------------------------------------
+
+def test_missing_pyspark_is_one_line(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError("No module named 'pyspark'")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(SA.SparkApplyError, match=r"needs pyspark.*pip install 'calib\[spark\]'"):
+        SA.check_environment()
+
+
+def test_missing_java_exit_2(monkeypatch, tmp_path, capsys):
+    pytest.importorskip("pyspark")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java here
+    E.write_config(tmp_path / "config.json", Config())
+    code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
+                 str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "needs a Java runtime" in err[0]
+
+
+def test_other_format_version_exit_2(tmp_path, capsys):
+    if _spark_missing():
+        pytest.skip(_spark_missing())
+    E.write_config(tmp_path / "config.json", Config())
+    doc = json.loads((tmp_path / "config.json").read_text())
+    doc["format_version"] = 2
+    (tmp_path / "config.json").write_text(json.dumps(doc))
+    code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
+                 str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "unknown format_version 2" in err[0], err
