@@ -101,6 +101,10 @@ def main() -> None:
             rows.append(f"| {n:,} | {size / 2**20:.0f} | {s['candidate_pairs']:,} | {s['proposed_removals']:,} | "
                         f"{res['local']['seconds']:.1f} | {res['local']['peak_mb']:,.0f} | "
                         f"{res['spark']['seconds']:.1f} | {res['spark']['peak_mb']:,.0f} | {'yes' if same else 'NO'} |")
+            _report(a, rows)
+
+
+def _report(a, rows: list[str]) -> None:
     report = "\n".join([
         "# `calib apply`: local engine vs Spark local[2]", "",
         f"Machine: {os.cpu_count()} shared cores; other jobs ran at the same time (figures from one run).",
@@ -111,7 +115,7 @@ def main() -> None:
         "| same manifest |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|", *rows, ""])
     Path(a.out).write_text(report)
-    print(report)
+    print(report, flush=True)
 
 
 if __name__ == "__main__":

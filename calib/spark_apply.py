@@ -106,7 +106,7 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
         b = (b.config("spark.executorEnv.PYTHONPATH", root)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "8")
+             .config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 2)))
              .config("spark.driver.memory", os.environ.get("CALIB_SPARK_DRIVER_MEMORY", "4g")))
     s = b.getOrCreate()
     s.sparkContext.setLogLevel("ERROR")
@@ -340,7 +340,8 @@ def _blob_rows(blobs, dtype=np.uint32):
     return off, np.frombuffer(b"".join(blobs), dtype=dtype)
 
 
-def _verify_batches(batches, *, num_perm: int):
+def _verify_batches(batches, *, config: Config):
+    """The candidate pairs this config verifies, with their exact J and MinHash estimate."""
     import pyarrow as pa
     _task_threads()
     for batch in batches:
@@ -350,11 +351,13 @@ def _verify_batches(batches, *, num_perm: int):
             continue
         a, b = np.arange(k), np.arange(k, 2 * k)
         _, sig = _blob_rows(d["sig_i"] + d["sig_j"])
-        est = estimate_jaccard(sig.reshape(2 * k, num_perm), a, b)
+        est = estimate_jaccard(sig.reshape(2 * k, config.rep.num_perm), a, b)
         off, hs = _blob_rows(d["sh_i"] + d["sh_j"])
         exact = pairs_jaccard(ShingleSets(off, hs, True), a, b)
-        yield pa.RecordBatch.from_arrays([pa.array(d["i"], pa.int64()), pa.array(d["j"], pa.int64()),
-                                          pa.array(exact), pa.array(est)], names=["i", "j", "exact", "est"])
+        keep = config.passes(config.similarity(exact, est))
+        yield pa.RecordBatch.from_arrays([pa.array(np.asarray(d["i"], np.int64)[keep]),
+                                          pa.array(np.asarray(d["j"], np.int64)[keep]),
+                                          pa.array(exact[keep]), pa.array(est[keep])], names=["i", "j", "exact", "est"])
 
 
 def _bucket_pairs(batches):
@@ -452,7 +455,7 @@ def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: 
     v_exact = np.asarray(edges.column("exact").to_numpy(), np.float64)[order]
     v_est = np.asarray(edges.column("est").to_numpy(), np.float64)[order]
     sizes = np.asarray(nodes.column("size").to_numpy(), np.int64)
-    c = cluster_pairs(m, vi, vj, v_exact if config.verify == "exact" else v_est, policy=config.policy,
+    c = cluster_pairs(m, vi, vj, config.similarity(v_exact, v_est), policy=config.policy,
                       representative=config.representative,
                       lengths=sizes if config.representative == "longest" else None,
                       max_component=config.max_component)
@@ -531,9 +534,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     import time
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
-    from calib.export import NOTICE, canonical_config, dumps
+    from calib.export import NOTICE, dumps
 
-    config = canonical_config(config)
     if config.representative == "priority":
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
@@ -566,8 +568,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         fn = lambda it: _sign_batches(it, config=config, kind=kind, id_field=id_field,  # noqa: E731
                                       text_field=text_field, extra_fields=slice_fields)
         raw = keep(src.mapInArrow(fn, _doc_schema(slice_fields)))
-        counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"),
-                                            F.count("di").alias("docs")).collect()
+        counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"), F.count("di").alias("docs"),
+                                            F.sum((F.col("size") == 0).cast("long")).alias("empty")).collect()
         offsets, doc_off, line_off, last_f = {}, 0, 0, None
         for r in sorted(counts, key=lambda r: (r["f"], r["bs"])):
             line_off = 0 if r["f"] != last_f else line_off
@@ -587,7 +589,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                .where(F.col("c") > 1).select("id", F.col("rs")[1].alias("second")).orderBy("second").first())
         if dup is not None:
             raise ApplyError(f"{corpus}: duplicate document id {dup['id']!r} (document {dup['second']})")
-        empty = docs.where(F.col("size") == 0).count()
+        empty = sum(r["empty"] or 0 for r in counts)
         done("ids")
 
         # 3: candidates by a shuffle on (band, key)
@@ -605,14 +607,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         side = lambda s: docs.select(F.col("row").alias(s), F.col("sig").alias(f"sig_{s}"),  # noqa: E731
                                      F.col("sh").alias(f"sh_{s}"))
         joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "sig_i", "sig_j", "sh_i", "sh_j")
-        scored = joined.mapInArrow(lambda it: _verify_batches(it, num_perm=config.rep.num_perm),
-                                   "i long, j long, exact double, est double")
-        if config.verify == "exact":
-            verified = scored.where(F.col("exact") >= config.threshold)
-        elif config.verify == "estimated":
-            verified = scored.where(F.col("est") >= config.threshold)
-        else:
-            verified = scored
+        verified = joined.mapInArrow(lambda it: _verify_batches(it, config=config),
+                                     "i long, j long, exact double, est double")
         verified = keep(verified)
         n_verified = verified.count()
         done("verification")
