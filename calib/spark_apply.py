@@ -21,7 +21,7 @@ per-group computation is calib's own kernel, run on Arrow batches:
    star around its smallest row, at most ``MAX_ROUNDS``.
 6. per component (``cogroup`` of members and edges): :func:`calib.clusters.cluster_pairs`
    (policy, representative rule, giant-component guard) and
-   :func:`calib.export.manifest_frame` on the component's rows renumbered in
+   :func:`calib.manifest.manifest_frame` on the component's rows renumbered in
    order. Components do not interact in either, so this is the local result.
 7. cluster ids: the local engine numbers clusters over all n rows by their
    smallest member m, so id(m) = m - #(rows < m that are not their cluster's
