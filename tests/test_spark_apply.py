@@ -177,6 +177,7 @@ def test_missing_java_exit_2(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no java here
     E.write_config(tmp_path / "config.json", Config())
+    (tmp_path / "c.jsonl").write_text('{"id": 1, "text": "a b c"}\n')
     code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
                  str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
@@ -190,6 +191,7 @@ def test_other_format_version_exit_2(tmp_path, capsys):
     doc = json.loads((tmp_path / "config.json").read_text())
     doc["format_version"] = 2
     (tmp_path / "config.json").write_text(json.dumps(doc))
+    (tmp_path / "c.jsonl").write_text('{"id": 1, "text": "a b c"}\n')
     code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
                  str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
