@@ -94,7 +94,8 @@ def test_interrupted_sweep_leaves_previous_results_intact(tmp_path):
     before = out.read_bytes()
     # A long sweep into the same file, killed mid-run.
     proc = subprocess.Popen([sys.executable, "-m", "calib", "sweep", "--sample", str(ROOT / "data" / "sample"),
-                             "--out", str(out), "--shingles", "word3,word5,char5", "--num-perm", "64,128,256"],
+                             "--out", str(out), "--overwrite", "--shingles", "word3,word5,char5",
+                             "--num-perm", "64,128,256"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(4)
     assert proc.poll() is None, "the sweep should still be running"
@@ -102,4 +103,5 @@ def test_interrupted_sweep_leaves_previous_results_intact(tmp_path):
     proc.wait()
     assert out.read_bytes() == before  # the earlier results are untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]  # no partial file
-    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(out), *SMALL_GRID]) == 0
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(out), "--overwrite",
+                 *SMALL_GRID]) == 0
