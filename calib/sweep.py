@@ -262,7 +262,7 @@ DEFAULT_REPRESENTATIONS = (Representation(shingle="word", k=3), Representation(s
 
 # The axes whose loops Grid.configs writes itself (num_perm fixes the splits;
 # rule none has no threshold); every other axis is a plain cartesian factor.
-_STRUCTURAL = ("rep.num_perm", "b,r", "threshold")
+_STRUCTURAL = ("rep.num_perm", "rep.seed", "b,r", "threshold")
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,10 @@ class Grid:
         help="representations (the CLI builds them from --shingles and --normalizations)")
     num_perms: tuple[int, ...] = axis((128, 256), of="rep.num_perm", flag="--num-perm", parse=_numbers(int),
                                       help="hash counts (num_perm)")
+    seeds: tuple[int, ...] | None = axis(
+        None, of="rep.seed", flag="--seeds", parse=_numbers(int),
+        help="hash seeds, e.g. 1,2,3: every configuration once per seed, to measure hash luck "
+             "(none: each representation's own seed)")
     splits: tuple[tuple[int, int], ...] | None = axis(
         None, of="b,r", flag="--splits", parse=lsh.parse_splits,
         help="LSH splits: 'all' (every b x r == num_perm) or a list like 16x8,32x4 (bands x rows)")
@@ -319,6 +323,11 @@ class Grid:
         if self.max_component is not None and (isinstance(self.max_component, bool)
                                                or not isinstance(self.max_component, int) or self.max_component < 2):
             raise ValueError(f"Grid.max_component must be none or an integer >= 2, got {self.max_component!r}")
+        if self.seeds is not None:
+            if not self.seeds or len(set(self.seeds)) != len(self.seeds) or any(
+                    isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0 for x in self.seeds):
+                raise ValueError(f"Grid.seeds must be distinct integers >= 0, got {self.seeds!r}")
+            object.__setattr__(self, "seeds", tuple(int(x) for x in self.seeds))
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
             raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
 
@@ -343,7 +352,8 @@ class Grid:
     def configs(self) -> Iterable[Config]:
         plain, fixed = self._axes()
         names = [name for name, _ in plain]
-        for rep, m in itertools.product(self.representations, self.num_perms):
+        reps = [rep.with_(seed=seed) for rep in self.representations for seed in (self.seeds or (rep.seed,))]
+        for rep, m in itertools.product(reps, self.num_perms):
             for (b, r), combo in itertools.product(self.splits_for(m), itertools.product(*(v for _, v in plain))):
                 kw = dict(zip(names, combo))
                 rep_c = rep.with_(num_perm=m, **{k[4:]: kw.pop(k) for k in names if k.startswith("rep.")})
@@ -356,6 +366,7 @@ class Grid:
 
     def __str__(self) -> str:
         return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
+                f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
                 f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
                 f"{[v.value for v in self.verify]} x thresholds {list(self.thresholds)} x {list(self.policies)} = "
                 f"{self.size()} configs")

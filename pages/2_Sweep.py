@@ -1,5 +1,7 @@
 """Sweep: evaluate a grid of configurations and pick one under a false-removal budget."""
 
+from dataclasses import fields
+
 import pandas as pd
 import streamlit as st
 
@@ -9,8 +11,9 @@ from calib.minhash import SCHEMES, canonical_scheme, scheme_names
 from calib.represent import HASH_FUNCTIONS, Representation
 from calib.config import VERIFY_RULES, config_from_row
 from calib.lsh import parse_splits
-from calib.sweep import Grid, recommend
+from calib.sweep import Grid, across_seeds, recommend
 
+SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 THRESHOLDS = [round(0.3 + 0.05 * k, 2) for k in range(14)]
 HASH_COUNTS = [16, 32, 64, 128, 256, 512]
 
@@ -20,7 +23,7 @@ def grid_defaults(grid: Grid) -> dict:
     `calib export` use). The form has one normalization, taken from the first representation."""
     rep = grid.representations[0]
     return {"lowercase": rep.lowercase, "nfkc": rep.nfkc, "strip_punct": rep.strip_punct,
-            "collapse_ws": rep.collapse_ws, "hashfunc": rep.hashfunc, "scheme": rep.scheme, "seed": rep.seed,
+            "collapse_ws": rep.collapse_ws, "hashfunc": rep.hashfunc, "scheme": rep.scheme, "seed": rep.seed, "seeds": str(rep.seed),
             "word_k": sorted(r.k for r in grid.representations if r.shingle == "word"),
             "char_k": sorted(r.k for r in grid.representations if r.shingle == "char"),
             "num_perms": list(grid.num_perms), "all_splits": grid.splits is None,
@@ -71,12 +74,14 @@ def grid_inputs() -> Grid:
     reps = ["first", "longest", "medoid"]
     g["representative"] = c[1].selectbox("Keep per cluster", reps, index=reps.index(saved["representative"]),
                                          key="g_representative")
-    g["seed"] = int(c[2].number_input("Seed", min_value=0, max_value=2**31, value=int(saved["seed"]), key="g_seed"))
+    g["seeds"] = c[2].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
+                                 help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "
+                                      "runs once per seed and the results show the mean and range over seeds")
     st.session_state[state.GRID] = g
 
     norm = {k: g[k] for k in ("lowercase", "nfkc", "strip_punct", "collapse_ws")}
-    reps_ = tuple(Representation(**norm, shingle=kind, k=int(k), hashfunc=g["hashfunc"], scheme=g["scheme"],
-                                 seed=g["seed"])
+    seeds = SEEDS.metadata["parse"](g["seeds"])
+    reps_ = tuple(Representation(**norm, shingle=kind, k=int(k), hashfunc=g["hashfunc"], scheme=g["scheme"])
                   for kind, ks in (("word", g["word_k"]), ("char", g["char_k"])) for k in sorted(ks))
     if not reps_:
         raise ValueError("choose at least one word or character shingle size")
@@ -85,7 +90,7 @@ def grid_inputs() -> Grid:
     return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])),
                 splits=None if g["all_splits"] else parse_splits(g["splits"]),
                 verify=tuple(g["verify"]), thresholds=tuple(sorted(g["thresholds"])),
-                policies=tuple(g["policies"]), representative=g["representative"])
+                policies=tuple(g["policies"]), representative=g["representative"], seeds=seeds or None)
 
 
 def run(grid: Grid) -> None:
@@ -157,7 +162,8 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
                       "the other pages now use it.")
 
 
-def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, rec_fp: str | None) -> None:
+def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, rec_fp: str | None,
+          per_seed: pd.DataFrame | None = None) -> None:
     """Every configuration, filterable and sortable; a ticked row can become the current configuration."""
     st.markdown("**All configurations** (click a column to sort; tick a row to make it the current configuration)")
     f = st.columns(3)
@@ -182,17 +188,24 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
         if st.button(f"Use selected row: {state.config_label(cfg)}", key="use_selected"):
             state.set_config(cfg, "picked from the sweep table")
             state.changed("Current configuration set to the selected row; the other pages now use it.")
-    st.download_button("Download results (CSV)", results.to_csv(index=False).encode(), "sweep-results.csv",
+    download = results if per_seed is None else per_seed  # the per-seed rows, never the aggregate only
+    st.download_button("Download results (CSV)", download.to_csv(index=False).encode(), "sweep-results.csv",
                        "text/csv", key="dl_results")
 
 
 def results_section(results: pd.DataFrame) -> None:
     st.subheader("Results")
     st.caption(grid_summary(results))
+    per_seed = results
+    if results["seed"].nunique() > 1:  # hash luck measured: recommend, plot and list the across-seed figures
+        results = across_seeds(per_seed)
+        st.info(f"{int(results['seeds'].max())} hash seeds ({results['seed_list'].iloc[0]}): every rate below is "
+                "the mean over seeds, the table adds its lowest and highest seed, the chart its range (grey bar), "
+                "and the recommendation is made on these across-seed figures.")
     labeled = bool((results["n_positive"].fillna(0) > 0).any())
     if not labeled:
         st.warning(NO_LABELS)
-        table(results, False, 0.0, "candidates", None)
+        table(results, False, 0.0, "candidates", None, per_seed)
         return
     budget, objective, upper = controls()
     rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
@@ -208,7 +221,7 @@ def results_section(results: pd.DataFrame) -> None:
     rec_fp = None if rec is None else rec["config_fingerprint"]
     st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
                     width="stretch")
-    table(results, True, budget, objective, rec_fp)
+    table(results, True, budget, objective, rec_fp, per_seed)
 
 
 with guard("The Sweep page"):

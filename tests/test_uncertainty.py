@@ -10,6 +10,7 @@ import pytest
 from _families import family_sample
 from calib import lsh
 from calib.bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap
+from calib.cli import main
 from calib.jackknife import hash_sd, widen
 from calib.metrics import collision_rates, counted_rate, expected_rate
 from calib.minhash import signatures
@@ -293,3 +294,37 @@ def test_collision_bins_carry_expected_rates_and_say_their_interval():
     dep = collision_rates(sim, count, b=4, r=2, bins=10, boot=boot, i=i, j=j, first=first)
     assert dep["rate_interval"].tolist() == [WILSON + "+hash", BOOTSTRAP + "+hash", WILSON + "+hash"]
     assert dep["rate"].tolist() == plain["rate"].tolist()
+
+
+def test_grid_seeds_axis_runs_every_configuration_once_per_seed():
+    base = Grid(representations=(Representation(seed=7), Representation(shingle="char", k=5)), num_perms=(64,),
+                splits=((16, 4),), thresholds=(0.7,))
+    assert [c.rep.seed for c in base.configs()] == [7, 1]  # no seeds: each representation's own
+    g = Grid(representations=base.representations, num_perms=(64,), splits=((16, 4),), thresholds=(0.7,),
+             seeds=(3, 1, 2))
+    assert [(c.rep.shingle, c.rep.seed) for c in g.configs()] == [
+        ("word", 3), ("word", 1), ("word", 2), ("char", 3), ("char", 1), ("char", 2)]
+    assert "seeds [3, 1, 2]" in str(g) and g.size() == 6
+    for bad in ((), (1, 1), (-1,), (1.5,)):
+        with pytest.raises(ValueError, match="Grid.seeds"):
+            Grid(seeds=bad)
+
+
+def test_cli_seeds_writes_per_seed_and_across_seed_results(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    argv = ["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(out), "--shingles", "word3",
+            "--num-perm", "64", "--splits", "16x4,8x8", "--thresholds", "0.7", "--budget", "0.5", "--seeds", "1,2,3"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    per_seed = pd.read_csv(out)
+    agg = pd.read_csv(tmp_path / "r.across_seeds.csv")
+    assert sorted(per_seed["seed"].unique()) == [1, 2, 3] and len(per_seed) == 6 and len(agg) == 2
+    for _, row in agg.iterrows():
+        mine = per_seed[per_seed["b"] == row["b"]]
+        assert row["pair_recall"] == pytest.approx(mine["pair_recall"].mean())
+        assert (row["candidate_recall_min"], row["candidate_recall_max"]) == pytest.approx(
+            (mine["candidate_recall"].min(), mine["candidate_recall"].max()))
+    best = recommend(agg, max_false_removal_rate=0.5)
+    assert "mean over seeds 1,2,3" in err and f"b={best['b']} r={best['r']}" in err
+    assert f"pair recall {best['pair_recall']:.3f}" in err
+    assert main(argv[:-1] + ["1,1"]) == 2 and "Grid.seeds" in capsys.readouterr().err
