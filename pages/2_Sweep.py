@@ -90,7 +90,9 @@ def grid_inputs() -> Grid:
     return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])),
                 splits=None if g["all_splits"] else parse_splits(g["splits"]),
                 verify=tuple(g["verify"]), thresholds=tuple(sorted(g["thresholds"])),
-                policies=tuple(g["policies"]), representative=g["representative"], seeds=seeds or None)
+                policies=tuple(g["policies"]), representative=g["representative"],
+                # the representations' own seed is no seeds axis (the same grid as Grid())
+                seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)
 
 
 def run(grid: Grid) -> None:

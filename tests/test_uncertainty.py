@@ -327,4 +327,7 @@ def test_cli_seeds_writes_per_seed_and_across_seed_results(tmp_path, capsys):
     best = recommend(agg, max_false_removal_rate=0.5)
     assert "mean over seeds 1,2,3" in err and f"b={best['b']} r={best['r']}" in err
     assert f"pair recall {best['pair_recall']:.3f}" in err
-    assert main(argv[:-1] + ["1,1"]) == 2 and "Grid.seeds" in capsys.readouterr().err
+    rec = per_seed[per_seed["recommended"]]  # the recommended configuration at its lowest seed
+    assert len(rec) == 1 and rec["seed"].iloc[0] == 1 and rec["b"].iloc[0] == best["b"]
+    assert main(argv) == 2 and "already exists" in capsys.readouterr().err  # checked before any work
+    assert main(argv[:-1] + ["1,1"] + ["--overwrite"]) == 2 and "Grid.seeds" in capsys.readouterr().err
