@@ -25,7 +25,7 @@ DETAIL = ["removed", "false_removals", "unlabeled_removals", "chained_removals",
 # Results across seeds (calib.sweep.across_seeds) add each rate's range over the seeds.
 SEEDS = ["seeds", "pair_recall_min", "pair_recall_max", "false_removal_rate_min", "false_removal_rate_max",
          "candidate_recall_min", "candidate_recall_max"]
-# Without labels only the work and the removals can be shown.
+# Without labels only the work and the removals can be shown (first, as the decision columns).
 UNLABELED = ["candidates", "removed", "reduction"]
 
 LABELS = {
@@ -79,7 +79,7 @@ def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: s
     view.loc[(fp == recommended_fp) & (fp == current_fp), MARK] = "★ current"
     for name in ("pair_recall", "pair_precision", "false_removal_rate"):
         view[f"{name}_95"] = interval(view[f"{name}_low"], view[f"{name}_high"])
-    cols = [MARK] + (DECISION + CONFIG + DETAIL if labeled else CONFIG + UNLABELED + ["status", "config_fingerprint"])
+    cols = [MARK] + (DECISION + CONFIG + DETAIL if labeled else UNLABELED + CONFIG + ["status", "config_fingerprint"])
     cols = [c for c in cols if c in view] + [c for c in SEEDS if c in view]
     return view[cols], columns(cols, LABELS, percent=PERCENT,
                                formats={"s50": "%.3f", "threshold": "%.2f", "candidates": "localized"})

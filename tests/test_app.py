@@ -219,6 +219,7 @@ def test_sweep_without_labels_says_so_once(tmp_path, monkeypatch):
     assert not [b for b in at.button if b.key == "use_recommended"]
     table = at.dataframe[0].value
     assert "pair_recall" not in table and "false_removal_rate" not in table
+    assert list(table.columns[1:4]) == ["candidates", "removed", "reduction"]
     assert table[["candidates", "removed"]].notna().all().all() and len(table) == 6
 
 

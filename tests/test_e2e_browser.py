@@ -41,12 +41,21 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def unlabeled(tmp_path_factory) -> Path:
+    """A folder with 300 of the shipped documents and no label at all (no pairs, no groups)."""
+    folder = tmp_path_factory.mktemp("unlabeled")
+    load_sample(ROOT / "data" / "sample").docs[["id", "text"]].head(300).to_json(
+        folder / "docs.jsonl", orient="records", lines=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, unlabeled):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT),
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CALIB_ALLOWED_DIRS": str(unlabeled),
            "CALIB_REVIEW_DB": str(tmp_path_factory.mktemp("reviews") / "reviews.sqlite")}
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -263,22 +272,48 @@ def test_walk_every_page(page, server):
     shot_at(page, "3. Removal manifest", "07c_export_manifest.png")
 
 
+def load_path(page, path) -> None:
+    """On the Sample page: load a folder by its path."""
+    nav(page, "Sample")
+    idle(page, "Length distribution")
+    page.get_by_text("Path on this machine").click()
+    idle(page)
+    page.get_by_placeholder("data/sample").fill(str(path))
+    page.keyboard.press("Enter")
+    idle(page)
+    page.get_by_role("button", name="Load path").click()
+    idle(page, "Loaded")
+    no_exception(page)
+
+
+def test_sweep_without_labels_says_so_once(page, server, unlabeled):
+    page.goto(server)
+    idle(page, "Duplicate pairs")
+    load_path(page, unlabeled)
+    nav(page, "Sweep")
+    idle(page, "Run sweep")
+    only_128_and_a_split_list(page)
+    page.get_by_role("button", name="Run sweep").click()
+    idle(page, "Results of this session's sweep")
+    no_exception(page)
+    warnings = page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
+    assert len(warnings) == 1 and "no duplicate labels" in warnings[0], warnings
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 0  # no empty Pareto chart
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    grid.locator("th", has_text="candidates").first.wait_for(state="attached")
+    headers = [h.strip() for h in grid.locator("th").all_text_contents()]
+    assert [h for h in headers if h][:2] == ["candidates", "removed"], headers
+    shot_at(page, "Results", "03d_sweep_no_labels.png")
+
+
 def test_category_chart_labels_every_clough_category(page, server):
     """The Clough corpus (four categories, one of them twice as large): every label shows."""
     if not CLOUGH.is_dir():
         pytest.skip(f"{CLOUGH} is missing")
     page.goto(server)
     idle(page, "Duplicate pairs")
-    nav(page, "Sample")
-    idle(page, "Length distribution")
-    page.get_by_text("Path on this machine").click()
-    idle(page)
-    page.get_by_placeholder("data/sample").fill(str(CLOUGH))
-    page.keyboard.press("Enter")
-    idle(page)
-    page.get_by_role("button", name="Load path").click()
-    idle(page, "Loaded")
-    no_exception(page)
+    load_path(page, CLOUGH)
     assert "clough: 100 documents" in page.locator('[data-testid="stSidebar"]').inner_text()
     expected = set(load_clough(CLOUGH).pairs["category"])
     assert expected == {"cut", "light", "heavy", "non"} and expected <= category_labels(page)
