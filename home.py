@@ -4,6 +4,7 @@ import streamlit as st
 
 from appui import state
 from appui.errors import guard
+from appui.text import md
 
 with guard("The home page"):
     state.page("MinHash-LSH calibration workbench")
@@ -21,11 +22,11 @@ with guard("The home page"):
     c[1].metric("Labeled pairs", f"{len(s.pairs):,}")
     c[2].metric("Duplicate pairs", f"{npos:,}")
     c[3].metric("Excluded rows", f"{len(s.exclusions):,}")
-    st.caption(f"**{s.name}** from {st.session_state[state.SAMPLE_SOURCE]}")
+    st.caption(f"**{md(s.name)}** from {md(st.session_state[state.SAMPLE_SOURCE])}")
 
     st.subheader("Current configuration")
     st.markdown(f"`{state.config_label(cfg)}`")
-    st.caption(f"{cfg}  \nSource: {st.session_state[state.CONFIG_SOURCE]}; fingerprint {cfg.fingerprint()}")
+    st.caption(f"{md(cfg)}  \nSource: {md(st.session_state[state.CONFIG_SOURCE])}; fingerprint {cfg.fingerprint()}")
 
     st.subheader("Pages")
     for path, label, what in state.PAGES:

@@ -3,7 +3,8 @@
 Both texts are shown after the representation's normalization (that is what
 gets shingled). A unit (word for word shingles, character for char shingles)
 is marked when it lies inside at least one shingle the other document also
-has. Every piece of text is HTML-escaped.
+has. Every piece of text is HTML-escaped, and the result goes through
+``st.html`` (no Markdown pass).
 """
 
 from __future__ import annotations
@@ -69,3 +70,11 @@ def marked_html(text: str, other_text: str, rep: Representation) -> str:
     if cut:
         body += html.escape(f" [... cut after {limit} {rep.shingle}s]")
     return f'{STYLE}<div class="calib-diff">{body}</div>'
+
+
+def show(container, text: str, other_text: str, rep: Representation) -> None:
+    """Draw :func:`marked_html` with ``st.html``: the (escaped) HTML is inserted
+    as is, never parsed as Markdown, so a document's ``![x](http://...)``,
+    ``[link](...)`` or ``# heading`` shows as text (unlike ``st.markdown``,
+    which would turn them into an image fetch, a link and a heading)."""
+    container.html(marked_html(text, other_text, rep))

@@ -10,19 +10,21 @@ import streamlit as st
 from calib.samples import SampleError
 
 from .paths import PathNotAllowed
+from .text import md
 
 log = logging.getLogger("calib.app")
 
 
 def message(exc: BaseException) -> str:
-    """A one-line, user-facing message for an engine error."""
+    """A one-line, user-facing message for an engine error, Markdown-escaped
+    (it quotes file names and values from the data)."""
     if isinstance(exc, SampleError):
-        return f"The sample could not be loaded: {exc}"
+        return f"The sample could not be loaded: {md(exc)}"
     if isinstance(exc, PathNotAllowed):
-        return str(exc)
+        return md(exc)
     if isinstance(exc, (ValueError, KeyError, FileNotFoundError, PermissionError, OSError)):
-        return f"{type(exc).__name__}: {exc}"
-    return f"Unexpected error ({type(exc).__name__}): {exc}"
+        return f"{type(exc).__name__}: {md(exc)}"
+    return f"Unexpected error ({type(exc).__name__}): {md(exc)}"
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from calib.config import Config
 from calib.samples import Sample
 
 from .loading import Loaded, load_shipped
+from .text import md
 
 SAMPLE, SAMPLE_HASH, SAMPLE_SOURCE = "calib_sample", "calib_sample_hash", "calib_sample_source"
 CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
@@ -95,13 +96,13 @@ def page(title: str, caption: str | None = None) -> None:
     ensure_kernels()
     s, cfg = sample(), config()
     if st.session_state.get(FLASH):
-        st.success(st.session_state.pop(FLASH))
+        st.success(md(st.session_state.pop(FLASH)))
     with st.sidebar:
         st.markdown("**Current sample**")
-        st.caption(f"{s.name}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"
-                   f"from {st.session_state[SAMPLE_SOURCE]}")
+        st.caption(f"{md(s.name)}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"
+                   f"from {md(st.session_state[SAMPLE_SOURCE])}")
         st.markdown("**Current configuration**")
-        st.caption(f"{config_label(cfg)}  \n({st.session_state[CONFIG_SOURCE]}, {cfg.fingerprint()})")
+        st.caption(f"{md(config_label(cfg))}  \n({md(st.session_state[CONFIG_SOURCE])}, {cfg.fingerprint()})")
 
 
 def changed(msg: str) -> None:

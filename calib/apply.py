@@ -24,7 +24,7 @@ label columns). Nothing is deleted.
 from __future__ import annotations
 
 import gzip
-import json
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -38,7 +38,7 @@ from .config import Config, Verify
 from .copies import Copies, copies_from_digests, set_digests, spread
 from .jaccard import pairs_jaccard
 from .minhash import estimate_jaccard, signatures
-from .samples import SampleError
+from .reading import SampleError, iter_records, open_input
 from .samples import _as_id as sample_id
 from .shingles import ShingleSets, shingle_hashes
 
@@ -75,10 +75,32 @@ def _kind(path: Path) -> str:
     raise ApplyError(f"{path}: unknown corpus format (use .jsonl, .jsonl.gz or .parquet)")
 
 
-def _open_text(path: Path):
-    if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, "r", encoding="utf-8", newline="")
+def _open_binary(path: Path):
+    """The corpus through the loaders' opener (regular files only: a FIFO is
+    refused, not waited on), gunzipped when it ends in .gz."""
+    try:
+        fh = open_input(path, single_link=False)
+    except SampleError as exc:
+        raise ApplyError(f"{path}: {exc.detail}") from None
+    return gzip.GzipFile(fileobj=fh, mode="rb") if path.name.lower().endswith(".gz") else fh
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(line, record)`` of a JSONL corpus, decoded and checked exactly as
+    the sample loader does (:func:`calib.reading.iter_records`: BOM, strict
+    UTF-8, duplicate keys, lone surrogates, huge integers, deep nesting)."""
+    try:
+        with _open_binary(path) as fh:
+            yield from iter_records(fh, path.name)
+    except SampleError as exc:
+        raise _apply_error(path, exc) from None
+    except (OSError, EOFError) as exc:  # gzip: truncated or not gzip
+        raise ApplyError(f"{path}: cannot read ({exc})") from None
+
+
+def _apply_error(path, exc: SampleError) -> ApplyError:
+    where = f"{path}:{exc.line}" if exc.line is not None else f"{path}"
+    return ApplyError(f"{where}: field {exc.field!r}: {exc.detail}" if exc.field else f"{where}: {exc.detail}")
 
 
 def _as_id(v, where: str, field: str) -> str:
@@ -97,27 +119,21 @@ def _as_text(v, where: str, field: str) -> str:
 
 
 def count_documents(path) -> int:
-    """Number of documents (non-blank JSONL lines, or Parquet rows), without parsing texts."""
+    """Number of documents (non-blank JSONL lines, or Parquet rows); JSONL
+    lines are parsed and checked (see :func:`_records`)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ApplyError(f"{path}: no such file")
     if _kind(path) == "parquet":
         import pyarrow.parquet as pq
+        fh = _open_binary(path)
         try:
-            return pq.ParquetFile(path).metadata.num_rows
+            return pq.ParquetFile(fh).metadata.num_rows
         except Exception as exc:  # pyarrow raises several types
             raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
-    n = 0
-    try:
-        with _open_text(path) as fh:
-            for line in fh:
-                if line.strip():
-                    n += 1
-    except UnicodeDecodeError as exc:
-        raise ApplyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
-    except (OSError, EOFError) as exc:
-        raise ApplyError(f"{path}: cannot read ({exc})")
-    return n
+    # every record is parsed and checked here, in the cheap first pass, so a
+    # bad line stops the run before any signature is computed
+    return sum(1 for _ in _records(path))
 
 
 def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_field: str = "text",
@@ -134,15 +150,10 @@ def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_fi
         yield from _iter_jsonl(path, batch_size, id_field, text_field, extra_fields)
 
 
-def parse_jsonl_record(line: str, where: str, id_field: str, text_field: str,
+def parse_jsonl_record(rec: dict, where: str, id_field: str, text_field: str,
                        extra_fields: tuple[str, ...] = ()) -> tuple[str, str, list]:
-    """One non-blank JSONL line -> (id, text, extra values as str or None); errors name ``where``."""
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ApplyError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
-    if not isinstance(rec, dict):
-        raise ApplyError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    """One record already parsed by :mod:`calib.reading` -> (id, text, extra
+    values as str or None); errors name ``where`` (shared with calib.spark_apply)."""
     for f in (id_field, text_field):
         if f not in rec:
             raise ApplyError(f"{where}: missing field {f!r} (fields: {', '.join(sorted(rec)) or 'none'})")
@@ -152,32 +163,24 @@ def parse_jsonl_record(line: str, where: str, id_field: str, text_field: str,
 
 def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
     ids, texts, extras = [], [], {f: [] for f in extra_fields}
-    try:
-        with _open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                doc_id, text, values = parse_jsonl_record(line, f"{path}:{lineno}", id_field, text_field,
-                                                          extra_fields)
-                ids.append(doc_id)
-                texts.append(text)
-                for f, v in zip(extra_fields, values):
-                    extras[f].append(v)
-                if len(ids) >= batch_size:
-                    yield ids, texts, extras
-                    ids, texts, extras = [], [], {f: [] for f in extra_fields}
-    except UnicodeDecodeError as exc:
-        raise ApplyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
-    except (OSError, EOFError) as exc:
-        raise ApplyError(f"{path}: cannot read ({exc})")
+    for lineno, rec in _records(path):
+        doc_id, text, values = parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field, extra_fields)
+        ids.append(doc_id)
+        texts.append(text)
+        for f, v in zip(extra_fields, values):
+            extras[f].append(v)
+        if len(ids) >= batch_size:
+            yield ids, texts, extras
+            ids, texts, extras = [], [], {f: [] for f in extra_fields}
     if ids:
         yield ids, texts, extras
 
 
 def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
     import pyarrow.parquet as pq
+    fh = _open_binary(path)
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(fh)
     except Exception as exc:
         raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
     names = pf.schema_arrow.names
@@ -217,12 +220,11 @@ def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_fi
         where = f"{path}"
     else:
         names, where = [], f"{path}"
-        next(iter_corpus(path, batch_size=1, id_field=id_field, text_field=text_field), None)  # the first record is valid
-        with _open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if line.strip():
-                    names, where = list(json.loads(line)), f"{path}:{lineno}"
-                    break
+        with closing(_records(path)) as records:
+            for lineno, rec in records:  # the first record: valid, and its fields are the corpus's
+                parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field)
+                names, where = list(rec), f"{path}:{lineno}"
+                break
     missing = [f for f in fields if f not in names]
     if missing:
         raise ApplyError(f"{where}: --keep-fields: no field {missing[0]!r} (fields: {', '.join(map(str, names))})")

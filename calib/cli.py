@@ -138,6 +138,13 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                        help=f"{f.metadata['help']} (default: {shown})")
 
 
+def add_missing_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--missing-values", type=lambda s: _strs(s) if s.strip() else (), default=None, metavar="LIST",
+                   help="spellings read as a missing value in group, label and slice columns, comma-separated, "
+                        "case-insensitive (default: NA,nan,NULL,None,N/A; empty cells always); "
+                        "--missing-values '' keeps those spellings as ordinary values")
+
+
 def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="prefix", seed=1) -> tuple[Representation, ...]:
     reps = []
     for norm in normalizations:
@@ -171,12 +178,15 @@ def grid_from_args(a):
         raise CliError(str(exc))
 
 
-def load(path: str, pairs: str | None = None):
-    from .samples import SampleError, load_sample
+def load(path: str, pairs: str | None = None, missing: tuple[str, ...] | None = None):
+    from .samples import MISSING_VALUES, SampleError, load_sample
     check_input(path, "--sample")
     check_input(pairs, "--pairs")
     try:
-        return load_sample(path, pairs)
+        sample = load_sample(path, pairs, missing_values=MISSING_VALUES if missing is None else missing)
+        for w in sample.warnings:  # e.g. one group holding most documents
+            print(f"warning: {path}: {w}", file=sys.stderr)
+        return sample
     except SampleError as exc:
         raise CliError(str(exc))
     except FileNotFoundError as exc:
@@ -229,7 +239,7 @@ def with_reviews(sample, db: str):
     from .review import ReviewStore, with_review_labels
     if not Path(db).is_file():
         raise CliError(f"{db}: no such review database")
-    with ReviewStore(db) as store:
+    with _review_store(db) as store:
         labels = store.as_pair_labels()
     sample, used, skipped = with_review_labels(sample, labels)
     print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
@@ -249,7 +259,7 @@ def cmd_sweep(a) -> int:
     grid = grid_from_args(a)  # every option checked before the sample is read
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
-    sample = load(a.sample, a.pairs)
+    sample = load(a.sample, a.pairs, a.missing_values)
     if a.reviews:
         sample = with_reviews(sample, a.reviews)
     no_labels = _no_labels(sample)
@@ -360,7 +370,7 @@ def cmd_export(a) -> int:
             raise CliError(f"--from-sweep {a.from_sweep}: row {row.get('config_fingerprint')}: {exc}")
         selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
                      "config_fingerprint": config.fingerprint()}
-    sample = load(a.sample, a.pairs)
+    sample = load(a.sample, a.pairs, a.missing_values)
     try:
         ws = Workspace(sample)
     except ValueError as exc:
@@ -448,6 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sweep", help="evaluate a grid of configurations on a labeled sample")
     s.add_argument("--sample", required=True, help="sample directory, documents file, or inline-pairs JSONL")
     s.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
+    add_missing_option(s)
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
@@ -457,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")
     e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
     e.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
+    add_missing_option(e)
     e.add_argument("--config", help="exported config JSON to re-evaluate; default: sweep the default grid and "
                                     "export its recommended row (the row calib sweep marks recommended)")
     e.add_argument("--from-sweep", metavar="RESULTS",

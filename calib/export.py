@@ -197,6 +197,10 @@ def load_config(path) -> tuple[Config, dict]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", None, str(p))
+    except RecursionError:  # e.g. arrays nested 100,000 deep
+        raise ExportError("not valid JSON (nested too deeply)", None, str(p))
+    except ValueError as exc:  # e.g. an integer of 5,000 digits
+        raise ExportError(f"not valid JSON ({str(exc).split(';')[0][:100]})", None, str(p))
     validate_doc(doc, path=str(p))
     return config_from_doc(doc), doc
 

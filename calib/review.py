@@ -1,15 +1,22 @@
 """Append-only review store for proposed removals (stdlib sqlite3), and the review queue.
 
 Every decision is a new row; nothing is updated or deleted (triggers refuse
-it). The decision in force for a pair is the latest one, ordered by
-``created_at`` (ISO-8601 UTC, microseconds) then by row id. Pairs are stored
+it). The decision in force for a pair is the latest one (see below);
+``created_at`` (ISO-8601 UTC, microseconds) is kept for the record. Pairs are stored
 with ``id_a < id_b``; ``id_b`` is NULL for a decision on a single proposed
 removal. WAL journal, a busy timeout, one transaction per write, so several
 processes may write to the same file at once.
+
+"Latest" means last inserted (the row id, which only grows: rows are never
+deleted), not the ``created_at`` clock reading: a reviewer whose clock runs
+behind must not have a newer decision ignored. A store the process cannot
+write (a read-only file or folder) opens read-only: reading works, writing
+raises a ``ValueError``.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -47,7 +54,7 @@ CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
 
 _LATEST = """
 SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
-    SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY created_at DESC, id DESC) AS rn
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
     FROM decisions)
 WHERE rn = 1 ORDER BY id_a, id_b
 """
@@ -94,6 +101,12 @@ class ReviewStore:
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000):
         self.path = Path(path)
+        self._con = None
+        self.readonly = self.path.exists() and not (os.access(self.path, os.W_OK)
+                                                    and os.access(self.path.parent, os.W_OK))
+        if self.readonly:
+            self._open_readonly(busy_timeout_ms)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._con = sqlite3.connect(self.path, timeout=busy_timeout_ms / 1000, isolation_level=None)
         self._con.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -107,6 +120,28 @@ class ReviewStore:
                 cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
             elif row[0] > SCHEMA_VERSION:
                 raise ValueError(f"{self.path}: schema version {row[0]} is newer than this code ({SCHEMA_VERSION})")
+
+    def _open_readonly(self, busy_timeout_ms: int) -> None:
+        """Open without writing anything (no journal-mode change, no schema);
+        ``immutable`` when even the WAL index cannot be created beside it."""
+        uri = self.path.resolve().as_uri()
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None)
+            try:
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                break
+            except sqlite3.OperationalError:
+                con.close()
+                if query.endswith("immutable=1"):
+                    raise
+        if not {"decisions", "schema_version"} <= tables:
+            con.close()
+            raise ValueError(f"{self.path}: not a review store (no decisions table)")
+        version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+        if version is not None and version > SCHEMA_VERSION:
+            con.close()
+            raise ValueError(f"{self.path}: schema version {version} is newer than this code ({SCHEMA_VERSION})")
+        self._con = con
 
     # -- plumbing
     class _Tx:
@@ -124,6 +159,8 @@ class ReviewStore:
     def _transaction(self) -> "ReviewStore._Tx":
         if self._con is None:
             raise ValueError(f"{self.path}: the review store is closed")
+        if self.readonly:
+            raise ValueError(f"{self.path}: the review store is read-only (no write permission); nothing recorded")
         return ReviewStore._Tx(self._con)
 
     def _frame(self, sql: str, params: tuple = ()) -> pd.DataFrame:
@@ -174,14 +211,14 @@ class ReviewStore:
         a = _doc_id("id_a", id_a)
         if id_b is None:
             return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b IS NULL"
-                               " ORDER BY created_at, id", (a,))
+                               " ORDER BY id", (a,))
         b = _doc_id("id_b", id_b)
         a, b = min(a, b), max(a, b)
         return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b = ?"
-                           " ORDER BY created_at, id", (a, b))
+                           " ORDER BY id", (a, b))
 
     def latest(self) -> pd.DataFrame:
-        """The decision in force per pair / single removal: max (created_at, id)."""
+        """The decision in force per pair / single removal: the last one inserted (max row id)."""
         return self._frame(_LATEST)
 
     def as_pair_labels(self) -> pd.DataFrame:

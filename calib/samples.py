@@ -11,12 +11,16 @@ import hashlib
 import io
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .reading import (MISSING_VALUES, SampleError, decode_text, is_missing, iter_records, line_of,  # noqa: F401
+                      missing_set, open_input, read_input)
 
 PAIR_COLUMNS = ("i", "j", "is_duplicate", "category")
 EXCLUSION_COLUMNS = ("file", "line", "id", "reason")
@@ -74,6 +78,22 @@ class Sample:
         missing = codes < 0
         codes[missing] = codes.max(initial=-1) + 1 + np.arange(int(missing.sum()))
         return codes
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Things about the sample worth a look before trusting its metrics:
+        one group holding more than half of the documents (most often a
+        missing-value spelling such as ``NA`` read as a group name, which
+        turns the whole sample into "duplicates")."""
+        out = []
+        if self.has_groups and self.n:
+            sizes = self.docs["group"].dropna().value_counts()
+            if len(sizes) and sizes.iloc[0] * 2 > self.n:
+                out.append(f"group {sizes.index[0]!r} holds {int(sizes.iloc[0]):,} of {self.n:,} documents "
+                           f"({sizes.iloc[0] / self.n:.0%}): every pair inside it counts as a duplicate "
+                           f"({int(sizes.iloc[0]) * (int(sizes.iloc[0]) - 1) // 2:,} pairs); if it stands for a "
+                           "missing value, load with it among the missing values")
+        return tuple(out)
 
     def content_hash(self) -> str:
         """sha256 over ids, texts, groups and pair labels (order-sensitive)."""
@@ -136,22 +156,6 @@ def from_frames(docs: pd.DataFrame, pairs: pd.DataFrame | None = None, *, name: 
 # Errors
 # ---------------------------------------------------------------------------
 
-class SampleError(ValueError):
-    """A sample file is invalid. ``file`` is the file's name, ``line`` the
-    1-based line (JSONL; CSV counting the header as line 1) or row (Parquet),
-    ``field`` the column; any of them may be None."""
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
-        self.file, self.line, self.field, self.detail = file, line, field, message
-        where = file or ""
-        if line is not None:
-            where += f"{' ' if where else ''}line {line}"
-        if field is not None:
-            where += f"{', ' if where else ''}field {field!r}"
-        super().__init__(f"{where}: {message}" if where else message)
-
-
 DOC_EXTENSIONS = (".jsonl", ".csv", ".parquet")
 LABELS = {"duplicate": True, "not_duplicate": False, "true": True, "false": False,
           "1": True, "0": False}
@@ -177,65 +181,37 @@ def _is_null(v) -> bool:
 # Reading files into records
 # ---------------------------------------------------------------------------
 
-def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise SampleError("file not found", file=path.name)
-    if path.is_dir():
-        raise SampleError("is a directory, expected a file", file=path.name)
-    return path.read_bytes()
+def _read_bytes(path: Path, root: Path | None = None) -> bytes:
+    """The file's bytes: a regular file with one link, inside ``root`` (default: its own folder)."""
+    return read_input(path, root=root if root is not None else path.parent)
 
 
 def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
-    except UnicodeDecodeError as e:
-        line = _line_of(data, e.start)
-        raise SampleError(f"not valid UTF-8: byte 0x{data[e.start]:02x} at byte offset {e.start} "
-                          f"({e.reason})", file=name, line=line) from None
+    return decode_text(data, name)
 
 
-# Line ends: "\r\n", "\r" or "\n", as for CSV (universal newlines); JSON
-# strings cannot hold a raw CR or LF, so splitting on them never cuts a value.
-_LINE_END_RE = re.compile(rb"\r\n|\r|\n")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-def _line_of(data: bytes, offset: int) -> int:
-    """1-based line of a byte offset, counting "\r\n", "\r" and "\n" as line ends."""
-    head = data[:offset]
-    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
-
-
-def _read_jsonl(path: Path) -> _Table:
-    data = _read_bytes(path)
-    _decode(data, path.name)  # whole-file check names the first bad byte
+def _read_jsonl(path: Path, root: Path | None = None) -> _Table:
+    data = _read_bytes(path, root)
+    decode_text(data, path.name)  # whole-file check names the first bad byte
     records, lines, columns = [], [], {}
-    for no, raw in enumerate(_LINE_END_RE.split(data), start=1):
-        s = raw.decode("utf-8-sig" if no == 1 else "utf-8").strip()
-        if not s:
-            continue
-        try:
-            rec = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise SampleError(f"invalid JSON ({e.msg} at column {e.colno})", file=path.name, line=no) from None
-        except (ValueError, RecursionError) as e:  # e.g. a 5,000-digit integer, arrays nested 100,000 deep
-            raise SampleError(f"invalid JSON ({type(e).__name__}: {str(e)[:100]})", file=path.name, line=no) from None
-        if not isinstance(rec, dict):
-            raise SampleError(f"expected a JSON object, got {type(rec).__name__}", file=path.name, line=no)
-        for key, value in rec.items():
-            # "\ud800" escapes decode to lone surrogates, which no UTF-8 column can hold
-            bad = _SURROGATE_RE.search(key) or (isinstance(value, str) and _SURROGATE_RE.search(value))
-            if bad:
-                raise SampleError(f"unpaired surrogate \\u{ord(bad.group()):04x} (not valid Unicode)",
-                                  file=path.name, line=no, field=key)
+    for no, rec in iter_records(io.BytesIO(data), path.name):
         records.append(rec)
         lines.append(no)
         columns.update(dict.fromkeys(rec))
     return _Table(path.name, records, lines, list(columns), typed=True)
 
 
-def _read_csv(path: Path) -> _Table:
-    text = _decode(_read_bytes(path), path.name)
+def _check_unique_columns(names: list[str], file: str, line: int | None) -> None:
+    seen: dict[str, int] = {}
+    for k, c in enumerate(names, start=1):
+        if c in seen:
+            raise SampleError(f"duplicate column {c!r} (columns {seen[c]} and {k}): which one is meant is ambiguous",
+                              file=file, line=line, field=c)
+        seen[c] = k
+
+
+def _read_csv(path: Path, root: Path | None = None) -> _Table:
+    text = _decode(_read_bytes(path, root), path.name)
     # strict: an unclosed quote (a truncated file) or text after a closing quote is an error
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
@@ -245,6 +221,7 @@ def _read_csv(path: Path) -> _Table:
     except csv.Error as e:
         raise SampleError(f"malformed CSV header ({e})", file=path.name, line=1) from None
     header = [h.strip() for h in header]
+    _check_unique_columns(header, path.name, 1)
     records, lines, start = [], [], reader.line_num + 1
     try:
         for row in reader:
@@ -260,24 +237,31 @@ def _read_csv(path: Path) -> _Table:
     return _Table(path.name, records, lines, header, typed=False)
 
 
-def _read_parquet(path: Path) -> _Table:
-    _read_bytes(path)
+def _read_parquet(path: Path, root: Path | None = None) -> _Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    data = _read_bytes(path, root)
     try:
-        df = pd.read_parquet(path)
+        pf = pq.ParquetFile(pa.BufferReader(data))
     except Exception as e:  # pyarrow raises several types
+        raise SampleError(f"unreadable Parquet file ({e})", file=path.name) from None
+    _check_unique_columns([str(c) for c in pf.schema_arrow.names], path.name, None)
+    try:  # one thread: no pool left running at exit
+        df = pf.read(use_threads=False).to_pandas(use_threads=False)
+    except Exception as e:
         raise SampleError(f"unreadable Parquet file ({e})", file=path.name) from None
     df = df.reset_index(drop=True)
     records = df.astype(object).to_dict("records")
     return _Table(path.name, records, list(range(1, len(df) + 1)), [str(c) for c in df.columns], typed=True)
 
 
-def _read_table(path: Path) -> _Table:
+def _read_table(path: Path, root: Path | None = None) -> _Table:
     ext = path.suffix.lower()
     readers = {".jsonl": _read_jsonl, ".csv": _read_csv, ".parquet": _read_parquet}
     if ext not in readers:
         raise SampleError(f"unknown extension {ext or '(none)'!r}; expected one of .jsonl, .csv, .parquet",
                           file=path.name)
-    return readers[ext](path)
+    return readers[ext](path, root)
 
 
 def _require(table: _Table, columns: tuple[str, ...]) -> None:
@@ -317,9 +301,15 @@ def _as_text(v, file: str, line: int, field: str) -> str:
     return v
 
 
-def _as_label(v, file: str, line: int, field: str = "label") -> bool:
+def _as_label(v, file: str, line: int, field: str = "label",
+              missing: frozenset[str] = missing_set()) -> bool | None:
+    """True/False, or None for a missing label (the pair is then excluded and reported)."""
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
+    if isinstance(v, str) and v.strip().lower() in LABELS:
+        return LABELS[v.strip().lower()]
+    if is_missing(v, missing):
+        return None
     key = str(int(v)) if isinstance(v, (int, np.integer)) else (v.strip().lower() if isinstance(v, str) else None)
     if key not in LABELS:
         raise SampleError(f"label {v!r} not in duplicate, not_duplicate (or true/false/1/0)",
@@ -369,25 +359,33 @@ def _collect_docs(table: _Table) -> _Docs:
     return out
 
 
-def _slice_values(values: list, file: str, lines: list[int], col: str, typed: bool) -> pd.Series:
+def _check_scalar(v, file: str, line: int, col: str) -> None:
+    """Group and slice values are scalars: a list (a Parquet list column, a
+    JSON array) or an object has no single value to group or slice by."""
+    if isinstance(v, (list, tuple, dict, np.ndarray)):
+        what = "an object" if isinstance(v, dict) else f"a list of {len(v)} item{'s' if len(v) != 1 else ''}"
+        raise SampleError(f"value must be text or a number, got {what}", file=file, line=line, field=col)
+
+
+def _slice_values(values: list, file: str, lines: list[int], col: str, typed: bool,
+                  missing: frozenset[str] = missing_set()) -> pd.Series:
     """A slice column: numeric when every present value is a number (for CSV:
-    parses as one), else str with NA for missing values."""
-    present = [v for v in values if not _is_null(v) and v != ""]
+    parses as one), else str with NA for missing values (:func:`is_missing`)."""
     for v, line in zip(values, lines):
-        if isinstance(v, (list, dict)):
-            raise SampleError(f"value must be text or a number, got {type(v).__name__}",
-                              file=file, line=line, field=col)
+        _check_scalar(v, file, line, col)
+    values = [None if is_missing(v, missing) else v for v in values]
+    present = [v for v in values if v is not None]
     if present and typed and all(isinstance(v, (int, float, np.integer, np.floating))
                                  and not isinstance(v, bool) for v in present):
-        return pd.to_numeric(pd.Series([None if _is_null(v) else v for v in values], dtype=object))
+        return pd.to_numeric(pd.Series(values, dtype=object))
     if present and not typed:
-        num = pd.to_numeric(pd.Series(values, dtype=object).replace("", None), errors="coerce")
+        num = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
         if num.notna().sum() == len(present):
             return num
-    return pd.Series([pd.NA if (_is_null(v) or v == "") else str(v) for v in values], dtype="str")
+    return pd.Series([pd.NA if v is None else str(v) for v in values], dtype="str")
 
 
-def _docs_frame(docs: _Docs, table_file: str, typed: bool) -> pd.DataFrame:
+def _docs_frame(docs: _Docs, table_file: str, typed: bool, missing: frozenset[str] = missing_set()) -> pd.DataFrame:
     if not docs.rows:
         raise SampleError(f"empty sample: no documents left ({len(docs.exclusions)} excluded)", file=table_file)
     cols = list(dict.fromkeys(k for r in docs.rows for k in r if k not in ("id", "text", "_line")))
@@ -397,10 +395,12 @@ def _docs_frame(docs: _Docs, table_file: str, typed: bool) -> pd.DataFrame:
     for c in cols:
         vals = [r.get(c) for r in docs.rows]
         if c == "group":
-            frame[c] = pd.Series([pd.NA if (_is_null(v) or v == "") else
+            for v, ln in zip(vals, lines):
+                _check_scalar(v, table_file, ln, c)
+            frame[c] = pd.Series([pd.NA if is_missing(v, missing) else
                                   _as_id(v, table_file, ln, "group") for v, ln in zip(vals, lines)], dtype="str")
         else:
-            frame[c] = _slice_values(vals, table_file, lines, c, typed)
+            frame[c] = _slice_values(vals, table_file, lines, c, typed, missing)
     return pd.DataFrame(frame)
 
 
@@ -412,13 +412,13 @@ def _docs_frame(docs: _Docs, table_file: str, typed: bool) -> pd.DataFrame:
 class _PairRow:
     a: str
     b: str
-    label: bool
+    label: bool | None  # None: missing label (excluded, reported)
     category: str
     file: str
     line: int
 
 
-def _pairs_from_table(table: _Table) -> list[_PairRow]:
+def _pairs_from_table(table: _Table, missing: frozenset[str] = missing_set()) -> list[_PairRow]:
     if not table.records and table.typed:  # an empty JSONL/Parquet file: no pairs
         return []
     _require(table, ("id_a", "id_b", "label"))
@@ -426,7 +426,7 @@ def _pairs_from_table(table: _Table) -> list[_PairRow]:
     for rec, line in zip(table.records, table.lines):
         a = _as_id(rec.get("id_a"), table.file, line, "id_a")
         b = _as_id(rec.get("id_b"), table.file, line, "id_b")
-        out.append(_PairRow(a, b, _as_label(rec.get("label"), table.file, line),
+        out.append(_PairRow(a, b, _as_label(rec.get("label"), table.file, line, missing=missing),
                             _as_category(rec.get("category")), table.file, line))
     return out
 
@@ -443,6 +443,9 @@ def _resolve_pairs(rows: list[_PairRow], docs: _Docs, frame: pd.DataFrame) -> tu
                 raise SampleError(f"unknown id {did!r} (no such document)", file=r.file, line=r.line, field=fld)
         if r.a == r.b:
             raise SampleError(f"pair of document {r.a!r} with itself", file=r.file, line=r.line, field="id_b")
+        if r.label is None:
+            excl.append({"file": r.file, "line": r.line, "id": f"{r.a}|{r.b}", "reason": "missing label"})
+            continue
         gone = [d for d in (r.a, r.b) if d in docs.excluded]
         if gone:
             excl.append({"file": r.file, "line": r.line, "id": f"{r.a}|{r.b}",
@@ -486,8 +489,9 @@ def _check_group(r: _PairRow, ga, gb) -> None:
 # Public loaders
 # ---------------------------------------------------------------------------
 
-def _assemble(docs: _Docs, docs_file: str, typed: bool, pair_rows: list[_PairRow], name: str) -> Sample:
-    frame = _docs_frame(docs, docs_file, typed)
+def _assemble(docs: _Docs, docs_file: str, typed: bool, pair_rows: list[_PairRow], name: str,
+              missing: frozenset[str] = missing_set()) -> Sample:
+    frame = _docs_frame(docs, docs_file, typed, missing)
     pairs, pair_excl = _resolve_pairs(pair_rows, docs, frame)
     exclusions = pd.DataFrame(docs.exclusions + pair_excl, columns=list(EXCLUSION_COLUMNS))
     slices = tuple(c for c in frame.columns
@@ -496,7 +500,7 @@ def _assemble(docs: _Docs, docs_file: str, typed: bool, pair_rows: list[_PairRow
 
 
 def _find_one(directory: Path, stem: str, required: bool) -> Path | None:
-    found = [directory / f"{stem}{ext}" for ext in DOC_EXTENSIONS if (directory / f"{stem}{ext}").exists()]
+    found = [directory / f"{stem}{ext}" for ext in DOC_EXTENSIONS if os.path.lexists(directory / f"{stem}{ext}")]
     if len(found) > 1:
         raise SampleError(f"several {stem} files ({', '.join(p.name for p in found)}); keep one",
                           file=directory.name)
@@ -509,34 +513,44 @@ def _is_inline(table: _Table) -> bool:
     return {"id_a", "id_b", "text_a", "text_b"} <= set(table.columns)
 
 
-def load_sample(path, pairs=None, *, name: str | None = None) -> Sample:
+def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MISSING_VALUES) -> Sample:
     """Load a labeled sample from a directory (docs.* [+ pairs.*], or the
     Clough corpus), a documents file plus optional pair-label file, or one
-    JSONL file of inline pairs. Raises :class:`SampleError` on invalid input."""
+    JSONL file of inline pairs. Raises :class:`SampleError` on invalid input.
+
+    ``missing_values``: spellings that mean "no value" in group, label and
+    slice columns (case-insensitive; null and empty always do). Pass ``()``
+    to keep ``NA``, ``nan``, ``NULL``, ``None``, ``N/A`` as ordinary values.
+    Every file is opened inside the sample folder (the directory, or the
+    file's own folder): a regular file with one hard link (:mod:`calib.reading`).
+    """
     path = Path(path)
+    missing = missing_set(missing_values)
     if path.is_dir():
-        if (path / "file_information.csv").exists():
+        if os.path.lexists(path / "file_information.csv"):
             if pairs is not None:
                 raise SampleError("the Clough corpus brings its own pairs; no pair file expected", file=path.name)
             return load_clough(path, name=name)
         docs_path = _find_one(path, "docs", required=True)
         pairs = pairs if pairs is not None else _find_one(path, "pairs", required=False)
         name = name or path.name
+        root = path
     else:
         docs_path = path
         name = name or path.stem
-    table = _read_table(docs_path)
+        root = None
+    table = _read_table(docs_path, root)
     if _is_inline(table):
         if pairs is not None:
             raise SampleError("inline-pair file given together with a pair-label file", file=table.file)
-        docs, rows = _inline_docs_and_pairs(table)
-        return _assemble(docs, table.file, True, rows, name)
+        docs, rows = _inline_docs_and_pairs(table, missing)
+        return _assemble(docs, table.file, True, rows, name, missing)
     docs = _collect_docs(table)
-    rows = _pairs_from_table(_read_table(Path(pairs))) if pairs is not None else []
-    return _assemble(docs, table.file, table.typed, rows, name)
+    rows = _pairs_from_table(_read_table(Path(pairs), root), missing) if pairs is not None else []
+    return _assemble(docs, table.file, table.typed, rows, name, missing)
 
 
-def _inline_docs_and_pairs(table: _Table) -> tuple[_Docs, list[_PairRow]]:
+def _inline_docs_and_pairs(table: _Table, missing: frozenset[str] = missing_set()) -> tuple[_Docs, list[_PairRow]]:
     """Documents and pairs of an inline-pair JSONL file (docs deduplicated by id)."""
     _require(table, ("id_a", "text_a", "id_b", "text_b", "label"))
     docs = _Docs([], {}, set(), [])
@@ -561,7 +575,7 @@ def _inline_docs_and_pairs(table: _Table) -> tuple[_Docs, list[_PairRow]]:
                                         "reason": "empty text" if not text else "whitespace-only text"})
             else:
                 docs.rows.append({"id": did, "text": text, "_line": line})
-        rows.append(_PairRow(ids[0], ids[1], _as_label(rec.get("label"), table.file, line),
+        rows.append(_PairRow(ids[0], ids[1], _as_label(rec.get("label"), table.file, line, missing=missing),
                              _as_category(rec.get("category")), table.file, line))
     return docs, rows
 
@@ -583,17 +597,23 @@ def load_clough(path=None, *, heavy: str = "not_duplicate", name: str | None = N
     if heavy not in HEAVY_CHOICES:
         raise ValueError(f"heavy must be one of {HEAVY_CHOICES}, got {heavy!r}")
     path = Path(path) if path is not None else CLOUGH_DIR
-    info = _read_csv(path / "file_information.csv")
+    info = _read_csv(path / "file_information.csv", path)
     _require(info, ("File", "Task", "Category"))
     rows, lines, docs, heavy_excl = [], {}, [], []
     for rec, line in zip(info.records, info.lines):
-        f = path / rec["File"]
-        text = _decode_legacy(_read_bytes(f))
+        try:  # the file list is data: every name must stay inside the corpus folder
+            text = _decode_legacy(read_input(path / rec["File"], root=path))
+        except SampleError as exc:
+            raise SampleError(f"{rec['File']!r}: {exc.detail}", file=info.file, line=line, field="File") from None
         did = Path(rec["File"]).stem
         docs.append({"id": did, "text": text, "domain": f"task{rec['Task']}", "category": rec["Category"]})
         lines[did] = line
     frame = pd.DataFrame(docs).astype("str")
     src = {d["domain"]: d["id"] for d in docs if d["category"] == "orig"}
+    for d in docs:
+        if d["category"] != "orig" and d["domain"] not in src:
+            raise SampleError(f"task {d['domain'][4:]!r} has no 'orig' row (the source its answers are compared "
+                              "with)", file=info.file, line=lines[d["id"]], field="Category")
     labels = {"cut": True, "light": True, "non": False, "heavy": heavy == "duplicate"}
     for d in docs:
         if d["category"] == "orig":
@@ -681,6 +701,7 @@ def summary(sample: Sample) -> dict:
                               for c, row in by_cat.iterrows()},
         "slice_columns": {c: _counts(sample.docs[c].fillna("(missing)")) for c in sample.slice_columns},
         "numeric_columns": list(numeric_columns(sample)),
+        "warnings": list(sample.warnings),
     }
     if sample.has_groups:
         sizes = sample.docs["group"].dropna().value_counts()

@@ -54,6 +54,7 @@ from calib.clusters import cluster_pairs
 from calib.config import Config
 from calib.jaccard import pairs_jaccard
 from calib.minhash import estimate_jaccard, signatures
+from calib.reading import SampleError, parse_record
 from calib.shingles import ShingleSets, shingle_hashes
 
 MAX_ROUNDS = 64        # large-star/small-star rounds; O(log^2 n) suffices for any real graph
@@ -233,9 +234,14 @@ def _record(raw, id_field: str, text_field: str, extra_fields: tuple[str, ...]):
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ApplyError(f"{_WHERE}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
-    if not line.strip():
+    line = line.strip()
+    if not line:
         return None
-    return parse_jsonl_record(line, _WHERE, id_field, text_field, extra_fields)
+    try:  # the loaders' JSON rules (duplicate keys, lone surrogates, huge ints, deep nesting)
+        rec = parse_record(line, _WHERE, None)
+    except SampleError as exc:
+        raise ApplyError(f"{_WHERE}: field {exc.field!r}: {exc.detail}" if exc.field else f"{_WHERE}: {exc.detail}") from None
+    return parse_jsonl_record(rec, _WHERE, id_field, text_field, extra_fields)
 
 
 def _doc_schema(extra_fields) -> str:

@@ -5,6 +5,7 @@ import streamlit as st
 
 from appui import charts, loading, state
 from appui.errors import guard, message
+from appui.text import md
 from appui.paths import ENV_VAR, allowed_roots
 from calib.samples import summary
 from calib.truth import largest_cluster_share, truth_from_sample
@@ -52,8 +53,10 @@ def choose_source() -> None:
 def show_sample() -> None:
     s = state.sample()
     info = summary(s)
-    st.subheader(f"{s.name}")
-    st.caption(f"from {st.session_state[state.SAMPLE_SOURCE]}; content hash {state.sample_hash()[:12]}")
+    st.subheader(md(s.name))
+    st.caption(f"from {md(st.session_state[state.SAMPLE_SOURCE])}; content hash {state.sample_hash()[:12]}")
+    for w in info["warnings"]:  # e.g. one group holding most documents
+        st.warning(f"Check the labels: {md(w)}.")
     c = st.columns(5)
     c[0].metric("Documents", f"{info['documents']:,}")
     c[1].metric("Labeled pairs", f"{info['pairs']:,}")
@@ -86,7 +89,7 @@ def show_sample() -> None:
         cols = st.columns(min(4, len(info["slice_columns"])))
         for k, (col, counts) in enumerate(info["slice_columns"].items()):
             frame = pd.DataFrame({"value": list(counts), "documents": list(counts.values())})
-            cols[k % len(cols)].markdown(f"**{col}**")
+            cols[k % len(cols)].markdown(f"**{md(col)}**")
             cols[k % len(cols)].dataframe(frame, hide_index=True, width="stretch")
     else:
         st.caption("No slice columns (columns other than id, text, group).")
@@ -94,7 +97,7 @@ def show_sample() -> None:
     st.subheader("Validation")
     if info["excluded"]:
         st.warning(f"{info['excluded']:,} rows were left out while loading: "
-                   + ", ".join(f"{k} ({v})" for k, v in info["excluded_by_reason"].items()))
+                   + ", ".join(f"{md(k)} ({v})" for k, v in info["excluded_by_reason"].items()))
         st.dataframe(s.exclusions, hide_index=True, width="stretch")
     else:
         st.success("Every row loaded; nothing excluded.")

@@ -8,6 +8,7 @@ import streamlit as st
 
 from appui import charts, diff, engine, state, tables
 from appui.errors import guard
+from appui.text import md
 from calib.clusters import largest_components
 
 MAX_GRAPH = 60
@@ -173,10 +174,10 @@ def doc_diff(default: tuple[int, int] | None) -> None:
     st.markdown(f"**Exact Jaccard {shared / union if union else 0:.3f}**: {shared:,} shared of {union:,} distinct "
                 f"shingles (A has {na:,}, B has {nb:,}).")
     c = st.columns(2)
-    c[0].markdown(f"**{ids[a]}**")
-    c[0].markdown(diff.marked_html(ta, tb, rep), unsafe_allow_html=True)
-    c[1].markdown(f"**{ids[b]}**")
-    c[1].markdown(diff.marked_html(tb, ta, rep), unsafe_allow_html=True)
+    c[0].markdown(f"**{md(ids[a])}**")
+    diff.show(c[0], ta, tb, rep)
+    c[1].markdown(f"**{md(ids[b])}**")
+    diff.show(c[1], tb, ta, rep)
 
 
 with guard("The Clusters page"):

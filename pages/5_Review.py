@@ -5,6 +5,7 @@ import streamlit as st
 
 from appui import diff, engine, reviews, state
 from appui.errors import guard, message
+from appui.text import md
 from appui.loading import Loaded
 from calib.review import DECISIONS, ReviewStore, contradicts, review_queue
 
@@ -21,7 +22,7 @@ def settings() -> str | None:
     try:
         path = reviews.check_db_path(text)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return None
     ss[state.REVIEW_DB] = str(path)
     return str(path)
@@ -29,7 +30,7 @@ def settings() -> str | None:
 
 def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -> None:
     cfg = state.config()
-    st.markdown(f"**{row['id_a']}** vs **{row['id_b']}**: exact Jaccard {row['sim']:.3f} "
+    st.markdown(f"**{md(row['id_a'])}** vs **{md(row['id_b'])}**: exact Jaccard {row['sim']:.3f} "
                 f"({'no threshold' if cfg.threshold is None else f'threshold {cfg.threshold:g}'}); {'**removed by chaining only**' if row['chained'] else 'verified pair'}; "
                 f"sample label: {LABEL_NAMES[int(label)]}.")
     if label != -1:
@@ -38,8 +39,8 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
                    "are used as labels.")
     c = st.columns(2)
     for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
-        col.markdown(f"**{a}**")
-        col.markdown(diff.marked_html(texts[a], texts[b], cfg.rep), unsafe_allow_html=True)
+        col.markdown(f"**{md(a)}**")
+        diff.show(col, texts[a], texts[b], cfg.rep)
     note = st.text_input("Note (optional)", key=f"note_{row['id_a']}_{row['id_b']}")
     reviewer = st.session_state.get(state.REVIEWER, "").strip()
     b = st.columns(6)
@@ -76,9 +77,9 @@ def queue_section(store: ReviewStore) -> None:
                "part removals justified only by chaining, then the pairs closest to the threshold. Reviewed "
                "pairs leave the queue.")
     if st.session_state.get("calib_last_review"):
-        st.success(st.session_state.pop("calib_last_review"))
+        st.success(md(st.session_state.pop("calib_last_review")))
     if st.session_state.get("calib_review_conflict"):
-        st.warning(st.session_state.pop("calib_review_conflict"))
+        st.warning(md(st.session_state.pop("calib_review_conflict")))
     if q.empty:
         st.info("Nothing left to review for this configuration.")
         return
@@ -132,11 +133,11 @@ with guard("The Review page"):
         try:
             store = ReviewStore(db)
         except Exception as exc:  # noqa: BLE001
-            st.error(f"Cannot open the review database {db}: {message(exc)}")
+            st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
             store = None
         if store is not None:
             try:
-                st.caption(f"Decisions are appended to `{db}`.")
+                st.caption(f"Decisions are appended to {md(db)}.")
                 queue_section(store)
                 decisions_section(store)
             finally:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from appui import engine, export, reviews, state
 from appui.errors import guard, message
+from appui.text import md
 from calib import export as cx
 from calib import targets as T
 from calib.review import ReviewStore
@@ -40,7 +41,7 @@ def config_section(cfg, ev, s) -> None:
     try:
         doc = export.config_document(cfg, evaluation=ev, sample=s, sel=sel)
     except cx.ExportError as exc:
-        st.error(f"The config document does not validate: {exc}")
+        st.error(f"The config document does not validate: {md(exc)}")
         return
     c = st.columns(4)
     c[0].metric("format_version", doc["format_version"])
@@ -53,7 +54,7 @@ def config_section(cfg, ev, s) -> None:
     if m:
         def pct(k):
             return "-" if m.get(k) is None else f"{m[k]:.1%}"
-        st.caption(f"Evidence stored with it: the sample named **{s.name}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
+        st.caption(f"Evidence stored with it: the sample named **{md(s.name)}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
                    f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
                    f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
                    f"{m.get('removed') or 0:,} documents would be removed. Selection: {sel['method']}.")

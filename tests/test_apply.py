@@ -171,7 +171,7 @@ def test_cli_error_paths(tmp_path, capsys, corpus):
     _one_line_error(*_run(capsys, ["apply", "--corpus", txt, *good]), "unknown corpus format")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "hello"}\n{"id": "b", "text": "x"\n')
-    _one_line_error(*_run(capsys, ["apply", "--corpus", bad, *good]), "bad.jsonl:2", "not valid JSON")
+    _one_line_error(*_run(capsys, ["apply", "--corpus", bad, *good]), "bad.jsonl:2", "invalid JSON")
     bad.write_text('{"id": "a", "body": "hello"}\n')
     _one_line_error(*_run(capsys, ["apply", "--corpus", bad, *good]), "missing field 'text'")
     pq = tmp_path / "c.parquet"

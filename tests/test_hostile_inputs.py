@@ -631,3 +631,309 @@ def test_cli_sweep_with_punctuation_only_documents(tmp_path, capsys):
     res = pd.read_csv(out)
     assert (res["empty_docs"] == 2).all() and (res["status"] == "ok").all()
     assert (res["pair_recall"] == 0.5).all()  # w1-w2 found, p1-p2 (no shingle) never a candidate
+
+
+# ---------------------------------------------------------------------------
+# Missing values, dominant groups, duplicate columns and keys (issue 16)
+# ---------------------------------------------------------------------------
+
+MISSING = ["NA", "nan", "NULL", "None", "N/A", "", " na "]
+
+
+def _grouped_docs(missing: str, n: int = 20) -> pd.DataFrame:
+    """n documents: one real duplicate pair (group g1) and n - 2 documents whose
+    group is a missing-value spelling (as R's write.csv writes NA)."""
+    texts = [" ".join(WORDS[k * 12:(k + 1) * 12]) for k in range(n)]
+    texts[1] = texts[0]
+    return pd.DataFrame({"id": [f"d{k}" for k in range(n)], "text": texts,
+                         "group": ["g1", "g1"] + [missing] * (n - 2),
+                         "domain": ["web"] * (n // 2) + [missing] * (n - n // 2)})
+
+
+def _write_frame(frame: pd.DataFrame, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        path.write_text(jsonl(*frame.to_dict("records")), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("missing", MISSING)
+def test_missing_value_spellings_are_no_group(tmp_path, ext, missing):
+    from calib.truth import truth_from_sample
+    path = _write_frame(_grouped_docs(missing), tmp_path / f"docs.{ext}")
+    s = load_sample(path)
+    assert s.docs["group"].isna().sum() == 18 and s.docs["domain"].isna().sum() == 10
+    assert summary_of(s)["slice_columns"]["domain"] == {"(missing)": 10, "web": 10}
+    assert s.warnings == ()
+    assert truth_from_sample(s).n_positive == 1  # the one real pair, not 1 + 18*17/2 = 154
+    # treated as values (missing_values=()), the spelling is one group holding 18 of 20 documents
+    if missing.strip():
+        kept = load_sample(path, missing_values=())
+        assert kept.docs["group"].isna().sum() == 0
+        assert len(kept.warnings) == 1 and "holds 18 of 20 documents" in kept.warnings[0]
+        assert truth_from_sample(kept).n_positive == 154
+
+
+def summary_of(s):
+    from calib.samples import summary
+    return summary(s)
+
+
+def test_missing_labels_are_reported_exclusions(tmp_path):
+    docs = write(tmp_path / "docs.jsonl", DOCS3)
+    pairs = write(tmp_path / "pairs.csv", "id_a,id_b,label\na,2,NA\na,c,duplicate\n2,c,\"\"\n")
+    s = load_sample(docs, pairs)
+    assert len(s.pairs) == 1
+    ex = s.exclusions[s.exclusions["file"] == "pairs.csv"]
+    assert sorted(ex["line"]) == [2, 4] and set(ex["reason"]) == {"missing label"}
+
+
+def test_dominant_group_warning_in_cli(tmp_path, capsys):
+    frame = _grouped_docs("NA")
+    path = _write_frame(frame, tmp_path / "docs.csv")
+    out = tmp_path / "r.csv"
+    assert main(["sweep", "--sample", str(path), "--out", str(out), *SMALL]) == 0
+    assert "warning:" not in capsys.readouterr().err
+    assert main(["sweep", "--sample", str(path), "--out", str(out), "--missing-values", "", *SMALL]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "group 'NA' holds 18 of 20 documents" in err
+
+
+def test_duplicate_csv_column_is_an_error(tmp_path):
+    path = write(tmp_path / "docs.csv", "id,text,text\na,one two three,four five six\nb,x y z,u v w\n")
+    err = load_or_error(path)
+    assert isinstance(err, SampleError) and (err.file, err.line, err.field) == ("docs.csv", 1, "text")
+    assert "duplicate column 'text'" in str(err)
+
+
+def test_duplicate_parquet_column_is_an_error(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t = pa.table([pa.array(["a", "b"]), pa.array(["x y z", "u v w"]), pa.array(["p", "q"])],
+                 names=["id", "text", "text"])
+    pq.write_table(t, tmp_path / "docs.parquet")
+    err = load_or_error(tmp_path / "docs.parquet")
+    assert isinstance(err, SampleError) and err.field == "text" and "duplicate column" in str(err)
+
+
+@pytest.mark.parametrize("line", ['{"id": "b", "text": "x", "text": "y"}', '{"id": "b", "id": "c", "text": "x"}'])
+def test_duplicate_json_key_is_an_error(tmp_path, line):
+    path = write(tmp_path / "docs.jsonl", '{"id": "a", "text": "one two"}\n\n' + line + "\n")
+    err = load_or_error(path)
+    assert isinstance(err, SampleError) and err.line == 3 and "duplicate key" in str(err)
+
+
+@pytest.mark.parametrize("column", ["domain", "group"])
+@pytest.mark.parametrize("value", [["a", "b"], ["a", "b", "c"], ["a"]])
+def test_parquet_list_columns_are_errors(tmp_path, capsys, column, value):
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "text": ["x y z", "u v w", "k l m"],
+                          column: [["q"], value, ["r"]]})
+    path = tmp_path / "docs.parquet"
+    frame.to_parquet(path)
+    err = load_or_error(path)
+    assert isinstance(err, SampleError) and err.field == column and "got a list" in str(err)
+    line = cli_error(capsys, "sweep", "--sample", str(path), "--out", str(tmp_path / "r.csv"), *SMALL)
+    assert f"field {column!r}" in line
+
+
+# ---------------------------------------------------------------------------
+# Reads confined to the sample folder (issue 16)
+# ---------------------------------------------------------------------------
+
+def _clough_like(folder: Path, files: dict[str, str], rows: list[tuple[str, str, str]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    lines = ["File,Group,Person,Task,Category"] + [f"{f},1,A,{t},{c}" for f, t, c in rows]
+    (folder / "file_information.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _secret(tmp_path: Path) -> Path:
+    return write(tmp_path / "outside" / "secret.txt", "secret words that must never be read")
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "hardlink"])
+def test_clough_file_list_cannot_leave_the_folder(tmp_path, capsys, how):
+    import os
+    secret = _secret(tmp_path)
+    folder = tmp_path / "corpus"
+    files = {"orig_taska.txt": "the source text of task a", "g0pA_taska.txt": "an answer to task a"}
+    name = {"dotdot": "../outside/secret.txt", "absolute": str(secret), "symlink": "link.txt",
+            "hardlink": "hard.txt"}[how]
+    _clough_like(folder, files, [("orig_taska.txt", "a", "orig"), ("g0pA_taska.txt", "a", "cut"),
+                                 (name, "a", "non")])
+    if how == "symlink":
+        (folder / "link.txt").symlink_to(secret)
+    if how == "hardlink":
+        os.link(secret, folder / "hard.txt")
+    err = load_or_error(folder)
+    assert isinstance(err, SampleError) and (err.file, err.line, err.field) == ("file_information.csv", 4, "File")
+    assert "secret" not in str(err).replace("secret.txt", "")
+    line = cli_error(capsys, "sweep", "--sample", str(folder), "--out", str(tmp_path / "r.csv"), *SMALL)
+    assert "file_information.csv line 4" in line
+
+
+def test_clough_without_orig_row(tmp_path, capsys):
+    folder = _clough_like(tmp_path / "c", {"a.txt": "one two three", "b.txt": "four five six"},
+                          [("a.txt", "a", "cut"), ("b.txt", "a", "non")])
+    err = load_or_error(folder)
+    assert isinstance(err, SampleError) and err.line == 2 and "no 'orig' row" in str(err)
+    line = cli_error(capsys, "sweep", "--sample", str(folder), "--out", str(tmp_path / "r.csv"), *SMALL)
+    assert "no 'orig' row" in line
+
+
+@pytest.mark.parametrize("kind", ["symlink_out", "hardlink", "fifo", "dir"])
+def test_docs_file_must_be_a_regular_file_inside(tmp_path, kind):
+    import os
+    secret = write(tmp_path / "outside" / "docs.jsonl", jsonl({"id": "a", "text": "x y"}, {"id": "b", "text": "z w"}))
+    folder = tmp_path / "s"
+    folder.mkdir()
+    target = folder / "docs.jsonl"
+    if kind == "symlink_out":
+        target.symlink_to(secret)
+    elif kind == "hardlink":
+        os.link(secret, target)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.mkdir()
+    # a subprocess, so a FIFO that blocked the open would fail the test by timeout, not hang it
+    p = subprocess.run([sys.executable, "-m", "calib", "sweep", "--sample", str(folder), "--out",
+                        str(tmp_path / "r.csv"), *SMALL], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    needle = {"symlink_out": "outside the sample folder", "hardlink": "hard links", "fifo": "FIFO",
+              "dir": "directory"}[kind]
+    assert "docs.jsonl" in lines[0] and needle in lines[0], lines[0]
+
+
+def test_apply_refuses_a_fifo_corpus(tmp_path):
+    import os
+    from calib import export as E
+    from calib.config import Config
+    fifo = tmp_path / "corpus.jsonl"
+    os.mkfifo(fifo)
+    E.write_config(tmp_path / "config.json", Config())
+    p = subprocess.run([sys.executable, "-m", "calib", "apply", "--config", str(tmp_path / "config.json"),
+                        "--corpus", str(fifo), "--out", str(tmp_path / "o")], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and "FIFO" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+# ---------------------------------------------------------------------------
+# apply, config and review store: one-line errors (issue 16, case 6)
+# ---------------------------------------------------------------------------
+
+def _apply_cli(capsys, tmp_path, corpus_bytes: bytes, config_text: str | None = None) -> str:
+    from calib import export as E
+    from calib.config import Config
+    cfg = tmp_path / "config.json"
+    if config_text is None:
+        E.write_config(cfg, Config())
+    else:
+        cfg.write_text(config_text)
+    corpus = write(tmp_path / "corpus.jsonl", corpus_bytes)
+    return cli_error(capsys, "apply", "--config", str(cfg), "--corpus", str(corpus), "--out", str(tmp_path / "o"))
+
+
+def test_apply_deeply_nested_corpus_and_config(tmp_path, capsys):
+    deep = b'{"id": "a", "text": "x", "m": ' + b"[" * 100_000 + b"}\n"
+    line = _apply_cli(capsys, tmp_path, b'{"id": "z", "text": "y"}\n' + deep)
+    assert "corpus.jsonl:2" in line and "nested too deeply" in line
+    line = _apply_cli(capsys, tmp_path, b'{"id": "z", "text": "y"}\n', config_text='{"a": ' + "[" * 100_000)
+    assert "config.json" in line and "nested too deeply" in line
+
+
+def test_apply_5000_digit_id(tmp_path, capsys):
+    line = _apply_cli(capsys, tmp_path, b'{"id": "z", "text": "y"}\n{"id": ' + b"7" * 5000 + b', "text": "x"}\n')
+    assert "corpus.jsonl:2" in line and "invalid JSON" in line and "digits" in line
+
+
+def test_apply_lone_surrogate_id_stops_before_any_work(tmp_path, capsys):
+    from calib.apply import ApplyError, apply_config
+    from calib.config import Config
+    rows = b"".join(b'{"id": "d%d", "text": "some words here"}\n' % k for k in range(50))
+    corpus = write(tmp_path / "corpus.jsonl", rows + b'{"id": "\\ud800x", "text": "y"}\n')
+    bars = []
+    with pytest.raises(ApplyError, match=r"corpus.jsonl:51: field 'id': unpaired surrogate"):
+        apply_config(Config(), corpus, batch_size=10, bar=lambda desc, total: bars.append(desc))
+    assert bars == []  # no pass had started: the count pass checks every record first
+    line = _apply_cli(capsys, tmp_path, rows + b'{"id": "\\ud800x", "text": "y"}\n')
+    assert "surrogate" in line
+
+
+def test_sweep_and_apply_read_the_same_bytes_alike(tmp_path):
+    """One reader: a BOM, CR/CRLF line ends and blank lines give the same ids and
+    line numbers in the sample loader and in apply; bad lines fail at the same line."""
+    from calib.apply import ApplyError, iter_corpus
+    recs = [{"id": f"d{k}", "text": f"text number {k} with words"} for k in range(6)]
+    body = b"\xef\xbb\xbf" + b"".join(json.dumps(r).encode() + end for r, end in
+                                      zip(recs, [b"\r\n", b"\r", b"\n", b"\n\n", b"\r\n", b"\n"]))
+    path = write(tmp_path / "docs.jsonl", body)
+    sample_ids = load_sample(path).ids.tolist()
+    apply_ids = [i for ids, _, _ in iter_corpus(path) for i in ids]
+    assert sample_ids == apply_ids == [r["id"] for r in recs]
+    for bad, needle in ((b'{"id": "x", "text": "\\udc00"}', "surrogate"), (b'{"id": "x", "id": "y", "text": "t"}',
+                                                                          "duplicate key"),
+                        (b'{"id": "x", "text": "\xff"}', "UTF-8")):
+        path = write(tmp_path / "bad.jsonl", body + bad + b"\n")
+        err = load_or_error(path)
+        assert isinstance(err, SampleError) and err.line == 8 and needle in str(err)
+        with pytest.raises(ApplyError, match=f"bad.jsonl:8: .*{needle}"):
+            list(iter_corpus(path))
+
+
+def test_sweep_reviews_on_a_non_sqlite_file(tmp_path, capsys):
+    fake = write(tmp_path / "reviews.sqlite", b"this is not a database " * 100)
+    line = cli_error(capsys, "sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(tmp_path / "r.csv"),
+                     "--reviews", str(fake), *SMALL)
+    assert "reviews.sqlite" in line and "not a usable review store" in line
+
+
+def _make_read_only(path: Path) -> None:
+    """chmod for a normal user; root writes any file, so for root the file is made
+    immutable (chattr +i), which root cannot write either."""
+    import os
+    os.chmod(path, 0o444)
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+            pytest.skip("running as root and chattr +i is not available: no way to make a file read-only")
+
+
+def test_sweep_reviews_on_a_read_only_store(tmp_path, capsys):
+    """A store the user may not write is read (its decisions become labels), not a traceback."""
+    from calib.review import ReviewStore
+    db = tmp_path / "reviews.sqlite"
+    with ReviewStore(db) as s:
+        s.record("a", "c", "duplicate", "ana")
+    docs = write(tmp_path / "docs.jsonl", DOCS3)
+    _make_read_only(db)
+    try:
+        capsys.readouterr()
+        assert main(["sweep", "--sample", str(docs), "--out", str(tmp_path / "r.csv"), "--reviews", str(db),
+                     *SMALL]) == 0
+        assert "reviews: 1 pair label(s)" in capsys.readouterr().err
+        with ReviewStore(db) as s:
+            assert s.readonly and len(s) == 1
+            with pytest.raises(ValueError, match="read-only"):
+                s.record("a", "2", "duplicate", "ana")
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+
+
+def test_latest_review_follows_insertion_not_the_clock(tmp_path, monkeypatch):
+    from calib import review
+    with review.ReviewStore(tmp_path / "r.sqlite") as s:
+        monkeypatch.setattr(review, "_now", lambda: "2030-01-01T00:05:00.000000+00:00")
+        s.record("a", "b", "duplicate", "ana")
+        monkeypatch.setattr(review, "_now", lambda: "2030-01-01T00:00:00.000000+00:00")  # a clock 5 min behind
+        s.record("a", "b", "not_duplicate", "ben")
+        latest = s.latest()
+        assert latest["decision"].tolist() == ["not_duplicate"]
+        assert s.as_pair_labels()["label"].tolist() in (["not_duplicate"], [False])
