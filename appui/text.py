@@ -3,20 +3,26 @@
 ``st.markdown``, ``st.caption``, ``st.subheader``, ``st.error``... render
 Markdown: a document id ``![x](http://host/x.png)`` would become an image the
 browser fetches, ``# x`` a heading, ``[a](http://...)`` a link, ``:red[x]``
-coloured text, ``$x$`` maths. :func:`md` backslash-escapes every ASCII
-punctuation character (CommonMark allows an escape before any of them, and an
-escaped character is always literal) and turns line breaks into spaces, so a
-value from a file, a file name or an id shows exactly as typed.
+coloured text, ``$x$`` maths, ``http://x`` an autolink. :func:`md` backslash-escapes
+every character that can start Markdown or HTML syntax (CommonMark allows an
+escape before any ASCII punctuation, and an escaped character is always
+literal): ``\\ ` * _ [ ] ( ) # + - ! < > | ~ $ { } :`` and ``@`` (the last two
+break ``http://``, ``mailto:`` and e-mail autolinks), the dot of ``www.``
+and of a leading ``1.`` (an ordered list); line breaks become spaces. Plain
+punctuation (``. , ' " ; ? /``) stays as is, so messages read normally.
 """
 
 from __future__ import annotations
 
 import re
 
-_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+_SYNTAX = re.compile(r"([\\`*_\[\]()#+\-!<>|~${}:@])")
 _BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
+_WWW = re.compile(r"(?i)(www)\.")
+_LIST = re.compile(r"^(\s*\d+)([.)])")
 
 
 def md(value) -> str:
     """``value`` as text that Markdown renders literally, on one line."""
-    return _PUNCT.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+    s = _SYNTAX.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+    return _LIST.sub(r"\1\\\2", _WWW.sub(r"\1\\.", s))

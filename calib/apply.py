@@ -428,22 +428,27 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
 
 def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:
-    """manifest.csv, manifest.parquet, summary.json and README.txt, each written atomically."""
-    from .atomic import write_frame_atomic, write_text_atomic
+    """manifest.csv, manifest.parquet, summary.json and README.txt as one set
+    (a temp sibling folder that replaces ``out_dir`` whole: :func:`calib.atomic.atomic_folder`)."""
+    from .atomic import atomic_folder, write_frame_atomic, write_text_atomic
     from .jsondoc import dumps
     from .manifest import NOTICE
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"manifest.csv": write_frame_atomic(result.manifest, out / "manifest.csv"),
-             "manifest.parquet": write_frame_atomic(result.manifest, out / "manifest.parquet")}
-    summary = dict(result.summary(), corpus=str(corpus), notice=NOTICE)
-    paths["summary.json"] = write_text_atomic(out / "summary.json", dumps(summary))
-    paths["README.txt"] = write_text_atomic(out / "README.txt", (
-        f"calib apply\n===========\n\n{NOTICE}\n\nmanifest.csv / manifest.parquet: one row per document the "
-        f"configuration {result.config.fingerprint()} would remove from {corpus}, next to the representative it "
-        f"would keep. summary.json: counts.\n"))
-    return paths
+    try:
+        with atomic_folder(out) as tmp:
+            paths = {"manifest.csv": write_frame_atomic(result.manifest, tmp / "manifest.csv"),
+                     "manifest.parquet": write_frame_atomic(result.manifest, tmp / "manifest.parquet")}
+            summary = dict(result.summary(), corpus=str(corpus), notice=NOTICE)
+            paths["summary.json"] = write_text_atomic(tmp / "summary.json", dumps(summary))
+            paths["README.txt"] = write_text_atomic(tmp / "README.txt", (
+                f"calib apply\n===========\n\n{NOTICE}\n\nmanifest.csv / manifest.parquet: one row per document "
+                f"the configuration {result.config.fingerprint()} would remove from {corpus}, next to the "
+                f"representative it would keep. summary.json: counts.\n"))
+    except ValueError as exc:  # an --out folder holding files apply does not write
+        raise ApplyError(str(exc)) from None
+    return {k: out / p.name for k, p in paths.items()}
+
 
 # calib.apply(...) is apply_config(...) (the public API, see calib/__init__.py)
 _api.callable_module(__name__, apply_config)

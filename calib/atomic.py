@@ -1,16 +1,31 @@
-"""Atomic file writes: a temp file in the same folder, fsync, ``os.replace``.
+"""Atomic writes: one file, or a whole output folder as a set.
 
-An interrupted writer (Ctrl-C, SIGKILL, power loss after fsync) never leaves a
-half-written file at the final path; at worst a hidden ``.<name>.*.tmp`` that
-:func:`cleanup_temp_files` removes.
+* One file: a temp file in the same folder, fsync, ``os.replace``. An
+  interrupted writer (Ctrl-C, SIGKILL, power loss after fsync) never leaves a
+  half-written file at the final path; at worst a hidden
+  ``.<name>.pid<N>-*.tmp``, removed by :func:`cleanup_temp_files` (which every
+  write calls) once process N is gone.
+* A folder (:func:`atomic_folder`: an export, an apply proposal): every file
+  is written into a hidden sibling folder ``.<name>.calib-tmp-pid<N>-*``,
+  fsynced, and the sibling is swapped with the target in one
+  ``renameat2(RENAME_EXCHANGE)`` (Linux; elsewhere two renames, undone by the
+  next writer if a kill falls between them). A reader therefore sees the old
+  set or the new one, never config.json of one run beside manifest.csv of
+  another. A target folder holding files the new set does not write is
+  refused rather than replaced: nothing the user put there is deleted.
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
 import os
+import re
+import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 
@@ -19,7 +34,8 @@ def write_bytes_atomic(path, data: bytes) -> Path:
     """Write ``data`` to ``path`` via a temp file in the same folder + fsync + rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    cleanup_temp_files(path.parent, path.name)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.pid{os.getpid()}-", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the result is as readable as any new file
         with os.fdopen(fd, "wb") as fh:
@@ -68,12 +84,126 @@ def write_frame_atomic(frame: pd.DataFrame, path) -> Path:
     return write_bytes_atomic(path, data)
 
 
-def cleanup_temp_files(directory) -> list[Path]:
-    """Remove temp files (``.<name>.*.tmp``) an interrupted writer left in ``directory``."""
-    removed = []
+_PID_RE = re.compile(r"[.-]pid(\d+)-[^/]*$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def _stale(p: Path) -> bool:
+    """A temp file/folder whose writer (the pid in its name) is gone."""
+    m = _PID_RE.search(p.name.removesuffix(".tmp"))
+    return m is not None and not _alive(int(m.group(1)))
+
+
+def cleanup_temp_files(directory, name: str | None = None) -> list[Path]:
+    """Remove temp files (``.<name>.pid<N>-*.tmp``) and temp folders
+    (``.<name>.calib-tmp-pid<N>-*``, ``.<name>.calib-old-pid<N>-*``) that
+    interrupted writers left in ``directory`` (only for ``name`` when given);
+    a writer still running keeps its own. A target folder lost between the
+    two renames of the non-Linux swap is first put back from its ``old`` copy."""
+    removed: list[Path] = []
     d = Path(directory)
-    if d.is_dir():
-        for p in sorted(d.glob(".*.tmp")):
+    if not d.is_dir():
+        return removed
+    stem = re.escape(name) if name is not None else r".+"
+    tmp_re = re.compile(rf"^\.{stem}\.(pid\d+-.*\.tmp|calib-(tmp|old)-pid\d+-.*)$")
+    for p in sorted(d.iterdir()):
+        if not tmp_re.match(p.name) or not _stale(p):
+            continue
+        target = d / p.name[1:p.name.index(".calib-old-")] if ".calib-old-" in p.name else None
+        if target is not None and not os.path.lexists(target):
+            os.rename(p, target)  # the old set was moved away and the new one never arrived
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
             p.unlink(missing_ok=True)
-            removed.append(p)
+        removed.append(p)
     return removed
+
+
+def _fsync_path(path: Path, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2``); False where unsupported."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: filesystem or kernel without it
+        return False
+    raise OSError(err, f"cannot swap {a} and {b}: {os.strerror(err)}")
+
+
+def check_replaceable(out_dir, names) -> None:
+    """``out_dir`` may be replaced by a set of files called ``names``: it does
+    not exist, or is a folder holding only files of that set (a previous run).
+    Raises ``ValueError`` naming the first foreign entry otherwise."""
+    out = Path(out_dir)
+    if not os.path.lexists(out):
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise ValueError(f"{out}: exists and is not a folder")
+    allowed = set(names)
+    for p in sorted(out.iterdir()):
+        if p.name not in allowed and not p.name.endswith(".tmp"):
+            raise ValueError(f"{out}: holds {p.name!r}, which this output does not write; refusing to replace the "
+                             "folder (choose an empty or new --out)")
+
+
+@contextmanager
+def atomic_folder(out_dir) -> Iterator[Path]:
+    """Write a set of files into the yielded temp folder; on a clean exit the
+    set replaces ``out_dir`` as a whole (see the module docstring), on an error
+    the temp folder is removed and ``out_dir`` is untouched."""
+    out = Path(out_dir)
+    parent = out.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    cleanup_temp_files(parent, out.name)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.calib-tmp-pid{os.getpid()}-", dir=parent))
+    try:
+        yield tmp
+        names = sorted(p.name for p in tmp.iterdir())
+        check_replaceable(out, names)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+        for n in names:
+            _fsync_path(tmp / n)
+        _fsync_path(tmp, directory=True)
+        if not os.path.lexists(out):
+            os.rename(tmp, out)
+        elif _exchange(tmp, out):
+            shutil.rmtree(tmp)  # tmp now holds the previous set
+        else:  # two renames; a kill between them is undone by cleanup_temp_files
+            old = parent / f".{out.name}.calib-old-pid{os.getpid()}-{os.urandom(4).hex()}"
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old)
+        _fsync_path(parent, directory=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+

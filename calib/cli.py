@@ -396,6 +396,8 @@ def cmd_export(a) -> int:
     try:
         paths = write_export(out, config, evaluation=evaluation, sample=sample, review_store=store,
                              selection=selection, workspace=ws)
+    except ValueError as exc:  # an --out folder holding files an export does not write
+        raise CliError(str(exc))
     finally:
         if store is not None:
             store.close()

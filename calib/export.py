@@ -239,17 +239,18 @@ def targets_document(config: Config, *, workspace=None, evaluation=None) -> dict
 
 def write_export(out_dir, config: Config, *, evaluation, sample, review_store=None, created_by="calib export",
                  selection: dict | None = None, workspace=None) -> dict[str, Path]:
-    """Write everything an export consists of into ``out_dir`` (each file atomically).
+    """Write everything an export consists of as one set: built in a temp
+    sibling folder that replaces ``out_dir`` whole (:func:`calib.atomic.atomic_folder`).
 
     ``workspace`` (a ``calib.sweep.Workspace`` of ``sample``) evaluates each
     target's own variant of the config; one is made when not given.
     """
     from . import targets as T
+    from .atomic import atomic_folder
     from .manifest import manifest
     from .sweep import Workspace
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     ws = workspace if workspace is not None else Workspace(sample)
     files = {"config.json": dumps(build_config_doc(config, evaluation=evaluation, sample=sample,
                                                    created_by=created_by, selection=selection)),
@@ -258,12 +259,14 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
     files.update(T.render(config))
     files["README.txt"] = README_TEXT.format(notice=NOTICE, fv=FORMAT_VERSION, fp=config.fingerprint())
     frame = manifest(evaluation, sample, review_store=review_store)
-    paths = {"config": write_text_atomic(out / "config.json", files.pop("config.json"))}
-    for name, text in files.items():
-        paths[name] = write_text_atomic(out / name, text)
-    paths["manifest.csv"] = write_frame_atomic(frame, out / "manifest.csv")
-    paths["manifest.parquet"] = write_frame_atomic(frame, out / "manifest.parquet")
-    return paths
+    with atomic_folder(out) as tmp:
+        paths = {"config": write_text_atomic(tmp / "config.json", files.pop("config.json"))}
+        for name, text in files.items():
+            paths[name] = write_text_atomic(tmp / name, text)
+        paths["manifest.csv"] = write_frame_atomic(frame, tmp / "manifest.csv")
+        paths["manifest.parquet"] = write_frame_atomic(frame, tmp / "manifest.parquet")
+    return {k: out / p.name for k, p in paths.items()}
+
 
 # calib.export(...) is write_export(...) (the public API, see calib/__init__.py)
 _api.callable_module(__name__, write_export)

@@ -135,11 +135,22 @@ def test_typed_path_edge_cases(tmp_path, monkeypatch):
     (allowed / "c" / "sub" / "escape").symlink_to(outside / "deep", target_is_directory=True)
     with pytest.raises(PathNotAllowed, match="is a link to"):
         resolve_allowed(str(allowed / "c"))
-    # links that stay inside the allowed folders are fine
+    # links that stay inside the sample folder are fine
     (allowed / "ok").mkdir()
-    (allowed / "real.csv").write_bytes(DOCS_CSV)
-    (allowed / "ok" / "docs.csv").symlink_to(allowed / "real.csv")
+    (allowed / "ok" / "real.csv").write_bytes(DOCS_CSV)
+    (allowed / "ok" / "docs.csv").symlink_to(allowed / "ok" / "real.csv")
     assert loading.load_path(str(allowed / "ok")).sample.n == 2
+    # ... a link to elsewhere in the allowed folders is not: the loader reads only inside the sample folder
+    (allowed / "ok2").mkdir()
+    (allowed / "real.csv").write_bytes(DOCS_CSV)
+    (allowed / "ok2" / "docs.csv").symlink_to(allowed / "real.csv")
+    with pytest.raises(SampleError, match="outside the sample folder"):
+        loading.load_path(str(allowed / "ok2"))
+    # ... and so is a hard link, which no path check can see through
+    (allowed / "hl").mkdir()
+    os.link(outside / "docs.csv", allowed / "hl" / "docs.csv")
+    with pytest.raises(SampleError, match="hard links"):
+        loading.load_path(str(allowed / "hl"))
     # an allowed folder given through a link is allowed by where it really is
     (tmp_path / "link-to-allowed").symlink_to(allowed, target_is_directory=True)
     monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path / "link-to-allowed"))

@@ -1,0 +1,166 @@
+"""Output folders are atomic as a set (issue 16): an export or an apply proposal
+replaces the previous one whole. A writer SIGKILLed before each of its file-system
+steps leaves the old set or the new one, byte for byte; stale temp folders are
+cleaned by the next writer; a folder holding foreign files is never replaced."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from calib import atomic
+from calib import export as E
+from calib.apply import ApplyError, apply_config, write_apply
+from calib.config import Config
+from calib.samples import from_frames, load_sample
+from calib.sweep import evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The child: load the pickled result, count file-system steps of the writer and
+# SIGKILL itself just before step K (K = 0: run to the end). FALLBACK=1 disables
+# renameat2 so the two-rename swap is exercised too.
+CHILD = r"""
+import os, pickle, shutil, signal, sys
+from calib import atomic
+from calib.apply import write_apply
+result = pickle.load(open(sys.argv[1], "rb"))
+K, n = int(sys.argv[3]), [0]
+def counted(fn):
+    def step(*a, **k):
+        n[0] += 1
+        if n[0] == K:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return fn(*a, **k)
+    return step
+if sys.argv[4] == "1":
+    atomic._exchange = lambda a, b: False
+for name in ("open", "fsync", "replace", "rename", "unlink", "mkdir", "rmdir", "chmod"):
+    setattr(os, name, counted(getattr(os, name)))
+shutil.rmtree = counted(shutil.rmtree)
+atomic._exchange = counted(atomic._exchange)
+write_apply(sys.argv[2], result, corpus="corpus.jsonl")
+print(n[0])
+"""
+
+
+def snapshot(folder: Path) -> dict[str, bytes] | None:
+    if not folder.exists():
+        return None
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    s = load_sample(ROOT / "data" / "sample")
+    sub = from_frames(s.docs.iloc[:400].copy(), None, name="first400")
+    d = tmp_path_factory.mktemp("corpus")
+    corpus = d / "corpus.jsonl"
+    sub.docs[["id", "text"]].to_json(corpus, orient="records", lines=True, force_ascii=False)
+    old = apply_config(Config(threshold=0.9), corpus)
+    new = apply_config(Config(threshold=0.3, b=32, r=4), corpus)
+    assert len(old.manifest) != len(new.manifest)
+    return old, new
+
+
+@pytest.mark.parametrize("fallback", ["0", "1"])
+@pytest.mark.slow  # about 25 writer processes per swap mode
+def test_sigkill_at_every_step_leaves_the_old_set_or_the_new(tmp_path, results, fallback):
+    old_res, new_res = results
+    ref_old, ref_new = tmp_path / "ref_old", tmp_path / "ref_new"
+    write_apply(ref_old, old_res, corpus="corpus.jsonl")
+    write_apply(ref_new, new_res, corpus="corpus.jsonl")
+    old, new = snapshot(ref_old), snapshot(ref_new)
+    assert old != new and set(old) == set(new) == {"manifest.csv", "manifest.parquet", "summary.json", "README.txt"}
+    pkl = tmp_path / "new.pkl"
+    pkl.write_bytes(pickle.dumps(new_res))
+    work = tmp_path / "work"
+    out = work / "proposal"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    seen = {"old": 0, "new": 0, "restored": 0}
+    k = 1
+    while True:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(ref_old, out)
+        p = subprocess.run([sys.executable, "-c", CHILD, str(pkl), str(out), str(k), fallback], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode in (0, -9), p.stderr
+        state = snapshot(out)
+        if state is None:  # only between the two renames of the fallback swap
+            assert fallback == "1"
+            atomic.cleanup_temp_files(work)
+            state = snapshot(out)
+            assert state == old
+            seen["restored"] += 1
+        assert state in (old, new), f"step {k}: a mixed set {sorted(state)}"
+        seen["old" if state == old else "new"] += 1
+        if p.returncode == 0:
+            assert state == new
+            steps = int(p.stdout.split()[-1])
+            break
+        # the next writer cleans what the killed one left, and writes the new set
+        write_apply(out, new_res, corpus="corpus.jsonl")
+        assert snapshot(out) == new
+        assert sorted(q.name for q in work.iterdir()) == ["proposal"], f"step {k}: leftovers"
+        k += 1
+    assert k == steps + 1 and steps >= 15  # every step was a kill point
+    assert seen["old"] >= 10 and seen["new"] >= 2
+    assert (seen["restored"] >= 1) == (fallback == "1")
+
+
+def test_export_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    s = load_sample(ROOT / "data" / "sample")
+    sub = from_frames(s.docs.iloc[:300].copy(), None, name="first300")
+    out = tmp_path / "export"
+    E.write_export(out, Config(threshold=0.9), evaluation=evaluate(sub, Config(threshold=0.9)), sample=sub)
+    before = snapshot(out)
+    cfg = Config(threshold=0.3, b=32, r=4)
+    ev = evaluate(sub, cfg)
+
+    def boom(*a, **k):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(E, "write_readme", boom)  # the last file of the set fails
+    with pytest.raises(OSError):
+        E.write_export(out, cfg, evaluation=ev, sample=sub)
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no temp folder left
+    monkeypatch.undo()
+    E.write_export(out, cfg, evaluation=ev, sample=sub)
+    after = snapshot(out)
+    assert after != before and set(after) == set(before)
+    assert E.load_config(out / "config.json")[0] == E.canonical_config(cfg)
+
+
+def test_a_folder_with_foreign_files_is_not_replaced(tmp_path, results, capsys):
+    old_res, _ = results
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my notes")
+    with pytest.raises(ApplyError, match="holds 'notes.txt'"):
+        write_apply(out, old_res, corpus="c.jsonl")
+    assert snapshot(out) == {"notes.txt": b"my notes"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+def test_stale_temp_files_of_dead_writers_are_cleaned(tmp_path):
+    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(p.stdout)
+    stale = [tmp_path / f".results.csv.pid{dead}-abc.tmp", tmp_path / f".out.calib-tmp-pid{dead}-xyz"]
+    stale[0].write_text("partial")
+    stale[1].mkdir()
+    (stale[1] / "manifest.csv").write_text("partial")
+    live = tmp_path / f".results.csv.pid{os.getpid()}-def.tmp"  # a writer still running keeps its file
+    live.write_text("in progress")
+    mine = tmp_path / "keep.tmp"  # not a calib temp name
+    mine.write_text("user file")
+    atomic.write_frame_atomic(pd.DataFrame({"a": [1]}), tmp_path / "results.csv")
+    assert not stale[0].exists() and stale[1].exists()  # only this file's temps are cleaned by a file write
+    atomic.cleanup_temp_files(tmp_path)
+    assert not stale[1].exists() and live.exists() and mine.exists()
