@@ -532,13 +532,14 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
                 raise SampleError("the Clough corpus brings its own pairs; no pair file expected", file=path.name)
             return load_clough(path, name=name)
         docs_path = _find_one(path, "docs", required=True)
+        pairs_root = None if pairs is not None else path  # a pair file named explicitly: its own folder
         pairs = pairs if pairs is not None else _find_one(path, "pairs", required=False)
         name = name or path.name
         root = path
     else:
         docs_path = path
         name = name or path.stem
-        root = None
+        root = pairs_root = None
     table = _read_table(docs_path, root)
     if _is_inline(table):
         if pairs is not None:
@@ -546,7 +547,7 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
         docs, rows = _inline_docs_and_pairs(table, missing)
         return _assemble(docs, table.file, True, rows, name, missing)
     docs = _collect_docs(table)
-    rows = _pairs_from_table(_read_table(Path(pairs), root), missing) if pairs is not None else []
+    rows = _pairs_from_table(_read_table(Path(pairs), pairs_root), missing) if pairs is not None else []
     return _assemble(docs, table.file, table.typed, rows, name, missing)
 
 

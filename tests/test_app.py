@@ -317,6 +317,23 @@ def test_bad_upload_shows_error_not_traceback():
     assert at.session_state["calib_sample"].n == 2336  # the previous sample stays
 
 
+def test_dominant_group_and_missing_values_on_the_sample_page():
+    """NA is no group (4 singletons, no warning); a real group holding 3 of 4 documents is warned about."""
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Upload files").run()
+    na = b"id,text,group\n" + b"".join(f"d{k},text number {k} about something,NA\n".encode() for k in range(4))
+    at.file_uploader(key="upload_docs").set_value(("docs.csv", na, "text/csv")).run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception and at.session_state["calib_sample"].docs["group"].isna().all()
+    assert not [w.value for w in at.warning if "holds" in w.value]
+    big = na.replace(b",NA\n", b",g7\n", 3)
+    at.file_uploader(key="upload_docs").set_value(("docs.csv", big, "text/csv")).run()
+    at.button(key="load_upload").click().run()
+    warned = [w.value for w in at.warning if "holds" in w.value]
+    assert len(warned) == 1 and "g7" in warned[0] and "3 of 4 documents" in warned[0]
+
+
 def test_upload_handler_directly(tmp_path):
     loaded = loading.load_upload(("../../evil/docs.csv", DOCS_CSV), ("pairs.csv", PAIRS_CSV))
     assert loaded.sample.n == 4 and len(loaded.sample.pairs) == 2
