@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import math
 import os
 import re
@@ -19,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .reading import (MISSING_VALUES, SampleError, decode_text, is_missing, iter_records, line_of,  # noqa: F401
-                      missing_set, open_input, read_input)
+from .reading import (MISSING_VALUES, SampleError, decode_text, is_missing, iter_records,  # noqa: F401
+                      missing_set, read_input)
 
 PAIR_COLUMNS = ("i", "j", "is_duplicate", "category")
 EXCLUSION_COLUMNS = ("file", "line", "id", "reason")
@@ -153,7 +152,7 @@ def from_frames(docs: pd.DataFrame, pairs: pd.DataFrame | None = None, *, name: 
 
 
 # ---------------------------------------------------------------------------
-# Errors
+# Formats (SampleError, the file opener and the JSON-record reader: calib.reading)
 # ---------------------------------------------------------------------------
 
 DOC_EXTENSIONS = (".jsonl", ".csv", ".parquet")
@@ -186,10 +185,6 @@ def _read_bytes(path: Path, root: Path | None = None) -> bytes:
     return read_input(path, root=root if root is not None else path.parent)
 
 
-def _decode(data: bytes, name: str) -> str:
-    return decode_text(data, name)
-
-
 def _read_jsonl(path: Path, root: Path | None = None) -> _Table:
     data = _read_bytes(path, root)
     decode_text(data, path.name)  # whole-file check names the first bad byte
@@ -211,7 +206,7 @@ def _check_unique_columns(names: list[str], file: str, line: int | None) -> None
 
 
 def _read_csv(path: Path, root: Path | None = None) -> _Table:
-    text = _decode(_read_bytes(path, root), path.name)
+    text = decode_text(_read_bytes(path, root), path.name)
     # strict: an unclosed quote (a truncated file) or text after a closing quote is an error
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
