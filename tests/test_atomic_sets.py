@@ -124,9 +124,13 @@ def test_export_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     cfg = Config(threshold=0.3, b=32, r=4)
     ev = evaluate(sub, cfg)
 
-    def boom(*a, **k):
-        raise OSError(28, "No space left on device")
-    monkeypatch.setattr(E, "write_readme", boom)  # the last file of the set fails
+    real = E.write_frame_atomic
+
+    def boom(frame, path):
+        if str(path).endswith(".parquet"):  # the last file of the set fails
+            raise OSError(28, "No space left on device")
+        return real(frame, path)
+    monkeypatch.setattr(E, "write_frame_atomic", boom)
     with pytest.raises(OSError):
         E.write_export(out, cfg, evaluation=ev, sample=sub)
     assert snapshot(out) == before
