@@ -52,11 +52,11 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
         st.caption("Type your reviewer name above to record decisions.")
     if clicked:
         store.record(row["id_a"], row["id_b"], clicked, reviewer, note=note, config_fingerprint=cfg.fingerprint())
-        st.session_state["calib_last_review"] = f"Recorded {clicked} for {row['id_a']} / {row['id_b']}."
+        st.session_state["calib_last_review"] = f"Recorded {clicked} for {md(row['id_a'])} / {md(row['id_b'])}."
         if contradicts([clicked], [label])[0]:
             st.session_state["calib_review_conflict"] = (
                 f"This decision ({clicked.replace('_', ' ')}) contradicts the sample's label "
-                f"({LABEL_NAMES[int(label)]}) for {row['id_a']} / {row['id_b']}. If you use reviews as labels, "
+                f"({LABEL_NAMES[int(label)]}) for {md(row['id_a'])} / {md(row['id_b'])}. If you use reviews as labels, "
                 "the review replaces the sample's label.")
         st.rerun()
 
@@ -77,9 +77,9 @@ def queue_section(store: ReviewStore) -> None:
                "part removals justified only by chaining, then the pairs closest to the threshold. Reviewed "
                "pairs leave the queue.")
     if st.session_state.get("calib_last_review"):
-        st.success(md(st.session_state.pop("calib_last_review")))
+        st.success(st.session_state.pop("calib_last_review"))  # ids escaped when composed
     if st.session_state.get("calib_review_conflict"):
-        st.warning(md(st.session_state.pop("calib_review_conflict")))
+        st.warning(st.session_state.pop("calib_review_conflict"))
     if q.empty:
         st.info("Nothing left to review for this configuration.")
         return
