@@ -55,8 +55,14 @@ def show_sample() -> None:
     info = summary(s)
     st.subheader(md(s.name))
     st.caption(f"from {md(st.session_state[state.SAMPLE_SOURCE])}; content hash {state.sample_hash()[:12]}")
-    for w in info["warnings"]:  # e.g. one group holding most documents
-        st.warning(f"Check the labels: {md(w)}.")
+    notes = [f"Check the labels: {md(w)}." for w in info["warnings"]]  # e.g. one group holding most documents
+    share, docs, pairs = largest_cluster_share(truth_from_sample(s))
+    if share > 0.5:  # the same dominant group is usually behind both: one warning, not two
+        notes.insert(0, f"One duplicate group ({docs:,} documents) holds {share:.0%} of the duplicate pairs "
+                        f"({pairs:,}): pair-weighted recall mostly measures that one group. Compare the per-group "
+                        "(macro) recall on the Sweep page; its intervals resample whole groups.")
+    if notes:
+        st.warning(" ".join(notes))
     c = st.columns(5)
     c[0].metric("Documents", f"{info['documents']:,}")
     c[1].metric("Labeled pairs", f"{info['pairs']:,}")
@@ -67,11 +73,6 @@ def show_sample() -> None:
         g = info["groups"]
         st.caption(f"Groups: {g['groups']:,} named groups, {g['in_groups_of_2_or_more']:,} documents in groups "
                    f"of 2 or more (largest {g['largest']}), {g['without_group']:,} documents without a group.")
-    share, docs, pairs = largest_cluster_share(truth_from_sample(s))
-    if share > 0.5:
-        st.warning(f"One duplicate group ({docs:,} documents) holds {share:.0%} of the duplicate pairs "
-                   f"({pairs:,}): pair-weighted recall mostly measures that one group. Compare the per-group "
-                   "(macro) recall on the Sweep page; its intervals resample whole groups.")
     if not info["pairs"] and "groups" not in info:
         st.warning("This sample has no labels (no pairs, no groups): recall and false removals cannot be measured.")
 
