@@ -262,14 +262,14 @@ def cmd_sweep(a) -> int:
     sample = load(a.sample, a.pairs, a.missing_values)
     if a.reviews:
         sample = with_reviews(sample, a.reviews)
+    try:
+        ws = Workspace(sample)  # refuses a sample of fewer than 2 documents: that error alone, before any notice
+    except ValueError as exc:
+        raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
     if no_labels:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
               f"measured and nothing is recommended (exit status {NO_LABELS})", file=sys.stderr)
-    try:
-        ws = Workspace(sample)  # refuses a sample of fewer than 2 documents
-    except ValueError as exc:
-        raise CliError(f"{a.sample}: {exc}")
     print(f"{sample}\n{grid}", file=sys.stderr)
     results = sweep(ws, grid, progress=tqdm_progress("sweep"))
     table, over = results, ""

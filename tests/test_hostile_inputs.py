@@ -699,7 +699,7 @@ def test_dominant_group_warning_in_cli(tmp_path, capsys):
     out = tmp_path / "r.csv"
     assert main(["sweep", "--sample", str(path), "--out", str(out), *SMALL]) == 0
     assert "warning:" not in capsys.readouterr().err
-    assert main(["sweep", "--sample", str(path), "--out", str(out), "--missing-values", "", *SMALL]) == 0
+    assert main(["sweep", "--sample", str(path), "--out", str(out), "--overwrite", "--missing-values", "", *SMALL]) == 0
     err = capsys.readouterr().err
     assert "warning:" in err and "group 'NA' holds 18 of 20 documents" in err
 
