@@ -57,7 +57,7 @@ def _docs(path: Path) -> Path:
     for k in range(12):
         body = " ".join(words[k * 40:(k + 1) * 40])
         payload = PAYLOADS[k % len(PAYLOADS)]
-        text = f"{payload}\n\n{body}\n\n{payload} and more {payload}\n\n# MARKhead line\n"
+        text = f"{payload}\n\n{body}\n\n{payload} and more {payload}\n\n# MARKhead line\n{PAYLOADS[4]}\n"
         group = f"g{k // 2}" if k < 8 else None
         if k < 8 and k % 2:
             text = recs[-1]["text"].replace(words[k * 40 - 20], "changed")  # a near-duplicate of the previous
@@ -125,7 +125,7 @@ def test_payloads_render_as_text_on_every_page(server, tmp_path):  # noqa: F811 
             idle(page, "Compare two documents")
             page.get_by_text("Exact Jaccard", exact=False).first.evaluate("e => e.scrollIntoView({block: 'start'})")
             diff_text = page.locator(".calib-diff").first.inner_text()
-            assert "<script>window.markpwned=1</script>" in diff_text  # the payload is in the diff, as text
+            assert "<script>window.markpwned=1</script>" in diff_text  # the payload (ending every text) is in the diff, as text
             check(page, requests, "Clusters")
             shot(page, "payload_02_clusters_diff.png")
 
