@@ -20,9 +20,14 @@ _SYNTAX = re.compile(r"([\\`*_\[\]()#+\-!<>|~${}:@])")
 _BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
 _WWW = re.compile(r"(?i)(www)\.")
 _LIST = re.compile(r"^(\s*\d+)([.)])")
+# Streamlit's Markdown still autolinks ``http\://host`` on some pages (seen in
+# Chromium on the Review page), so a scheme also gets an invisible word joiner
+# (U+2060) before its colon: the text reads the same and is never a URL.
+_SCHEME = re.compile(r"(?i)\b(https?|ftp|file|mailto)\\:")
 
 
 def md(value) -> str:
     """``value`` as text that Markdown renders literally, on one line."""
     s = _SYNTAX.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+    s = _SCHEME.sub("\\1\u2060\\\\:", s)
     return _LIST.sub(r"\1\\\2", _WWW.sub(r"\1\\.", s))

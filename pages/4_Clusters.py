@@ -8,7 +8,6 @@ import streamlit as st
 
 from appui import charts, diff, engine, state, tables
 from appui.errors import guard
-from appui.text import md
 from calib.clusters import largest_components
 
 MAX_GRAPH = 60
@@ -174,9 +173,9 @@ def doc_diff(default: tuple[int, int] | None) -> None:
     st.markdown(f"**Exact Jaccard {shared / union if union else 0:.3f}**: {shared:,} shared of {union:,} distinct "
                 f"shingles (A has {na:,}, B has {nb:,}).")
     c = st.columns(2)
-    c[0].markdown(f"**{md(ids[a])}**")
+    c[0].text(ids[a])  # plain text: an id is never Markdown
     diff.show(c[0], ta, tb, rep)
-    c[1].markdown(f"**{md(ids[b])}**")
+    c[1].text(ids[b])
     diff.show(c[1], tb, ta, rep)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, nav, only_128_and_a_split_list, server  # noqa: F401
+from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, nav, only_128_and_a_split_list, server, unlabeled  # noqa: F401 (server needs unlabeled)
 
 pytestmark = pytest.mark.browser
 

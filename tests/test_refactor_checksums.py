@@ -43,7 +43,11 @@ GRID = Grid(
 # recommended export's config.json were compared with those of main at c9a030a and differ only in
 # the scheme column/field ('fast' -> 'prefix'); fingerprints hash the first name, so they, the
 # manifests and the datasketch-scheme export are unchanged.
-SWEEP_CSV_SHA256 = "c8e30daa6736c6cc45ec62767f00e3a40111bcedf8da59552e77932637088dcb"
+# Re-recorded again for issue 10 (honest uncertainty): the sweep table gains columns (expected rates,
+# per-group recall, false-candidate rate, each interval's method) and the intervals of rates whose
+# pairs share documents become cluster-bootstrap (+ band-jackknife hash) intervals; config.json's
+# evidence carries the same. Manifests are unchanged (same hashes as before).
+SWEEP_CSV_SHA256 = "ba53d0f01628d94875a99e18d7162abf628ef59ee3a8134bb4445a29de8f6a17"
 EXPORTS = {
     # the grid's recommendation under a 1% false-removal budget
     "recommended": None,
@@ -76,9 +80,9 @@ def test_sweep_table_bytes_unchanged(results):
 
 # (sha256 of config.json, sha256 of manifest.csv)
 RECORDED = {
-    "recommended": ("284b512a4cff4c21974f9e44c8e8e9d2b9898aced517e589ff8f9f91615c6a19",
+    "recommended": ("0744d1c1f1af2977c049dc81a4f846f4153ec15ec7e348bf597704e6e051cb5b",
                     "1850446cde96ef9b591e364eb6897ebaf90b8463c557307c14319f6c7f1412b7"),
-    "estimated": ("7dd672687ced6219a1122eddb87d6220c8e2b0b8f54a1fbc6a0e716598af64b4",
+    "estimated": ("1a681a3f0d5cbbbca3f28a24cffd85ac63465a70805c89d1e96b9c1b5833c720",
                   "75c756c2bbb9bfa9e89040e04a85bf95c4754249e74c0960c7fe8a0b658f0ac1"),
 }
 
