@@ -116,15 +116,6 @@ def only_128_and_a_split_list(page) -> None:
     idle(page)
 
 
-def add_shingle_size(page, multiselect_label: str, k: int) -> None:
-    """On the Sweep page: add shingle size ``k`` to the multiselect labelled ``multiselect_label``."""
-    page.locator('[data-testid="stMultiSelect"]', has_text=multiselect_label).locator("input").click()
-    page.keyboard.type(str(k))
-    page.keyboard.press("Enter")
-    page.keyboard.press("Escape")
-    idle(page)
-
-
 def chart_texts(page, title: str, role: str) -> list[list[str]]:
     """The texts Vega drew in the chart whose title contains ``title``: one list per
     ``g.role-<role>`` group (role "legend": one list per legend, its title last;
@@ -187,10 +178,9 @@ def test_walk_every_page(page, server):
 
     nav(page, "Sweep")
     idle(page, "Run sweep")
-    # a small grid: 128 hashes only, a list of splits; three representations (word3, word5, char5)
+    # a small grid: 128 hashes only, a list of splits; the default grid's three representations
+    # (word3, word5, char5) are already selected
     only_128_and_a_split_list(page)
-    add_shingle_size(page, "Word shingle sizes", 3)
-    add_shingle_size(page, "Character shingle sizes", 5)
     page.get_by_role("button", name="Run sweep").click()
     idle(page, "Recommended under")
     no_exception(page)
