@@ -23,7 +23,7 @@ import time
 import pytest
 
 from calib.sweep import Grid
-from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, server  # noqa: F401 - server is a fixture
+from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, server, unlabeled  # noqa: F401 - server and the unlabeled folder it needs are fixtures
 
 N_REP = len(Grid().representations)  # the Sweep page starts from the default grid (word3, word5, char5)
 
