@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from calib import clusters as cl
-from calib.config import Config
+from calib.config import Config, Representative
 from calib.jaccard import pairs_jaccard
 from calib.represent import Representation
 from calib.samples import Sample
@@ -160,7 +160,7 @@ def diagnostics(ev: Evaluation) -> pd.DataFrame:
 def _policies(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) -> pd.DataFrame:
     v, cfg = _ev.verified, _ev.config
     lengths = None
-    if cfg.representative == "longest":
+    if cfg.representative is Representative.LONGEST:
         with _h.lock:
             lengths = _h.ws.sets(cfg.rep).sizes()
     return cl.policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg.rep),

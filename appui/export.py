@@ -19,7 +19,7 @@ import pandas as pd
 from calib import atomic
 from calib import export as cx
 from calib import targets as T
-from calib.config import Config
+from calib.config import Config, Verify
 from calib.manifest import MANIFEST_COLUMNS
 
 MANIFEST_FILES = ("manifest.csv", "manifest.parquet")
@@ -68,7 +68,7 @@ KEPT_LABELS = {("connected", "first"): "first document", ("star", "first"): "ear
 
 
 def _how(cfg: Config) -> dict:
-    verify = "none" if cfg.verify == "none" else f"{cfg.verify} J >= {cfg.threshold:g}"
+    verify = "none" if cfg.verify is Verify.NONE else f"{cfg.verify} J >= {cfg.threshold:g}"
     return {"verification": verify, "kept": KEPT_LABELS.get((cfg.policy, cfg.representative),
                                                           f"{cfg.policy}/{cfg.representative}")}
 

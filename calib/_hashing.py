@@ -30,6 +30,24 @@ def _read32(buf, p):
             | (np.uint64(buf[p + 2]) << np.uint64(16)) | (np.uint64(buf[p + 3]) << np.uint64(24)))
 
 
+@njit(inline="always")
+def _xxh32_tail(buf, p, end, h):
+    """xxHash32's last steps: the bytes after the 16-byte stripes (4 at a
+    time, then 1), then the avalanche."""
+    while p + 4 <= end:
+        h = (_rotl32((h + _read32(buf, p) * P3) & M32, 17) * P4) & M32
+        p += 4
+    while p < end:
+        h = (_rotl32((h + np.uint64(buf[p]) * P5) & M32, 11) * P1) & M32
+        p += 1
+    h ^= h >> np.uint64(15)
+    h = (h * P2) & M32
+    h ^= h >> np.uint64(13)
+    h = (h * P3) & M32
+    h ^= h >> np.uint64(16)
+    return h
+
+
 @njit(cache=True)
 def xxh32(buf, start, end):
     """xxHash32 of buf[start:end] with seed 0, as uint64 in [0, 2^32)."""
@@ -51,18 +69,7 @@ def xxh32(buf, start, end):
     else:
         h = P5
     h = (h + np.uint64(n)) & M32
-    while p + 4 <= end:
-        h = (_rotl32((h + _read32(buf, p) * P3) & M32, 17) * P4) & M32
-        p += 4
-    while p < end:
-        h = (_rotl32((h + np.uint64(buf[p]) * P5) & M32, 11) * P1) & M32
-        p += 1
-    h ^= h >> np.uint64(15)
-    h = (h * P2) & M32
-    h ^= h >> np.uint64(13)
-    h = (h * P3) & M32
-    h ^= h >> np.uint64(16)
-    return h
+    return _xxh32_tail(buf, p, end, h)
 
 
 @njit(inline="always")
@@ -71,18 +78,7 @@ def xxh32_short(buf, start, end):
     the shingle kernels: a char 5-gram's hash costs about a quarter less."""
     p = start
     h = (P5 + np.uint64(end - start)) & M32
-    while p + 4 <= end:
-        h = (_rotl32((h + _read32(buf, p) * P3) & M32, 17) * P4) & M32
-        p += 4
-    while p < end:
-        h = (_rotl32((h + np.uint64(buf[p]) * P5) & M32, 11) * P1) & M32
-        p += 1
-    h ^= h >> np.uint64(15)
-    h = (h * P2) & M32
-    h ^= h >> np.uint64(13)
-    h = (h * P3) & M32
-    h ^= h >> np.uint64(16)
-    return h
+    return _xxh32_tail(buf, p, end, h)
 
 
 C1 = np.uint64(0xCC9E2D51)

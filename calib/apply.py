@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import _api, lsh
-from .clusters import Clustering, cluster_pairs
+from .clusters import Clustering, Representative, cluster_pairs
 from .config import Config, Verify
 from .copies import Copies, copies_from_digests, set_digests, spread
 from .jaccard import pairs_jaccard
@@ -300,7 +300,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
     rep = config.rep
     bar = bar or _no_bar
-    if config.representative == "priority":
+    if config.representative is Representative.PRIORITY:
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
     n_total = count_documents(corpus)
@@ -404,7 +404,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
     sim = config.similarity(v_exact, v_est)
     clustering = cluster_pairs(n, vi, vj, sim, policy=config.policy, representative=config.representative,
-                               lengths=sizes if config.representative == "longest" else None,
+                               lengths=sizes if config.representative is Representative.LONGEST else None,
                                max_component=config.max_component)
 
     def sim_est(rows, reps):

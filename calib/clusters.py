@@ -44,13 +44,40 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse import csgraph
 
+from calib._named import Named
 from calib.stats import rate, wilson
 from calib.pairs import pair_codes, unordered_codes
 
-POLICIES = ("connected", "star")
-SCORE_RULES = ("first", "longest", "priority", "medoid", "random")
-UNION_RULES = ("union_size", "union_rank")
-REPRESENTATIVE_RULES = SCORE_RULES + UNION_RULES
+
+
+class Policy(Named):
+    """How a component of verified pairs becomes removals (module docstring)."""
+
+    CONNECTED = "connected"
+    STAR = "star"
+
+
+class Representative(Named):
+    """Which member a cluster keeps (module docstring)."""
+
+    FIRST = "first"
+    LONGEST = "longest"
+    PRIORITY = "priority"
+    MEDOID = "medoid"
+    RANDOM = "random"
+    UNION_SIZE = "union_size"  # datatrove
+    UNION_RANK = "union_rank"  # text-dedup 0.4.0
+
+    @property
+    def is_union(self) -> bool:
+        """A union-find rule: the root production tools keep (connected policy only)."""
+        return self in (Representative.UNION_SIZE, Representative.UNION_RANK)
+
+
+Policy.what = "policy"
+Representative.what = "representative"
+POLICIES = Policy.names()
+REPRESENTATIVE_RULES = Representative.names()
 
 SimFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -305,30 +332,28 @@ def union_roots(n: int, a, b, by: str) -> np.ndarray:
 
 # --------------------------------------------------------------- clustering
 
-def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
-                  representative: str = "first", lengths=None, priority=None,
+def cluster_pairs(n: int, i, j, sim=None, *, policy: Policy | str = Policy.CONNECTED,
+                  representative: Representative | str = Representative.FIRST, lengths=None, priority=None,
                   max_component: int | None = None) -> Clustering:
     """Cluster rows 0..n-1 from verified pairs (i < j) under a removal policy.
 
     See the module docstring for the policies and representative rules.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-    if representative not in REPRESENTATIVE_RULES:
-        raise ValueError(f"representative must be one of {REPRESENTATIVE_RULES}, got {representative!r}")
+    policy = Policy.parse(policy)
+    representative = Representative.parse(representative)
     if max_component is not None and (not isinstance(max_component, (int, np.integer)) or max_component < 1):
         raise ValueError(f"max_component must be a positive integer or None, got {max_component!r}")
-    if representative in UNION_RULES and policy != "connected":
+    if representative.is_union and policy is not Policy.CONNECTED:
         raise ValueError(f"representative rule {representative!r} is a union-find rule: it needs the connected policy")
     i, j, w = _edges(n, i, j, sim)
 
-    if representative in ("first",) + UNION_RULES:
+    if representative is Representative.FIRST or representative.is_union:
         score = np.zeros(n)
-    elif representative == "random":
+    elif representative is Representative.RANDOM:
         score = np.random.default_rng(0).random(n)
-    elif representative == "longest":
+    elif representative is Representative.LONGEST:
         score = _row_array("lengths", lengths, n)
-    elif representative == "priority":
+    elif representative is Representative.PRIORITY:
         score = _row_array("priority", priority, n)
     else:
         score = _weighted_degree(n, i, j, w)  # all edges of a row lie in its component
@@ -342,25 +367,25 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: str = "connected",
 
     rep = rows.copy()
     # connected policy: best score per component, ties -> smallest row (vectorized)
-    if policy == "connected" and n:
+    if policy is Policy.CONNECTED and n:
         order = np.lexsort((rows, -score, component))
         head = order[np.r_[True, component[order][1:] != component[order][:-1]]]
         rep_of_comp = np.empty(k, dtype=np.int64)
         rep_of_comp[component[head]] = head
         rep = rep_of_comp[component]
-        if representative == "union_size":
+        if representative is Representative.UNION_SIZE:
             rep = union_roots(n, i, j, "size")
-        elif representative == "union_rank":
+        elif representative is Representative.UNION_RANK:
             rep = union_roots(n, j, i, "rank")  # text-dedup calls union(x, min(bucket))
 
-    star_comp = (sizes >= 2) & (giant_comp if policy == "connected" else True)
+    star_comp = (sizes >= 2) & (giant_comp if policy is Policy.CONNECTED else True)
     if star_comp.any():
-        star_rep = _star(n, i, j, w, score, representative == "medoid", star_comp[component])
+        star_rep = _star(n, i, j, w, score, representative is Representative.MEDOID, star_comp[component])
         rep = np.where(star_comp[component], star_rep, rep)
 
     removed = rep != rows
     chained = removed & ~np.isin(unordered_codes(rows, rep, n), pair_codes(i, j, n))
-    cluster = _relabel_by_first(rep) if policy == "star" or giant_comp.any() else component
+    cluster = _relabel_by_first(rep) if policy is Policy.STAR or giant_comp.any() else component
     return Clustering(component=component, cluster=cluster, representative=rep,
                       removed=removed, chained=chained, flagged_giant=flagged,
                       policy=policy, representative_rule=representative,
@@ -539,13 +564,13 @@ def policy_summary(n: int, i, j, sim, sim_fn: SimFn, threshold: float | None,
     <NA>/NaN without truth_fn.
     """
     rows = []
-    for policy in POLICIES:
+    for policy in Policy:
         c = cluster_pairs(n, i, j, sim, policy=policy, representative=representative,
                           lengths=lengths, priority=priority, max_component=max_component)
         docs = np.flatnonzero(c.removed)
         reps = c.representative[docs]
         s = _call_sim(sim_fn, docs, reps)
-        row = {"policy": policy, "n_clusters": c.n_clusters, "removals": len(docs),
+        row = {"policy": policy.value, "n_clusters": c.n_clusters, "removals": len(docs),
                "unverified": int(c.chained.sum()), "below_threshold": 0 if threshold is None else int((s < threshold).sum()),
                "false_removals": pd.NA, "unlabeled_removals": pd.NA, "labeled_removals": pd.NA,
                "false_removal_rate": np.nan, "frr_low": np.nan, "frr_high": np.nan}

@@ -25,36 +25,27 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
-from enum import StrEnum
 
 import numpy as np
 
-from .clusters import POLICIES, REPRESENTATIVE_RULES
+from ._named import Named
+from .clusters import POLICIES, REPRESENTATIVE_RULES, Policy, Representative  # noqa: F401 (public here too)
 from .fields import from_cell, is_missing, setting, to_cell
 from .lsh import check_split, s_at_probability, threshold_approx
 from .represent import Representation
 
 
-class Verify(StrEnum):
+class Verify(Named):
     """How LSH candidates are verified. A ``str``: ``Verify.EXACT == "exact"``."""
 
     EXACT = "exact"          # exact Jaccard of the shingle sets >= threshold
     ESTIMATED = "estimated"  # MinHash estimate from the signatures >= threshold
     NONE = "none"            # no verification: every candidate pair is a duplicate
 
-    def __repr__(self) -> str:  # as its string, so reprs (and generated code) read 'exact'
-        return repr(self.value)
 
-    @classmethod
-    def parse(cls, value) -> "Verify":
-        """The rule named by ``value`` (a Verify or its string, any case)."""
-        try:
-            return cls(str(value).strip().lower()) if not isinstance(value, cls) else value
-        except ValueError:
-            raise ValueError(f"verification rule must be one of {VERIFY_RULES}, got {value!r}") from None
+Verify.what = "verification rule"
 
-
-VERIFY_RULES = tuple(v.value for v in Verify)
+VERIFY_RULES = Verify.names()
 
 
 def _max_component(v) -> int:
@@ -72,11 +63,13 @@ class Config:
                              doc=("verification", "rule"))
     threshold: float | None = setting(0.8, help="final Jaccard threshold of verification (None: rule none)",
                                       doc=("verification", "threshold"), none_as=float("nan"))
-    policy: str = setting("connected", help="clustering: connected components or star around a representative",
-                          doc=("clustering", "policy"))
-    representative: str = setting("first", help="which document each cluster keeps: first, longest, priority, "
-                                                "medoid, random, union_size (datatrove), union_rank (text-dedup)",
-                                  doc=("clustering", "representative"), table=False)
+    policy: Policy = setting(Policy.CONNECTED,
+                             help="clustering: connected components or star around a representative",
+                             doc=("clustering", "policy"))
+    representative: Representative = setting(Representative.FIRST,
+                                             help="which document each cluster keeps: first, longest, priority, "
+                                                  "medoid, random, union_size (datatrove), union_rank (text-dedup)",
+                                             doc=("clustering", "representative"), table=False)
     max_component: int | None = setting(None, help="giant-component guard: larger components get the star rule",
                                         doc=("clustering", "max_component"), table=False, none_as=0,
                                         parse=_max_component)
@@ -98,16 +91,17 @@ class Config:
         object.__setattr__(self, "b", int(self.b))
         object.__setattr__(self, "r", int(self.r))
         object.__setattr__(self, "threshold", None if t is None else float(t))
-        if self.policy not in POLICIES:
-            raise ValueError(f"Config.policy must be one of {POLICIES}, got {self.policy!r}")
+        for name, kind in (("policy", Policy), ("representative", Representative)):
+            try:
+                object.__setattr__(self, name, kind.parse(getattr(self, name)))
+            except ValueError:
+                raise ValueError(f"Config.{name} must be one of {kind.names()}, got {getattr(self, name)!r}") from None
         if self.max_component is not None and (isinstance(self.max_component, bool) or
                                                not isinstance(self.max_component, (int, np.integer)) or
                                                self.max_component < 2):
             raise ValueError(f"Config.max_component must be None or an integer >= 2, got {self.max_component!r}")
         if self.max_component is not None:
             object.__setattr__(self, "max_component", int(self.max_component))
-        if self.representative not in REPRESENTATIVE_RULES:
-            raise ValueError(f"Config.representative must be one of {REPRESENTATIVE_RULES}, got {self.representative!r}")
 
     # -- verification ---------------------------------------------------------
     def similarity(self, exact: np.ndarray, estimated: np.ndarray) -> np.ndarray:
@@ -171,7 +165,7 @@ class Config:
                 continue
             v = getattr(self, f.name)
             sec = out.setdefault(section, {})
-            sec[key] = v.value if isinstance(v, Verify) else v
+            sec[key] = v.value if isinstance(v, Named) else v
             for prop in f.metadata["then"]:
                 sec[prop] = getattr(self, prop)
         return out

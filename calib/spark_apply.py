@@ -50,7 +50,7 @@ import pandas as pd  # noqa: E402
 
 from calib import lsh
 from calib.apply import ApplyError, _as_id, _as_text, _kind, parse_jsonl_record
-from calib.clusters import cluster_pairs
+from calib.clusters import Representative, cluster_pairs
 from calib.config import Config
 from calib.jaccard import pairs_jaccard
 from calib.minhash import estimate_jaccard, signatures
@@ -463,7 +463,7 @@ def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: 
     sizes = np.asarray(nodes.column("size").to_numpy(), np.int64)
     c = cluster_pairs(m, vi, vj, config.similarity(v_exact, v_est), policy=config.policy,
                       representative=config.representative,
-                      lengths=sizes if config.representative == "longest" else None,
+                      lengths=sizes if config.representative is Representative.LONGEST else None,
                       max_component=config.max_component)
     _, sig = _blob_rows(nodes.column("sig").to_pylist())
     sig = sig.reshape(m, config.rep.num_perm)
@@ -542,7 +542,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     from pyspark.sql import functions as F
     from calib.export import NOTICE, dumps
 
-    if config.representative == "priority":
+    if config.representative is Representative.PRIORITY:
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
     if batch_size < 1:

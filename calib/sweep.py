@@ -34,7 +34,7 @@ import pandas as pd
 
 from . import _api, lsh
 from .bootstrap import ClusterBootstrap, cluster_units
-from .clusters import Clustering, cluster_pairs
+from .clusters import Clustering, Representative, cluster_pairs
 from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
 from .copies import Copies, find_copies, spread
 from .fields import axis
@@ -510,7 +510,7 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         lab = labels >= 0
         row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot))
         sim = cfg.similarity(vs, ve)
-        lengths = ws.sets(cfg.rep).sizes() if cfg.representative == "longest" else None
+        lengths = ws.sets(cfg.rep).sizes() if cfg.representative is Representative.LONGEST else None
         clustering = cluster_pairs(ws.sample.n, vi, vj, sim, policy=cfg.policy,
                                    representative=cfg.representative, lengths=lengths,
                                    max_component=cfg.max_component)

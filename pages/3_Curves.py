@@ -9,6 +9,7 @@ import streamlit as st
 from appui import charts, engine, state
 from appui.errors import guard
 from calib import lsh
+from calib.config import Verify
 from calib.metrics import expected_at_or_above, rate_at_or_above
 from calib.minhash import estimate_errors
 
@@ -52,7 +53,7 @@ def make_current(cfg, b: int, r: int, t: float) -> None:
     if new.fingerprint() == cfg.fingerprint():
         st.caption("The sliders show the current configuration.")
         return
-    what = f"b={b}, r={r}" + ("" if cfg.verify == "none" else f", threshold {t:g}")
+    what = f"b={b}, r={r}" + ("" if cfg.verify is Verify.NONE else f", threshold {t:g}")
     if st.button(f"Make {what} the current configuration", key="curve_use", type="primary"):
         state.set_config(new, "explored on the Curves page")
         state.changed(f"Current configuration set to {state.config_label(new)}; the other pages now use it.")

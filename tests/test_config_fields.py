@@ -16,7 +16,7 @@ import pytest
 
 from appui.tables import sweep_view
 from calib import cli, lsh
-from calib.clusters import POLICIES, REPRESENTATIVE_RULES
+from calib.clusters import POLICIES, REPRESENTATIVE_RULES, Policy, Representative, cluster_pairs
 from calib.config import (VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns)
 from calib.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.pairs import decode, first_of_each, pair_codes, unordered_codes
@@ -75,6 +75,19 @@ def test_verify_is_one_type_accepting_the_old_strings():
     with pytest.raises(ValueError, match="Config.verify must be one of"):
         Config(verify="fuzzy")
     assert repr(Verify.NONE) == "'none'"
+
+
+@pytest.mark.parametrize("name,kind", [("policy", Policy), ("representative", Representative)])
+def test_clustering_choices_are_types_accepting_the_old_strings(name, kind):
+    for s in kind.names():
+        c = Config(**{name: s.upper()}, **({"policy": "connected"} if name == "representative" else {}))
+        assert getattr(c, name) is kind(s) and getattr(c, name) == s
+        assert config_from_row(config_columns(c)) == c
+        assert type(c.doc_sections()["clustering"][name]) is str  # the document holds the plain name
+    with pytest.raises(ValueError, match=f"Config.{name} must be one of"):
+        Config(**{name: "nearest"})
+    assert Config(**{name: kind.names()[0]}).fingerprint() == Config(**{name: kind(kind.names()[0])}).fingerprint()
+    assert cluster_pairs(3, [0], [1], **{name: kind.names()[0].upper()}).removed.tolist() == [False, True, False]
 
 
 @pytest.mark.parametrize("spelled", [0.0, 0, float("nan"), None, 0.8])

@@ -17,6 +17,7 @@ import inspect
 from dataclasses import replace
 
 from .. import __version__, minhash
+from ..config import Policy, Representative, Verify
 from . import Target
 from ._source import shingling_source
 
@@ -24,9 +25,9 @@ TOOL = "datasketch==2.0.0"
 
 
 def _verification_note(config) -> str:
-    if config.verify == "exact":
+    if config.verify is Verify.EXACT:
         return f"keep a candidate pair when the exact Jaccard of the shingle sets >= {config.threshold:g}"
-    if config.verify == "estimated":
+    if config.verify is Verify.ESTIMATED:
         return (f"keep a candidate pair when the MinHash estimate (fraction of the {config.rep.num_perm} "
                 f"signature values that agree) >= {config.threshold:g}")
     return "every LSH candidate pair is a duplicate (no verification)"
@@ -149,7 +150,7 @@ def target(config) -> Target:
     if config.b < 2:
         unsupported.append({"field": "/lsh/b", "value": config.b,
                             "reason": "datasketch MinHashLSH refuses fewer than 2 bands (b < 2)"})
-    if config.policy != "connected" or config.representative != "first":
+    if config.policy is not Policy.CONNECTED or config.representative is not Representative.FIRST:
         unsupported.append({"field": "/clustering", "value": f"{config.policy}/{config.representative}",
                             "reason": "the snippet clusters with connected components and keeps the first document "
                                       "of each; `calib apply --config config.json` runs the calibrated clustering "
@@ -161,7 +162,7 @@ def target(config) -> Target:
                                       "different signatures, O(n k) per document)"})
     engine = config
     if (config.policy, config.representative, config.max_component) != ("connected", "first", None):
-        engine = replace(config, policy="connected", representative="first", max_component=None)
+        engine = replace(config, policy=Policy.CONNECTED, representative=Representative.FIRST, max_component=None)
     params = {
         "minhash": {"class": "datasketch.MinHash", "num_perm": rep.num_perm, "seed": rep.seed,
                     "hashfunc": "shingle_hash (calib's: " + rep.hashfunc + " of the shingle's UTF-8 bytes)",

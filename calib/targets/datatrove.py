@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import __version__
+from ..config import Policy, Representative, Verify
 from . import Target
 from ._source import shingling_source
 
@@ -127,18 +128,18 @@ def target(config) -> Target:
                    "tokenizer (spaCy for English) and gives a text shorter than n_grams no signature; the "
                    "snippet's CalibMinhashSignature uses calib's shingling instead (keep it)"},
     ]
-    if config.verify != "none":
+    if config.verify is not Verify.NONE:
         unsupported.append({"field": "/verification/rule", "value": config.verify,
                             "reason": "datatrove does no verification: every band collision is a duplicate "
                                       "(evaluated with verification 'none')"})
-    if config.policy != "connected" or config.representative != "union_size":
+    if config.policy is not Policy.CONNECTED or config.representative is not Representative.UNION_SIZE:
         unsupported.append({"field": "/clustering", "value": f"{config.policy}/{config.representative}",
                             "reason": "MinhashDedupCluster takes connected components with union by size and keeps "
                                       "each root: the lower index of a lone pair, else the root of the larger side "
                                       "(evaluated with calib's union_size rule)"})
     mc = {"n_grams": rep.k, "num_buckets": config.b, "hashes_per_bucket": config.r, "seed": rep.seed,
           "hash_config": {"precision": 32, "hash_fc": "xxhash"}}
-    engine = replace(config, verify="none", policy="connected", representative="union_size", max_component=None)
+    engine = replace(config, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_SIZE, max_component=None)
     return Target(
         name="datatrove", title="datatrove", tool=TOOL, file="datatrove_target.py",
         parameters={"MinhashConfig": mc, "signature_step": "CalibMinhashSignature (calib's shingling)",

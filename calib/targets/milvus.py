@@ -27,6 +27,7 @@ import json
 from dataclasses import replace
 
 from .. import __version__
+from ..config import Policy, Representative, Verify
 from . import Target
 
 TOOL = "pymilvus==3.0.2 (Milvus 3.0.x server)"
@@ -131,7 +132,7 @@ def dedup(client, name, docs):
 
 def target(config) -> Target:
     rep = config.rep
-    verifying = config.verify != "none"
+    verifying = config.verify is not Verify.NONE
     unsupported = []
     if rep.num_perm % config.b:
         unsupported.append({"field": "/lsh/b", "value": config.b,
@@ -142,7 +143,7 @@ def target(config) -> Target:
                             "reason": f"Milvus bands the whole signature: {config.b} bands of "
                                       f"{rep.num_perm // config.b} rows, not calib's first b*r = "
                                       f"{config.b * config.r} of {rep.num_perm} values (evaluated that way)"})
-    if config.verify == "exact":
+    if config.verify is Verify.EXACT:
         unsupported.append({"field": "/verification/rule", "value": "exact",
                             "reason": "mh_search_with_jaccard refines with the stored raw signatures (the MinHash "
                                       "estimate), not the exact Jaccard of shingle sets (evaluated as 'estimated')"})
@@ -150,7 +151,7 @@ def target(config) -> Target:
                         "reason": f"a search returns the top {SEARCH_LIMIT} hits (limit), not every pair above a "
                                   "threshold; the snippet filters them client-side (distance >= threshold: MHJACCARD "
                                   "is positively related)"})
-    if config.policy != "star" or config.representative != "first":
+    if config.policy is not Policy.STAR or config.representative is not Representative.FIRST:
         unsupported.append({"field": "/clustering", "value": f"{config.policy}/{config.representative}",
                             "reason": "Milvus does not cluster; the snippet's search-before-insert keeps the earliest "
                                       "document and drops a later one only when a kept document is its hit "
@@ -162,8 +163,8 @@ def target(config) -> Target:
                                   (" and hash_function 'xxhash' or 'sha1' only" if rep.hashfunc == "mmh3" else "")})
     engine = None
     if rep.num_perm % config.b == 0:
-        engine = replace(config, r=rep.num_perm // config.b, verify="estimated" if verifying else "none",
-                         policy="star", representative="first", max_component=None)
+        engine = replace(config, r=rep.num_perm // config.b, verify=Verify.ESTIMATED if verifying else "none",
+                         policy=Policy.STAR, representative=Representative.FIRST, max_component=None)
     params = {
         "schema": {"id": {"datatype": "VARCHAR", "is_primary": True, "max_length": 512},
                    "signature": {"datatype": "BINARY_VECTOR", "dim": rep.num_perm * 32}},

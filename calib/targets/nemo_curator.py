@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import __version__
+from ..config import Policy, Representative, Verify
 from . import Target
 from ._source import shingling_source
 
@@ -89,7 +90,7 @@ def target(config) -> Target:
     unsupported.append({"field": "/representation/hashfunc", "value": rep.hashfunc,
                         "reason": "cuDF str.minhash (MurmurHash3, seeds from RandomState(seed) modulo 2^31 - 1): "
                                   "not calib's signatures (the engine evaluates with calib's)"})
-    if config.verify != "none":
+    if config.verify is not Verify.NONE:
         unsupported.append({"field": "/verification/rule", "value": config.verify,
                             "reason": "FuzzyDeduplicationWorkflow does no Jaccard check (evaluated with 'none'); the "
                                       "legacy FuzzyDuplicatesConfig(false_positive_check=True) checks only each "
@@ -102,8 +103,8 @@ def target(config) -> Target:
                                   "normalized text (its source, inserted) as the column the workflow reads"})
     kw = {"seed": rep.seed, "char_ngrams": char_ngrams, "num_bands": config.b, "minhashes_per_band": config.r,
           "use_64_bit_hash": False, "text_field": "calib_text", "perform_removal": False}
-    engine = replace(config, rep=rep.with_(shingle="char", k=char_ngrams), verify="none", policy="connected",
-                     representative="random", max_component=None)
+    engine = replace(config, rep=rep.with_(shingle="char", k=char_ngrams), verify=Verify.NONE, policy=Policy.CONNECTED,
+                     representative=Representative.RANDOM, max_component=None)
     return Target(
         name="nemo_curator", title="NeMo Curator", tool=TOOL, file="nemo_curator_target.py",
         parameters={"FuzzyDeduplicationWorkflow": kw},

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import __version__
+from ..config import Policy, Representative, Verify
 from ..represent import Representation
 from . import Target
 
@@ -73,7 +74,7 @@ def target(config) -> Target:
     if rep.shingle == "char":
         unsupported.append({"field": "/representation/shingle", "value": "char",
                             "reason": "text-dedup's minhash shingles word n-grams only"})
-    if config.verify != "none":
+    if config.verify is not Verify.NONE:
         unsupported.append({"field": "/verification/rule", "value": config.verify,
                             "reason": "with --b/--r given, --threshold is unused: every band collision is a duplicate "
                                       "(evaluated with verification 'none')"})
@@ -86,7 +87,7 @@ def target(config) -> Target:
             "hash_func": "sha1", "min_length": 0}
     closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
                              hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme)
-    engine = replace(config, rep=closest, verify="none", policy="connected", representative="union_rank",
+    engine = replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_RANK,
                      max_component=None)
     return Target(
         name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh", parameters={"args": args},
