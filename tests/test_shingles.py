@@ -12,7 +12,7 @@ from datasketch.hashfunc import sha1_hash32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib._hashing import murmur3_32, xxh32, xxh32_short
+from calib._hashing import murmur3_32, xxh32, xxh32_fixed
 from calib.represent import Representation, shingle_strings
 from calib.shingles import ShingleSets, hash_bytes, shingle_hashes
 from _util import one_thread
@@ -45,7 +45,20 @@ def test_compiled_hash_matches_library_all_lengths(fn, ref):
             # hash a slice in the middle of a larger buffer: padding must not leak in
             assert int(fn(buf, pad_l, pad_l + n)) == ref(data), (n, data)
             if fn is xxh32 and n < 16:  # the short-input variant the ASCII char-shingle path inlines
-                assert int(xxh32_short(buf, pad_l, pad_l + n)) == ref(data), (n, data)
+                assert int(xxh32_fixed(buf, pad_l, n)) == ref(data), (n, data)
+
+
+@pytest.mark.parametrize("k", range(1, 21))
+def test_ascii_char_kgrams_every_k_equal_xxhash(k):
+    # the ASCII char path compiles k = 3..8 as literals, other k < 16 with a
+    # variable k, k >= 16 with the striped hash: every branch against xxhash
+    rng = np.random.default_rng(k)
+    texts = ["".join(rng.choice(list("abcdef xyz.,"), size=int(n))) for n in rng.integers(0, 60, 40)]
+    texts += ["a" * (k - 1), "b" * k, "c" * (k + 1)]
+    rep = R(shingle="char", k=k, lowercase=False, nfkc=False)
+    ss = shingle_hashes(texts, rep, unique=False)
+    for d, text in enumerate(texts):
+        assert ss.of(d).tolist() == ref_hashes(text, rep), (k, text)
 
 
 @pytest.mark.parametrize("fn,ref", [(xxh32, REF["xxhash"]), (murmur3_32, REF["mmh3"])])
