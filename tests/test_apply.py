@@ -14,16 +14,11 @@ from calib.apply import ApplyError, apply_config, iter_corpus
 from calib.cli import main
 from calib.config import Config
 from calib.represent import Representation
-from calib.samples import from_frames, load_sample
+from calib.samples import from_frames
 from calib.sweep import evaluate
 from calib.targets import targets
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_sample(REPO / "data" / "sample")
 
 
 @pytest.fixture(scope="module")

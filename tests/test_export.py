@@ -13,7 +13,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -22,15 +21,9 @@ from calib import manifest as M
 from calib.config import Config
 from calib.represent import Representation
 from calib.review import ReviewStore
-from calib.samples import load_sample
 from calib.sweep import Workspace, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_sample(REPO / "data" / "sample")
 
 
 @pytest.fixture(scope="module")

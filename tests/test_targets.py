@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,20 +17,14 @@ from calib import lsh
 from calib import targets as T
 from calib.clusters import cluster_pairs, union_roots
 from calib.config import Config
-from calib.jaccard import pairs_jaccard
-from calib.minhash import estimate_jaccard, signatures
+from calib.minhash import signatures
 from calib.represent import Representation, shingle_strings
-from calib.samples import from_frames, load_sample
+from calib.samples import from_frames
 from calib.shingles import shingle_hashes
 from calib.sweep import Workspace, evaluate
 from calib.targets._source import shingling_source
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_sample(REPO / "data" / "sample")
 
 
 @pytest.fixture(scope="module")
