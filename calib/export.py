@@ -121,6 +121,12 @@ def _pointer(parts: Iterable) -> str:
     return out
 
 
+def _check_fingerprint(doc: dict, key: str, recomputed: str, what: str, path) -> None:
+    if recomputed != doc[key]:
+        raise ExportError(f"{key} {doc[key]!r} does not match {what} (recomputed {recomputed!r}): "
+                          "the file was edited or corrupted", f"/{key}", path)
+
+
 def validate_doc(doc, *, path: str | None = None) -> None:
     """Raise :class:`ExportError` naming the field (JSON pointer) when ``doc`` is not
     a valid config document: unknown format_version, schema violation, or a
@@ -157,18 +163,12 @@ def validate_doc(doc, *, path: str | None = None) -> None:
         rep = Representation.from_dict(doc["representation"])
     except (ValueError, TypeError) as exc:
         raise ExportError(str(exc), "/representation", path)
-    if rep.fingerprint() != doc["representation_fingerprint"]:
-        raise ExportError(f"representation_fingerprint {doc['representation_fingerprint']!r} does not match the "
-                          f"representation (recomputed {rep.fingerprint()!r}): the file was edited or corrupted",
-                          "/representation_fingerprint", path)
+    _check_fingerprint(doc, "representation_fingerprint", rep.fingerprint(), "the representation", path)
     try:
         cfg = config_from_doc(doc)
     except (ValueError, TypeError) as exc:
         raise ExportError(str(exc), "/lsh", path)
-    if cfg.fingerprint() != doc["config_fingerprint"]:
-        raise ExportError(f"config_fingerprint {doc['config_fingerprint']!r} does not match the configuration "
-                          f"(recomputed {cfg.fingerprint()!r}): the file was edited or corrupted",
-                          "/config_fingerprint", path)
+    _check_fingerprint(doc, "config_fingerprint", cfg.fingerprint(), "the configuration", path)
     lsh = doc["lsh"]
     for name, want in (("rows_used", cfg.b * cfg.r), ("lsh_threshold", cfg.lsh_threshold), ("s50", cfg.s50)):
         if not math.isclose(float(lsh[name]), float(want), rel_tol=1e-12, abs_tol=1e-12):

@@ -159,6 +159,15 @@ def band_keys(sig: np.ndarray, b: int, r: int) -> np.ndarray:
     return _band_keys(np.ascontiguousarray(sig), b, r)
 
 
+@njit(inline="always")
+def _run_end(sk, band, s):
+    """End of the run of equal keys starting at column s of the sorted band."""
+    e = s + 1
+    while e < sk.shape[1] and sk[band, e] == sk[band, s]:
+        e += 1
+    return e
+
+
 @njit(cache=True, parallel=True)
 def _count_pairs(sk, order, active):
     """Per band: sum over runs of equal keys of C(active members, 2)."""
@@ -168,9 +177,7 @@ def _count_pairs(sk, order, active):
         c = 0
         s = 0
         while s < n:
-            e = s + 1
-            while e < n and sk[band, e] == sk[band, s]:
-                e += 1
+            e = _run_end(sk, band, s)
             if e - s > 1:
                 m = 0
                 for t in range(s, e):
@@ -205,9 +212,7 @@ def _first_pairs(sk, order, active, keys_t, bands, emit, offsets, out_i, out_j):
         c = 0
         s = 0
         while s < n:
-            e = s + 1
-            while e < n and sk[band, e] == sk[band, s]:
-                e += 1
+            e = _run_end(sk, band, s)
             for x in range(s, e):
                 p = order[band, x]
                 if not active[p]:

@@ -47,6 +47,27 @@ class ShingleSets:
         return self.hashes[self.offsets[d]:self.offsets[d + 1]]
 
 
+@njit(inline="always")
+def _walk_words(buf, s, e, starts, ends, fill):
+    """Number of words (runs of non-space bytes) in buf[s:e]; with ``fill``
+    also each word's start and end."""
+    m = 0
+    p = s
+    while p < e:
+        while p < e and buf[p] == 32:
+            p += 1
+        if p >= e:
+            break
+        if fill:
+            starts[m] = p
+        while p < e and buf[p] != 32:
+            p += 1
+        if fill:
+            ends[m] = p
+        m += 1
+    return m
+
+
 @njit(cache=True)
 def _unit_starts(buf, s, e, word):
     """Byte offsets where each unit starts, plus one past the last unit's end.
@@ -59,29 +80,11 @@ def _unit_starts(buf, s, e, word):
     """
     m = 0
     if word:
-        p = s
-        while p < e:
-            while p < e and buf[p] == 32:
-                p += 1
-            if p >= e:
-                break
-            m += 1
-            while p < e and buf[p] != 32:
-                p += 1
+        none = np.empty(0, dtype=np.int64)
+        m = _walk_words(buf, s, e, none, none, False)
         starts = np.empty(m + 1, dtype=np.int64)
         ends = np.empty(m + 1, dtype=np.int64)
-        u = 0
-        p = s
-        while p < e:
-            while p < e and buf[p] == 32:
-                p += 1
-            if p >= e:
-                break
-            starts[u] = p
-            while p < e and buf[p] != 32:
-                p += 1
-            ends[u] = p
-            u += 1
+        _walk_words(buf, s, e, starts, ends, True)
     else:
         for p in range(s, e):
             if (buf[p] & 0xC0) != 0x80:
