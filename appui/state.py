@@ -33,6 +33,7 @@ PAGES = [
     ("pages/4_Clusters.py", "Clusters", "risky clusters, policies, a cluster's graph, document diff"),
     ("pages/5_Review.py", "Review", "label the most informative pairs by hand"),
     ("pages/6_Export.py", "Export", "config JSON, production target snippets, the removal manifest (a proposal)"),
+    ("pages/7_Label.py", "Label", "label a drawn set of pairs (calib draw) and see what to label next"),
 ]
 
 
@@ -97,6 +98,11 @@ def page(title: str, caption: str | None = None) -> None:
     s, cfg = sample(), config()
     if st.session_state.get(FLASH):
         st.success(md(st.session_state.pop(FLASH)))
+    if s.design is not None and title in ("Sweep", "Curves", "Export"):
+        # a drawn set (calib draw): the rates are corpus-level estimates (calib.weighted)
+        st.info(f"Labels from a stratified draw ({md(s.design)}): recall, precision and false-removal rate are "
+                "weighted by inclusion probability (stratified ratio estimates, intervals 'stratified'); the "
+                "columns *_unweighted hold the plain proportions, labels_per_stratum the counts.")
     with st.sidebar:
         st.markdown("**Current sample**")
         st.caption(f"{md(s.name)}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"

@@ -1,4 +1,4 @@
-"""Command line: ``calib sweep | export | apply | samples ...``.
+"""Command line: ``calib sweep | export | apply | draw | samples ...``.
 
 Errors a user can fix (bad file, bad option) print one readable line on
 stderr and exit with status 2; nothing prints a traceback for them.
@@ -500,6 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="local (default), or spark: the same job on Spark (calib.spark_apply; pip install "
                          "'calib[spark]' and a Java runtime; master from spark-submit, CALIB_SPARK_MASTER or local[*])")
     ap.set_defaults(func=cmd_apply)
+    __import__("calib.draw", fromlist=["add_parser"]).add_parser(sub)  # calib draw (calib/draw.py)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
                         description="subcommands: build (rebuild data/sample from data/base, deterministic), "
                                     "extract-base (collect the base text, run once), summary PATH [PAIRS] "

@@ -52,6 +52,7 @@ class Sample:
     exclusions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(EXCLUSION_COLUMNS)))
     name: str = "sample"
     slice_columns: tuple[str, ...] = ()
+    design: object = None  # calib.design.Design of a drawn set (design.json): labels come from a stratified draw
 
     @property
     def n(self) -> int:
@@ -411,6 +412,8 @@ class _PairRow:
     category: str
     file: str
     line: int
+    stratum: str | None = None  # a drawn set's pairs.csv (calib.draw): its stratum and inclusion probability
+    pi: float | None = None
 
 
 def _pairs_from_table(table: _Table, missing: frozenset[str] = missing_set()) -> list[_PairRow]:
@@ -422,8 +425,24 @@ def _pairs_from_table(table: _Table, missing: frozenset[str] = missing_set()) ->
         a = _as_id(rec.get("id_a"), table.file, line, "id_a")
         b = _as_id(rec.get("id_b"), table.file, line, "id_b")
         out.append(_PairRow(a, b, _as_label(rec.get("label"), table.file, line, missing=missing),
-                            _as_category(rec.get("category")), table.file, line))
+                            _as_category(rec.get("category")), table.file, line, *_drawn_fields(rec, table.file, line)))
     return out
+
+
+def _drawn_fields(rec: dict, file: str, line: int) -> tuple[str | None, float | None]:
+    """(stratum, inclusion_probability) of a drawn set's pair row, (None, None) elsewhere."""
+    if "inclusion_probability" not in rec:  # a stratum column alone is an ordinary extra column
+        return None, None
+    stratum = _as_category(rec.get("stratum"))
+    try:
+        pi = float(rec.get("inclusion_probability"))
+    except (TypeError, ValueError):
+        pi = float("nan")
+    if not stratum or not 0.0 < pi <= 1.0:
+        bad = "stratum" if not stratum else "inclusion_probability"
+        raise SampleError(f"{bad} must be {'a stratum name' if not stratum else 'a probability in (0, 1]'}, got "
+                          f"{rec.get(bad)!r}", file=file, line=line, field=bad)
+    return stratum, pi
 
 
 def _resolve_pairs(rows: list[_PairRow], docs: _Docs, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
@@ -459,11 +478,14 @@ def _resolve_pairs(rows: list[_PairRow], docs: _Docs, frame: pd.DataFrame) -> tu
         if groups is not None:
             _check_group(r, groups[pos[r.a]], groups[pos[r.b]])
         seen[(i, j)] = (r.label, r.line)
-        kept.append((i, j, r.label, r.category))
+        kept.append((i, j, r.label, r.category, r.stratum, r.pi))
     pairs = pd.DataFrame({"i": pd.Series([k[0] for k in kept], dtype="int64"),
                           "j": pd.Series([k[1] for k in kept], dtype="int64"),
                           "is_duplicate": pd.Series([k[2] for k in kept], dtype="bool"),
                           "category": pd.Series([k[3] for k in kept], dtype="str")})
+    if rows and rows[0].stratum is not None:  # a drawn set: the design's columns ride along
+        pairs["stratum"] = pd.Series([k[4] for k in kept], dtype="str")
+        pairs["inclusion_probability"] = pd.Series([k[5] for k in kept], dtype="float64")
     return pairs, excl
 
 
@@ -485,13 +507,13 @@ def _check_group(r: _PairRow, ga, gb) -> None:
 # ---------------------------------------------------------------------------
 
 def _assemble(docs: _Docs, docs_file: str, typed: bool, pair_rows: list[_PairRow], name: str,
-              missing: frozenset[str] = missing_set()) -> Sample:
+              missing: frozenset[str] = missing_set(), design=None) -> Sample:
     frame = _docs_frame(docs, docs_file, typed, missing)
     pairs, pair_excl = _resolve_pairs(pair_rows, docs, frame)
     exclusions = pd.DataFrame(docs.exclusions + pair_excl, columns=list(EXCLUSION_COLUMNS))
     slices = tuple(c for c in frame.columns
                    if c not in ("id", "text", "group") and not pd.api.types.is_numeric_dtype(frame[c]))
-    return Sample(docs=frame, pairs=pairs, exclusions=exclusions, name=name, slice_columns=slices)
+    return Sample(docs=frame, pairs=pairs, exclusions=exclusions, name=name, slice_columns=slices, design=design)
 
 
 def _find_one(directory: Path, stem: str, required: bool) -> Path | None:
@@ -526,7 +548,11 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
             if pairs is not None:
                 raise SampleError("the Clough corpus brings its own pairs; no pair file expected", file=path.name)
             return load_clough(path, name=name)
-        docs_path = _find_one(path, "docs", required=True)
+        # documents.*: a folder written by calib draw (with its design.json)
+        docs_path = _find_one(path, "docs", required=False) or _find_one(path, "documents", required=False)
+        if docs_path is None:
+            raise SampleError("no docs.jsonl, docs.csv or docs.parquet (or documents.*) in directory", file=path.name)
+        design = _read_design(path)
         pairs_root = None if pairs is not None else path  # a pair file named explicitly: its own folder
         pairs = pairs if pairs is not None else _find_one(path, "pairs", required=False)
         name = name or path.name
@@ -534,7 +560,7 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
     else:
         docs_path = path
         name = name or path.stem
-        root = pairs_root = None
+        root = pairs_root = design = None
     table = _read_table(docs_path, root)
     if _is_inline(table):
         if pairs is not None:
@@ -543,7 +569,24 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
         return _assemble(docs, table.file, True, rows, name, missing)
     docs = _collect_docs(table)
     rows = _pairs_from_table(_read_table(Path(pairs), pairs_root), missing) if pairs is not None else []
-    return _assemble(docs, table.file, table.typed, rows, name, missing)
+    if design is not None and not all(r.stratum in design.strata for r in rows):
+        r = next(r for r in rows if r.stratum not in design.strata)
+        raise SampleError(f"stratum {r.stratum!r} is not one of design.json's ({', '.join(design.strata)})",
+                          file=r.file, line=r.line, field="stratum")
+    return _assemble(docs, table.file, table.typed, rows, name, missing, design)
+
+
+def _read_design(directory: Path):
+    """The folder's design.json (a drawn set, :mod:`calib.design`), or None."""
+    if not os.path.lexists(directory / "design.json"):
+        return None
+    from .design import Design
+    try:
+        return Design.from_json(decode_text(_read_bytes(directory / "design.json", directory), "design.json"))
+    except (ValueError, KeyError, TypeError) as exc:
+        if isinstance(exc, SampleError):
+            raise
+        raise SampleError(f"not a calib draw design ({exc})", file="design.json") from None
 
 
 def _inline_docs_and_pairs(table: _Table, missing: frozenset[str] = missing_set()) -> tuple[_Docs, list[_PairRow]]:

@@ -522,6 +522,9 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         # missed removals: trials are the m-1 "extra" members of each true cluster, counted per cluster
         row.update(_missed_rate(ws, outcomes))
         row["giant_components"] = int(len(np.unique(clustering.component[clustering.flagged_giant])))
+        if ws.sample.design is not None:  # labels of a stratified draw: corpus-level estimates replace the rates
+            from .weighted import rates as weighted_rates
+            row.update(weighted_rates(ws, cfg, clustering))
         verified = Verified(vi, vj, vs, ve, labels)
     if not detail:
         return row

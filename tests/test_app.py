@@ -28,7 +28,7 @@ from calib.sweep import Grid
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 PAGES = ["pages/1_Sample.py", "pages/2_Sweep.py", "pages/3_Curves.py", "pages/4_Clusters.py",
-         "pages/5_Review.py", "pages/6_Export.py"]
+         "pages/5_Review.py", "pages/6_Export.py", "pages/7_Label.py"]
 DOCS_CSV = (b"id,text,domain\n"
             b"a,the quick brown fox jumps over the lazy dog near the river bank,x\n"
             b"b,the quick brown fox jumps over the lazy dog near the river bank today,x\n"

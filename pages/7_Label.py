@@ -1,0 +1,178 @@
+"""Label: label a drawn set of pairs (calib draw) and see what to label next."""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from appui import diff, engine, reviews, state
+from appui.errors import guard, message
+from appui.loading import load_path
+from appui.paths import resolve_allowed
+from appui.text import md
+from calib.draw import pairs_bytes, progress, read_drawn, with_decisions, write_drawn
+from calib.review import ReviewStore
+
+KEYS = {"duplicate": "d", "not_duplicate": "n", "unsure": "s"}
+FOLDER = "calib_label_folder"
+
+
+def choose_folder() -> Path | None:
+    ss = st.session_state
+    st.caption("A folder written by `calib draw --corpus CORPUS --out DIR` (documents.jsonl, pairs.csv, design.json), "
+               "inside the allowed folders of the Sample page.")
+    text = st.text_input("Drawn set folder", value=ss.get(FOLDER, ""), key="label_folder_input",
+                         placeholder="e.g. drawn/ (from calib draw)")
+    if not text.strip():
+        return None
+    try:
+        folder = resolve_allowed(text)
+    except Exception as exc:  # noqa: BLE001
+        st.error(message(exc))
+        return None
+    ss[FOLDER] = text
+    return folder
+
+
+def store_settings() -> str | None:
+    ss = st.session_state
+    c = st.columns([3, 2])
+    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or reviews.default_db(),
+                           key="label_db_input", help="Decisions are appended here (the Review page's store).")
+    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key="label_reviewer")
+    try:
+        path = reviews.check_db_path(text)
+    except ValueError as exc:
+        st.error(md(exc))
+        return None
+    ss[state.REVIEW_DB] = str(path)
+    return str(path)
+
+
+def progress_section(pairs: pd.DataFrame, design) -> None:
+    table = progress(pairs, design)
+    done = int(table["labeled"].sum() + table["skipped"].sum())
+    st.subheader(f"Progress: {done:,} of {len(pairs):,} drawn pairs decided")
+    st.progress(done / max(len(pairs), 1))
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "pairs_in_sample": st.column_config.NumberColumn("pairs in the document sample", format="%d"),
+        "drawn": st.column_config.ProgressColumn("drawn", format="%d", min_value=0,
+                                                 max_value=int(table["drawn"].max() or 1)),
+        "labeled": st.column_config.ProgressColumn("labeled", format="%d", min_value=0,
+                                                   max_value=int(table["drawn"].max() or 1))})
+    st.caption(f"{design}. Strata: exact Jaccard bands of the {design.rep.shingle_label()} shingles, and "
+               "'uniform' for every pair below the floor. Skipped pairs (unsure) stay unlabeled.")
+
+
+def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame) -> None:
+    left = pairs[(pairs["label"].str.strip() == "") & (pairs["decision"] != "unsure")]
+    if st.session_state.get("calib_label_flash"):
+        st.success(st.session_state.pop("calib_label_flash"))
+    if left.empty:
+        st.info("Every drawn pair has a decision. Export the labels below, or draw more pairs.")
+        return
+    row = left.iloc[0]
+    texts = dict(zip(drawn.docs["id"], drawn.docs["text"]))
+    st.markdown(f"**Pair {len(pairs) - len(left) + 1:,} of {len(pairs):,}**: {md(row['id_a'])} vs {md(row['id_b'])}, "
+                f"stratum {md(row['stratum'])}, exact J {float(row['similarity']):.3f}")
+    c = st.columns(2)
+    for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
+        col.markdown(f"**{md(a)}**")
+        diff.show(col, texts[a], texts[b], drawn.design.rep)
+    reviewer = st.session_state.get(state.REVIEWER, "").strip()
+    b = st.columns(4)
+    clicked = None
+    for k, (d, text) in enumerate((("duplicate", "Duplicate"), ("not_duplicate", "Not duplicate"),
+                                   ("unsure", "Skip"))):
+        if b[k].button(f"{text} ({KEYS[d].upper()})", key=f"label_{d}", shortcut=KEYS[d], disabled=not reviewer,
+                       type="primary" if k == 0 else "secondary"):
+            clicked = d
+    if not reviewer:
+        st.caption("Type your reviewer name above to record decisions.")
+    st.caption("Keys: D duplicate, N not duplicate, S skip (recorded as unsure: the pair stays unlabeled).")
+    if clicked:
+        store.record(row["id_a"], row["id_b"], clicked, reviewer, note=f"drawn set, stratum {row['stratum']}")
+        st.session_state["calib_label_flash"] = f"Recorded {clicked.replace('_', ' ')} for {md(row['id_a'])} / {md(row['id_b'])}."
+        st.rerun()
+
+
+def export_section(folder: Path, drawn, pairs: pd.DataFrame) -> None:
+    st.subheader("Export")
+    filled = pairs.drop(columns=["decision"])
+    c = st.columns(3)
+    c[0].download_button("Download pairs.csv", pairs_bytes(filled), file_name="pairs.csv", mime="text/csv",
+                         key="label_download")
+    if c[1].button("Write the labels into the folder", key="label_write"):
+        try:
+            write_drawn(folder, type(drawn)(drawn.docs, filled, drawn.design))
+        except Exception as exc:  # noqa: BLE001
+            st.error(f"Could not write {md(folder)}: {message(exc)}")
+        else:
+            state.changed(f"Wrote {int((filled['label'].str.strip() != '').sum()):,} labels into {md(folder)}/pairs.csv.")
+    if c[2].button("Use this drawn set as the sample", key="label_use"):
+        try:
+            write_drawn(folder, type(drawn)(drawn.docs, filled, drawn.design))
+            state.set_sample(load_path(str(folder)))
+        except Exception as exc:  # noqa: BLE001
+            st.error(message(exc))
+        else:
+            state.changed("The drawn set is the sample now: the Sweep, Curves and Export pages use estimates "
+                          "weighted by inclusion probability.")
+
+
+def next_section(folder: Path) -> None:
+    s = state.sample()
+    st.subheader("What to label next")
+    if s.design is None or state.sample_hash() is None or st.session_state.get(state.SAMPLE_SOURCE) != str(folder):
+        st.caption("Use this drawn set as the sample (above) to see which strata narrow the current configuration's "
+                   "intervals most.")
+        return
+    if not s.pairs["is_duplicate"].any():
+        st.info("No pair is labeled duplicate yet: label some pairs first.")
+        return
+    from calib.weighted import design_pairs, next_labels
+    cfg = state.config()
+    width = st.number_input("Target half-width of the 95% intervals", 0.005, 0.25, 0.05, 0.005, key="label_width")
+    k = st.number_input("Labels to propose", 10, 5000, 100, 10, key="label_k")
+    with st.spinner("Evaluating the current configuration..."):
+        ev = engine.evaluation(cfg)
+    if ev.clustering is None:
+        st.warning("This configuration stopped with too many candidates.")
+        return
+    plan = next_labels(design_pairs(engine.handle().ws, cfg, ev.clustering), s.design, width=width, k=int(k))
+    st.caption(f"Configuration: {md(cfg)}")
+    cols = st.columns(2)
+    for col, (name, d) in zip(cols, plan["rates"].items()):
+        need = "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels"
+        col.metric(name.replace("_", " "), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
+                   help=f"+/-{width:g} needs {need} (greedy Neyman allocation)")
+        col.caption(f"±{width:g} needs {need}.")
+    st.dataframe(plan["allocation"].rename("label next").to_frame().T, width="stretch")
+    st.caption("`calib draw --more K --out FOLDER` draws these pairs (the drawn but unlabeled ones first).")
+
+
+with guard("The Label page"):
+    state.page("Label", "Label a drawn set of pairs: stratified by similarity, so the estimates hold for the corpus.")
+    folder = choose_folder()
+    if folder is not None:
+        db = store_settings()
+        try:
+            drawn = read_drawn(folder)
+        except Exception as exc:  # noqa: BLE001
+            st.error(message(exc))
+            drawn = None
+        if drawn is not None and db:
+            try:
+                store = ReviewStore(db)
+            except Exception as exc:  # noqa: BLE001
+                st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
+                store = None
+            if store is not None:
+                try:
+                    pairs = with_decisions(drawn.pairs, store.latest())
+                    progress_section(pairs, drawn.design)
+                    label_section(store, drawn, pairs)
+                    export_section(folder, drawn, pairs)
+                finally:
+                    store.close()
+                next_section(folder)

@@ -1,0 +1,161 @@
+"""calib draw: the document reservoir, the strata, the files, and the loader reading them."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calib.cli import main
+from calib.design import Design
+from calib.draw import DrawError, allocate, draw, more, read_drawn, reservoir, write_drawn
+from calib.jaccard import brute_force_all_pairs
+from calib.samples import SampleError, load_sample
+from calib.shingles import shingle_hashes
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample"
+SMALL_GRID = ["--shingles", "char5", "--num-perm", "128", "--splits", "16x8", "--thresholds", "0.6,0.8"]
+
+
+def _corpus(path: Path, n: int, empty=()) -> Path:
+    with open(path, "w") as f:
+        for k in range(n):
+            f.write(json.dumps({"id": f"d{k}", "text": "" if k in empty else f"text number {k} " * 3}) + "\n")
+    return path
+
+
+def _labeled(directory: Path, oracle: dict) -> None:
+    """Fill pairs.csv's labels from the shipped sample's groups (same group = duplicate)."""
+    p = pd.read_csv(directory / "pairs.csv", dtype=str, keep_default_na=False)
+    ga, gb = p["id_a"].map(oracle), p["id_b"].map(oracle)
+    p["label"] = np.where(ga.notna() & (ga == gb), "duplicate", "not_duplicate")
+    p.to_csv(directory / "pairs.csv", index=False)
+
+
+@pytest.fixture(scope="module")
+def oracle() -> dict:
+    docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
+    return dict(zip(docs["id"], docs["group"].where(docs["group"].notna(), None)))
+
+
+def test_reservoir_is_uniform_and_batch_free(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl", 12, empty={3})
+    counts = np.zeros(12)
+    for seed in range(600):
+        ids, texts, n_docs, skipped = reservoir(corpus, 4, seed, batch_size=5)
+        assert (n_docs, skipped, len(ids)) == (11, 1, 4)
+        assert ids == sorted(ids, key=lambda d: int(d[1:]))  # corpus order
+        counts[[int(d[1:]) for d in ids]] += 1
+        if seed < 20:  # the batch size never changes the sample
+            assert reservoir(corpus, 4, seed, batch_size=10_000)[0] == ids
+    assert counts[3] == 0  # the empty text is outside the population
+    share = np.delete(counts, 3) / 600
+    # each document is kept with probability 4/11; binomial sd over 600 draws is 0.0196
+    assert np.all(np.abs(share - 4 / 11) < 4 * 0.0196), share
+
+
+def test_allocate_fills_and_caps():
+    a = allocate(100, [1000, 3, 50, 10 ** 6], uniform_share=0.2)
+    assert a.sum() == 100 and a[1] == 3 and a[3] >= 20 and a[0] > 26
+    assert list(allocate(10, [2, 1, 0])) == [2, 1, 0]  # more asked than there is: everything
+
+
+def test_draw_strata_match_brute_force(tmp_path):
+    d = draw(SAMPLE / "docs.jsonl", docs=300, pairs=120, seed=5)
+    design = d.design
+    assert design.sample_docs == 300 and design.corpus_docs == 2336
+    sets = shingle_hashes(d.docs["text"].tolist(), design.rep, unique=True)
+    _, _, s = brute_force_all_pairs(sets, design.floor)
+    h = design.stratum_index(s)
+    bands = np.bincount(h, minlength=len(design.strata))[:-1]
+    assert list(design.population[:-1]) == list(bands)
+    assert design.population[-1] == 300 * 299 // 2 - len(s)
+    assert sum(design.drawn) == 120 == len(d.pairs)
+    # every drawn pair is in the stratum its similarity says, with pi = pi1 m_h / N_h
+    assert list(design.stratum_index(d.pairs["similarity"].to_numpy())) == [design.strata.index(x) for x in d.pairs["stratum"]]
+    pi1 = 300 * 299 / (2336 * 2335)
+    want = [pi1 * design.drawn[design.strata.index(x)] / design.population[design.strata.index(x)] for x in d.pairs["stratum"]]
+    assert np.allclose(d.pairs["inclusion_probability"], want, rtol=1e-12)
+    pairs = set(zip(d.pairs["id_a"], d.pairs["id_b"]))
+    assert len(pairs) == len(d.pairs) and all(a != b for a, b in pairs)
+    assert (d.pairs["label"] == "").all()
+
+
+def test_files_are_deterministic_and_load(tmp_path, oracle):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        assert main(["draw", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(out), "--docs", "400",
+                     "--pairs", "150", "--seed", "2"]) == 0
+    for name in ("documents.jsonl", "pairs.csv", "design.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes()
+    assert (a / "pairs.csv").read_text().splitlines()[0] == "id_a,id_b,stratum,inclusion_probability,similarity,label"
+    unlabeled = load_sample(a)  # empty labels = unlabeled: nothing labeled, every row reported
+    assert len(unlabeled.pairs) == 0 and (unlabeled.exclusions["reason"] == "missing label").sum() == 150
+    _labeled(a, oracle)
+    s = load_sample(a)
+    assert len(s.pairs) == 150 and s.design == Design.from_json((a / "design.json").read_text())
+    assert set(s.pairs["stratum"]) <= set(s.design.strata)
+    out = tmp_path / "r.csv"
+    assert main(["sweep", "--sample", str(a), "--out", str(out), *SMALL_GRID]) == 0
+    r = pd.read_csv(out)
+    assert (r["pair_recall_interval"] == "stratified").all() and r["estimates"].str.startswith("weighted").all()
+
+
+def test_more_keeps_labels_and_design(tmp_path, oracle):
+    d = draw(SAMPLE / "docs.jsonl", docs=500, pairs=100, seed=1)
+    write_drawn(tmp_path / "d", d)
+    _labeled(tmp_path / "d", oracle)
+    drawn = read_drawn(tmp_path / "d")
+    add = np.zeros(len(d.design.strata), dtype=int)
+    add[[0, -1]] = (7, 5)
+    grown = more(drawn, add)
+    assert len(grown.pairs) == 112 and grown.design.drawn[0] == d.design.drawn[0] + 7
+    assert grown.pairs.iloc[:100][["id_a", "id_b", "label"]].equals(drawn.pairs[["id_a", "id_b", "label"]])
+    assert (grown.pairs.iloc[100:]["label"] == "").all()
+    assert not grown.pairs.duplicated(["id_a", "id_b"]).any()
+    pi = grown.design.inclusion_probability()
+    assert np.allclose(grown.pairs["inclusion_probability"], pi[[grown.design.strata.index(x) for x in grown.pairs["stratum"]]])
+
+
+def _run(*argv):
+    return subprocess.run([sys.executable, "-m", "calib", *argv], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl", 5)
+    cases = [
+        (["draw", "--corpus", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")], "does not exist"),
+        (["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "1"], "--docs must be >= 2"),
+        (["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--shingle", "para3"], "word<k> or char<k>"),
+        (["draw", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(tmp_path / "o"), "--docs", "2336",
+          "--edges", "0.01,1", "--max-pairs", "1000"], "more than the pair budget"),
+    ]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')
+    cases.append((["draw", "--corpus", str(bad), "--out", str(tmp_path / "o")], "bad.jsonl:2: missing field 'text'"))
+    for argv, msg in cases:
+        proc = _run(*argv)
+        assert proc.returncode == 2, (argv, proc.stderr)
+        assert msg in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_loader_names_bad_design_fields(tmp_path, oracle):
+    write_drawn(tmp_path / "d", draw(SAMPLE / "docs.jsonl", docs=200, pairs=30, seed=0))
+    _labeled(tmp_path / "d", oracle)
+    p = pd.read_csv(tmp_path / "d" / "pairs.csv", dtype=str, keep_default_na=False)
+    p.loc[4, "inclusion_probability"] = "2"
+    p.to_csv(tmp_path / "d" / "pairs.csv", index=False)
+    with pytest.raises(SampleError, match=r"pairs.csv line 6, field .inclusion_probability.: inclusion_probability.*\(0, 1\]"):
+        load_sample(tmp_path / "d")
+    p.loc[4, "inclusion_probability"] = "0.5"
+    p.loc[7, "stratum"] = "J0.33-0.44"
+    p.to_csv(tmp_path / "d" / "pairs.csv", index=False)
+    with pytest.raises(SampleError, match=r"pairs.csv line 9.*stratum 'J0.33-0.44' is not one of design.json's"):
+        load_sample(tmp_path / "d")
+    with pytest.raises(DrawError, match="--docs must be >= 2"):
+        draw(SAMPLE / "docs.jsonl", docs=1)

@@ -1,0 +1,57 @@
+"""The Label page (AppTest): label a drawn set, progress per stratum, export, use it as the sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from calib.draw import draw, write_drawn
+from calib.review import ReviewStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def drawn(monkeypatch, tmp_path):
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
+    folder = tmp_path / "drawn"
+    write_drawn(folder, draw(ROOT / "data" / "sample" / "docs.jsonl", docs=300, pairs=40, seed=3))
+    yield folder
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def test_label_page_records_decisions_and_exports(drawn, tmp_path):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page("pages/7_Label.py").run()
+    at.text_input(key="label_folder_input").input(str(drawn)).run()
+    at.text_input(key="label_reviewer").input("ann").run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert any("0 of 40 drawn pairs decided" in s.value for s in at.subheader)
+    first = pd.read_csv(drawn / "pairs.csv", dtype=str, keep_default_na=False).iloc[0]
+    at.button(key="label_duplicate").click().run()
+    at.button(key="label_unsure").click().run()
+    at.button(key="label_not_duplicate").click().run()
+    assert any("3 of 40 drawn pairs decided" in s.value for s in at.subheader)
+    with ReviewStore(tmp_path / "reviews" / "r.sqlite") as store:
+        latest = store.latest()
+        first_decision = store.all().iloc[0]
+    assert len(latest) == 3 and set(latest["decision"]) == {"duplicate", "unsure", "not_duplicate"}
+    assert {first["id_a"], first["id_b"]} == {first_decision["id_a"], first_decision["id_b"]}
+    assert first_decision["decision"] == "duplicate"
+    progress = at.dataframe[0].value
+    assert progress["labeled"].sum() == 2 and progress["skipped"].sum() == 1 and progress["drawn"].sum() == 40
+    at.button(key="label_use").click().run()
+    assert not at.exception, at.exception
+    written = pd.read_csv(drawn / "pairs.csv", dtype=str, keep_default_na=False)
+    assert (written["label"] != "").sum() == 2 and written.iloc[0]["label"] == "duplicate"
+    s = at.session_state["calib_sample"]
+    assert s.design is not None and len(s.pairs) == 2
+    assert any("What to label next" in h.value for h in at.subheader)
