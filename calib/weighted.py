@@ -132,10 +132,15 @@ def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
     s = ws.sample
     design = s.design
     p = s.pairs
+    # labels from elsewhere (a review of a pair the draw did not pick) have no stratum and no inclusion
+    # probability: they are not part of the design and stay out of the estimate
+    if "stratum" not in p:  # no labeled pair yet
+        p = p.assign(stratum=pd.Series(dtype="str"))
+    p = p[p["stratum"].notna() & (p["stratum"].astype(str) != "")]
     i = p["i"].to_numpy(np.int64)
     j = p["j"].to_numpy(np.int64)
     index = pd.Series(range(len(design.strata)), index=design.strata)
-    h = index[p["stratum"].astype(str)].to_numpy(np.int64)
+    h = index.reindex(p["stratum"].astype(str)).to_numpy(np.int64)
     sig = ws.signatures(cfg.rep)
     cand = lsh.collides(sig, i, j, cfg.b, cfg.r)
     exact = pairs_jaccard(ws.sets(cfg.rep), i, j)

