@@ -110,7 +110,8 @@ def apply_case(config: Path, corpus: Path, out: Path) -> dict:
     return res
 
 
-def main_bounds(out_path: Path, words: list[str], only: str | None = None) -> None:
+def main_bounds(out_path: Path, words: list[str], only: str | None = None,
+                steps: tuple[str, ...] = ("sweep", "apply")) -> None:
     from bench.memory import apply_config_obj, write_docs
     from calib.export import write_config
 
@@ -137,6 +138,8 @@ def main_bounds(out_path: Path, words: list[str], only: str | None = None) -> No
             print(f"{name}: {n:,} documents {facts}", file=sys.stderr)
             for step, fn in (("sweep", lambda: sweep_case(path, tmp / f"{name}.csv")),
                              ("apply", lambda: apply_case(cfg, path, tmp / f"{name}-out"))):
+                if step not in steps:
+                    continue
                 r = fn()
                 r.update(corpus=name, docs=n, step=step, facts=facts)
                 rows.append(r)
@@ -153,7 +156,7 @@ def write_report(rows, base_sweep, base_apply, out: Path) -> None:
         f"{r['seconds']:.1f} | {r['rc']} | {r['outcome']} |\n" for r in rows)
     facts = "".join(f"* **{r['corpus']}**: " + ", ".join(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}"
                                                           for k, v in r["facts"].items()) + "\n"
-                    for r in rows if r["step"] == "sweep")
+                    for r in rows if r["step"] == rows[0]["step"])
     text = (
         "# Peak memory on hostile corpora: `calib sweep` and `calib apply`\n\n"
         f"`PYTHONPATH=. python bench/memory.py --mode bounds` ({time.strftime('%Y-%m-%d')}, Python "
@@ -173,5 +176,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory_bounds.md"))
     ap.add_argument("--only", help="one corpus: one-word, 404, near-2%%, near-60%%")
+    ap.add_argument("--steps", default="sweep,apply", help="which commands to measure (sweep, apply)")
     a = ap.parse_args()
-    main_bounds(Path(a.out), word_list(), a.only)
+    main_bounds(Path(a.out), word_list(), a.only, tuple(a.steps.split(",")))
