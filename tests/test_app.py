@@ -122,6 +122,7 @@ def test_sweep_page_starts_from_the_default_grid():
     assert str(g) in [c.value for c in at.caption]
 
 
+@pytest.mark.slow
 def test_sweep_recommend_and_state_follows_pages():
     at = small_sweep(start())
     res = at.session_state["calib_results"]
@@ -267,6 +268,7 @@ def test_curves_r_lowered_with_a_note_when_b_grows(caplog):
     assert "Session State API" not in caplog.text
 
 
+@pytest.mark.slow
 def test_curves_split_becomes_the_current_configuration():
     at = start()
     at.switch_page("pages/3_Curves.py").run()
@@ -493,6 +495,7 @@ def shown_rows(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**Showing "))
 
 
+@pytest.mark.slow
 def test_export_page_config_targets_manifest():
     at = start()
     at.switch_page("pages/6_Export.py").run()
@@ -540,6 +543,7 @@ def test_export_page_config_targets_manifest():
     assert not at.exception
 
 
+@pytest.mark.slow
 def test_export_manifest_filters_change_row_count():
     at = start()
     at.switch_page("pages/6_Export.py").run()
@@ -559,6 +563,7 @@ def test_export_manifest_filters_change_row_count():
     assert not at.exception and not errors(at)
 
 
+@pytest.mark.slow
 def test_export_manifest_shows_review_status():
     at = start()
     at.switch_page("pages/6_Export.py").run()
@@ -605,6 +610,7 @@ def test_export_bytes_are_valid_files(tmp_path):
         export.frame_bytes(frame, "xlsx")
 
 
+@pytest.mark.slow
 def test_clusters_giant_guard_changes_the_configuration():
     at = start()
     at.switch_page("pages/4_Clusters.py").run()

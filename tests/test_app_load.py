@@ -27,7 +27,7 @@ from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, se
 
 N_REP = len(Grid().representations)  # the Sweep page starts from the default grid (word3, word5, char5)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
 SPLITS = ["16x8", "32x4", "8x16", "64x2"]
 ENGINE = re.compile(r"Engine cache \(shared by every browser session on this sample\): workspace (\w+), "

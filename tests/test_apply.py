@@ -117,6 +117,7 @@ def _run(capsys, argv):
     return code, cap.err
 
 
+@pytest.mark.slow
 def test_cli_export_default_sweep_then_apply(tmp_path, capsys, corpus, sub):
     out = tmp_path / "exp"
     code, err = _run(capsys, ["export", "--sample", REPO / "data" / "sample", "--out", out])

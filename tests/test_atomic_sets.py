@@ -115,6 +115,7 @@ def test_sigkill_at_every_step_leaves_the_old_set_or_the_new(tmp_path, results, 
     assert (seen["restored"] >= 1) == (fallback == "1")
 
 
+@pytest.mark.slow
 def test_export_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     s = load_sample(ROOT / "data" / "sample")
     sub = from_frames(s.docs.iloc[:300].copy(), None, name="first300")

@@ -23,7 +23,7 @@ import pytest
 
 from calib.samples import load_clough, load_sample
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOUGH = ROOT.parent / "shared" / "corpora" / "clough"

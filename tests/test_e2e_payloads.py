@@ -15,7 +15,7 @@ import pytest
 
 from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, nav, only_128_and_a_split_list, server, unlabeled  # noqa: F401 (server needs unlabeled)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAP = "127.0.0.1:9"  # nothing listens there; any request to it came from data

@@ -52,6 +52,7 @@ texts_st = st.lists(st.text(alphabet=st.one_of(st.characters(), st.sampled_from(
 
 @given(texts_st, st.sampled_from(OPTIONS))
 @settings(max_examples=400, deadline=None)
+@pytest.mark.slow
 def test_bit_identical_to_python_rules_on_arbitrary_text(texts, rep):
     buf, off = encode(texts, rep)
     assert split(buf, off) == reference(texts, rep)
@@ -60,6 +61,7 @@ def test_bit_identical_to_python_rules_on_arbitrary_text(texts, rep):
 @given(st.lists(st.text(alphabet=st.sampled_from(SPECIAL), max_size=60), min_size=1, max_size=8),
        st.sampled_from(OPTIONS))
 @settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 def test_bit_identical_on_dense_special_characters(texts, rep):
     buf, off = encode(texts, rep)
     assert split(buf, off) == reference(texts, rep)

@@ -234,6 +234,7 @@ def test_manifest_review_status(tmp_path, ev, sample):
     assert (m.loc[2:, "review_status"] == "unreviewed").all()
 
 
+@pytest.mark.slow
 def test_export_is_deterministic_bytes(tmp_path, ev, sample):
     a = E.write_export(tmp_path / "a", Config(), evaluation=ev, sample=sample)
     b = E.write_export(tmp_path / "b", Config(), evaluation=ev, sample=sample)

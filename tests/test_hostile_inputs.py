@@ -175,6 +175,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_a_50_mb_document_loads_shingles_and_signs(tmp_path):
     words = write(tmp_path / "words.json", json.dumps(WORDS[:20000]))
     proc = subprocess.run([sys.executable, "-c", BIG_DOC_SCRIPT, str(tmp_path), str(words)],
@@ -186,6 +187,7 @@ def test_a_50_mb_document_loads_shingles_and_signs(tmp_path):
     assert out["peak_rss_mb"] < 3000, out
 
 
+@pytest.mark.slow
 def test_200k_one_word_documents(tmp_path):
     n = 200_000
     path = write(tmp_path / "docs.jsonl", "".join(f'{{"id": {i}, "text": {json.dumps(WORDS[i % len(WORDS)])}}}\n'
@@ -233,6 +235,7 @@ PUNCT = st.text(st.characters(whitelist_categories=("Pc", "Pd", "Ps", "Pe", "Pi"
 
 @FAST
 @given(punct=st.lists(PUNCT, min_size=2, max_size=4), words=st.lists(st.sampled_from(WORDS[:200]), min_size=3, max_size=12))
+@pytest.mark.slow
 def test_punctuation_only_documents_never_become_candidates(punct, words):
     """With strip_punct a punctuation-only text has no shingle: never a candidate, Jaccard 0, sweep runs."""
     text = " ".join(words)
@@ -515,6 +518,7 @@ def test_engine_on_arbitrary_unicode(texts, shingle, k, strip, nfkc, hashfunc):
 
 @settings(max_examples=25, deadline=None)
 @given(texts=st.lists(HOSTILE_TEXT, min_size=2, max_size=8), data=st.data())
+@pytest.mark.slow
 def test_sweep_on_arbitrary_unicode(texts, data):
     n = len(texts)
     groups = data.draw(st.lists(st.sampled_from([None, "g1", "g2"]), min_size=n, max_size=n))
@@ -601,6 +605,7 @@ def test_cli_bad_pairs_in_process(tmp_path, capsys):
         assert "pairs.csv line" in line and needle in line
 
 
+@pytest.mark.slow
 def test_cli_bad_files_in_subprocesses(tmp_path):
     """The same through `python -m calib` (a crash or a traceback would show here), run in parallel."""
     procs = {}

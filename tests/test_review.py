@@ -172,6 +172,7 @@ def _writer(path, tag, n, start):
             s.record(f"{tag}-{k:04d}", f"{tag}-{k + 1:04d}", "duplicate", tag)
 
 
+@pytest.mark.slow
 def test_two_processes_write_at_once(tmp_path):
     path = str(tmp_path / "r.sqlite")
     ctx = mp.get_context("spawn")

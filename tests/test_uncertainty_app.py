@@ -37,6 +37,7 @@ def test_sample_page_has_no_group_warning_for_balanced_groups():
     assert not [w.value for w in at.warning if "holds" in w.value]
 
 
+@pytest.mark.slow
 def test_sweep_page_with_seeds_shows_and_recommends_across_seeds():
     from calib.sweep import across_seeds, recommend
     at = start()
