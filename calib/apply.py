@@ -36,8 +36,8 @@ from . import _api, lsh
 from .clusters import Clustering, Representative, cluster_pairs
 from .config import Config, Verify
 from .copies import Copies, copies_from_digests, set_digests, spread
-from .jaccard import pairs_jaccard
-from .minhash import estimate_jaccard, signatures
+from .measures import get_measure
+from .minhash import signatures
 from .reading import SampleError, iter_records, open_input
 from .samples import _as_id as sample_id
 from .shingles import ShingleSets, shingle_hashes
@@ -351,7 +351,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     else:
         ci = cj = np.zeros(0, np.int64)
         n_candidates = 0
-    est = estimate_jaccard(sig, ci, cj) if len(ci) else np.zeros(0)
+    measure = get_measure(config.measure)  # J, or C = |A & B| / min(|A|, |B|) from the same sets and signatures
+    est = measure.estimate(sig, sizes, ci, cj) if len(ci) else np.zeros(0)
     groups = np.flatnonzero(cp.multiplicity > 1)  # their inner pairs are verified (J = 1)
 
     def pass2(rows: np.ndarray, slice_rows: np.ndarray):
@@ -375,7 +376,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         return _concat_sets(parts), sl
 
     def exact_of(sub, need, i, j):
-        return pairs_jaccard(sub, np.searchsorted(need, i), np.searchsorted(need, j)) if len(i) else np.zeros(0)
+        return measure.exact(sub, np.searchsorted(need, i), np.searchsorted(need, j)) if len(i) else np.zeros(0)
 
     # verified pairs of canonical documents (ui, uj), then expanded to every document pair
     if config.verify is Verify.EXACT:
@@ -408,7 +409,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                                max_component=config.max_component)
 
     def sim_est(rows, reps):
-        return estimate_jaccard(sig, rows, reps) if len(rows) else np.zeros(0)
+        return measure.estimate(sig, sizes, rows, reps) if len(rows) else np.zeros(0)
 
     def sim_exact(rows, reps):  # a copy's set is its canonical document's
         return exact_of(sub, need, cp.canonical[rows], cp.canonical[reps])

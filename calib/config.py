@@ -2,8 +2,9 @@
 
 representation (normalization, shingles, hash, num_perm, seed, scheme)
 -> LSH split (b bands of r rows) -> verification (:class:`Verify`: ``exact``
-Jaccard of the shingle sets, ``estimated`` from the signatures, or ``none``:
-every LSH candidate is a duplicate) at ``threshold`` -> clustering ``policy``
+similarity of the shingle sets, ``estimated`` from the signatures, or
+``none``: every LSH candidate is a duplicate) of the ``measure`` (Jaccard or
+containment, :mod:`calib.measures`) at ``threshold`` -> clustering ``policy``
 and ``representative`` rule.
 
 Every field is declared once, with :func:`calib.fields.setting`; the
@@ -32,6 +33,7 @@ from ._named import Named
 from .clusters import POLICIES, REPRESENTATIVE_RULES, Policy, Representative  # noqa: F401 (public here too)
 from .fields import from_cell, is_missing, setting, to_cell
 from .lsh import check_split, s_at_probability, threshold_approx
+from .measures import MEASURE_NAMES, get_measure
 from .represent import Representation
 
 
@@ -61,7 +63,7 @@ class Config:
                      table_then=("s50",))
     verify: Verify = setting(Verify.EXACT, help="exact, estimated or none (every LSH candidate is a duplicate)",
                              doc=("verification", "rule"))
-    threshold: float | None = setting(0.8, help="final Jaccard threshold of verification (None: rule none)",
+    threshold: float | None = setting(0.8, help="final threshold of verification on the measure (None: rule none)",
                                       doc=("verification", "threshold"), none_as=float("nan"))
     policy: Policy = setting(Policy.CONNECTED,
                              help="clustering: connected components or star around a representative",
@@ -73,6 +75,10 @@ class Config:
     max_component: int | None = setting(None, help="giant-component guard: larger components get the star rule",
                                         doc=("clustering", "max_component"), table=False, none_as=0,
                                         parse=_max_component)
+    # Last, so positional Config(rep, b, r, verify, threshold, ...) calls keep their meaning.
+    measure: str = setting("jaccard", help="similarity verified: jaccard |A&B|/|A|B|, or containment |A&B|/|A| "
+                                           "of the smaller set A (keeps the longer document)",
+                           doc=("verification", "measure"), doc_if_set=True)
 
     def __post_init__(self) -> None:
         check_split(self.b, self.r, self.rep.num_perm)
@@ -81,6 +87,11 @@ class Config:
         except ValueError:
             raise ValueError(f"Config.verify must be one of {VERIFY_RULES}, got {self.verify!r}") from None
         object.__setattr__(self, "verify", verify)
+        try:
+            measure = get_measure(self.measure)
+        except ValueError:
+            raise ValueError(f"Config.measure must be one of {MEASURE_NAMES}, got {self.measure!r}") from None
+        object.__setattr__(self, "measure", measure.name)
         t = self.threshold
         if verify is Verify.NONE:
             t = None  # nothing is compared with a threshold (0.0 and NaN, its old spellings, included)
@@ -102,6 +113,9 @@ class Config:
             raise ValueError(f"Config.max_component must be None or an integer >= 2, got {self.max_component!r}")
         if self.max_component is not None:
             object.__setattr__(self, "max_component", int(self.max_component))
+        if measure.keep is not None and self.representative != measure.keep:
+            raise ValueError(f"Config.measure {measure.name} keeps the {measure.keep} document of a cluster "
+                             f"(representative={measure.keep!r}), got representative={self.representative!r}")
 
     # -- verification ---------------------------------------------------------
     def similarity(self, exact: np.ndarray, estimated: np.ndarray) -> np.ndarray:
@@ -139,6 +153,8 @@ class Config:
         d["rep"] = self.rep.hashed_dict()  # renamed values under their first names, likewise
         if d["threshold"] is None:
             d["threshold"] = 0.0
+        if d["measure"] == "jaccard":  # the measure every config had before it was a field
+            del d["measure"]
         canon = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
@@ -164,6 +180,8 @@ class Config:
             if f.name == "rep":
                 continue
             v = getattr(self, f.name)
+            if f.metadata["doc_if_set"] and v == f.default:
+                continue
             sec = out.setdefault(section, {})
             sec[key] = v.value if isinstance(v, Named) else v
             for prop in f.metadata["then"]:
@@ -184,8 +202,9 @@ class Config:
         return cls(**kw)
 
     def verification_label(self) -> str:
-        """``exact J >= 0.8``, or ``no verification``."""
-        return "no verification" if self.verify is Verify.NONE else f"{self.verify} J >= {self.threshold:g}"
+        """``exact J >= 0.8`` (``exact C >= 0.8`` for containment), or ``no verification``."""
+        sym = get_measure(self.measure).symbol
+        return "no verification" if self.verify is Verify.NONE else f"{self.verify} {sym} >= {self.threshold:g}"
 
     def __str__(self) -> str:
         v = self.verification_label()

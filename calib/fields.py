@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 def setting(default: Any = MISSING, *, help: str, doc: tuple[str, str] | None = None, table: bool = True,
             then: tuple[str, ...] = (), table_then: tuple[str, ...] = (), none_as: Any = None,
-            parse: Callable | None = None, default_factory: Any = MISSING) -> Any:
+            parse: Callable | None = None, default_factory: Any = MISSING, doc_if_set: bool = False) -> Any:
     """A config field.
 
     ``help``: one line for the CLI and the app. ``doc``: (section, key) in the
@@ -32,9 +32,11 @@ def setting(default: Any = MISSING, *, help: str, doc: tuple[str, str] | None = 
     ``table_then`` the ones of them the Sweep page shows. ``none_as``: how
     ``None`` is written in a results row (a float column cannot hold None).
     ``parse``: how a row cell becomes the value (default: by the default's type).
+    ``doc_if_set``: written in the config document only when it differs from
+    the default (a later field leaves the documents of earlier configs byte-identical).
     """
     md = {"help": help, "doc": doc, "table": table, "then": tuple(then), "table_then": tuple(table_then),
-          "none_as": none_as, "parse": parse}
+          "none_as": none_as, "parse": parse, "doc_if_set": doc_if_set}
     if default_factory is not MISSING:
         return field(default_factory=default_factory, metadata=md)
     return field(default=default, metadata=md)

@@ -47,12 +47,12 @@ def _require_sets(sets: ShingleSets) -> None:
 
 
 @njit(cache=True, parallel=True)
-def _pairs_jaccard(offsets, hashes, i, j):
-    out = np.empty(len(i), dtype=np.float64)
+def _pairs_intersection(offsets, hashes, i, j):
+    """|A & B| for each pair, by a sorted merge of the two sets."""
+    out = np.empty(len(i), dtype=np.int64)
     for t in prange(len(i)):
         a0, a1 = offsets[i[t]], offsets[i[t] + 1]
         b0, b1 = offsets[j[t]], offsets[j[t] + 1]
-        na, nb = a1 - a0, b1 - b0
         inter = 0
         while a0 < a1 and b0 < b1:
             x, y = hashes[a0], hashes[b0]
@@ -64,16 +64,25 @@ def _pairs_jaccard(offsets, hashes, i, j):
                 a0 += 1
             else:
                 b0 += 1
-        union = na + nb - inter
-        out[t] = inter / union if union > 0 else 0.0
+        out[t] = inter
     return out
+
+
+def pairs_intersection(sets: ShingleSets, i, j) -> np.ndarray:
+    """|A & B| (int64) for each pair (i[t], j[t]) of documents."""
+    _require_sets(sets)
+    i, j = pair_arrays(i, j, sets.n)
+    return _pairs_intersection(sets.offsets, sets.hashes, i, j)
 
 
 def pairs_jaccard(sets: ShingleSets, i, j) -> np.ndarray:
     """Exact J for each pair (i[t], j[t]) of documents."""
     _require_sets(sets)
     i, j = pair_arrays(i, j, sets.n)
-    return _pairs_jaccard(sets.offsets, sets.hashes, i, j)
+    inter = _pairs_intersection(sets.offsets, sets.hashes, i, j)
+    sizes = sets.sizes()
+    union = sizes[i] + sizes[j] - inter
+    return np.divide(inter, union, out=np.zeros(len(inter)), where=union > 0)
 
 
 def _global_ranks(sets: ShingleSets) -> np.ndarray:

@@ -128,12 +128,13 @@ def manifest(evaluation, sample, *, review_store=None) -> pd.DataFrame:
     decision for (doc, representative) when a ReviewStore is given), and
     config_fingerprint. Sorted by cluster then row.
     """
-    from .jaccard import pairs_jaccard
-    from .minhash import estimate_jaccard, signatures
+    from .measures import get_measure
+    from .minhash import signatures
     from .shingles import shingle_hashes
     from .truth import truth_from_sample
 
     cfg = evaluation.config
+    measure = get_measure(cfg.measure)  # similarities to the representative in the config's measure (J or C)
     if evaluation.clustering is None:
         raise ValueError("this configuration produced no clustering (too many candidates): no manifest")
     rep = cfg.rep
@@ -158,13 +159,13 @@ def manifest(evaluation, sample, *, review_store=None) -> pd.DataFrame:
         if not len(rows):
             return np.zeros(0)
         a, b = _prep(rows, reps)
-        return estimate_jaccard(cache["sig"], a, b)
+        return measure.estimate(cache["sig"], cache["sets"].sizes(), a, b)
 
     def sim_exact(rows, reps):
         if not len(rows):
             return np.zeros(0)
         a, b = _prep(rows, reps)
-        return pairs_jaccard(cache["sets"], a, b)
+        return measure.exact(cache["sets"], a, b)
 
     truth = truth_from_sample(sample)
     v = evaluation.verified

@@ -545,6 +545,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     if config.representative is Representative.PRIORITY:
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
+    if config.measure != "jaccard":  # its verification UDFs compute J only: refuse rather than verify the wrong thing
+        raise ApplyError(f"measure {config.measure!r}: the Spark engine verifies Jaccard only; use `calib apply`")
     if batch_size < 1:
         raise ApplyError(f"batch size must be >= 1, got {batch_size}")
     spark = spark or session()

@@ -38,11 +38,12 @@ from .clusters import Clustering, Representative, cluster_pairs
 from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
 from .copies import Copies, find_copies, spread
 from .fields import axis
-from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
+from .jaccard import TooManyPairs, pairs_jaccard
 from .jackknife import hash_sd
+from .measures import MEASURE_NAMES, get_measure
 from .metrics import (candidate_metrics, collision_rates, counted_rate, document_outcomes, expected_rate,
                       pair_metrics, removal_metrics)
-from .minhash import estimate_jaccard, get_scheme, signatures
+from .minhash import get_scheme, signatures
 from .pairs import first_of_each
 from .represent import Representation
 from .samples import Sample
@@ -119,23 +120,24 @@ class Workspace:
             self._sigs[key] = have
         return have[:, :rep.num_perm]
 
-    def reference_pairs(self, rep: Representation, floor: float, max_pairs: int | None = None
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every pair with exact J >= floor (i, j, J), cached per representation.
+    def reference_pairs(self, rep: Representation, floor: float, max_pairs: int | None = None,
+                        measure: str = "jaccard") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair with exact ``measure`` >= floor (i, j, J or C), cached per
+        representation and measure.
 
         Raises :class:`calib.jaccard.TooManyPairs` when more than ``max_pairs``
         pairs have J >= floor: the join stops there, so memory stays within
         the budget. Such a failure is remembered (it proves at least ``found``
         pairs at that floor and below).
         """
-        key = rep.shingling_fingerprint()
+        key = (rep.shingling_fingerprint(), measure)
         for exc in self._ref_over.get(key, ()):
             if floor <= exc.threshold and max_pairs is not None and exc.found > max_pairs:
                 raise TooManyPairs(floor, exc.found, max_pairs)
         cached = self._ref.get(key)
         if cached is None or cached[0] > floor:
             try:
-                cached = (floor, self._join(rep, floor, max_pairs))
+                cached = (floor, self._join(rep, floor, max_pairs, measure))
             except TooManyPairs as exc:
                 self._ref_over.setdefault(key, []).append(exc)
                 raise
@@ -148,10 +150,12 @@ class Workspace:
             raise TooManyPairs(floor, len(i), max_pairs)
         return i, j, s
 
-    def _join(self, rep: Representation, floor: float, max_pairs: int | None):
-        """all_pairs_above on canonical rows, expanded to every document pair."""
+    def _join(self, rep: Representation, floor: float, max_pairs: int | None, measure: str = "jaccard"):
+        """The measure's all-pairs join on canonical rows, expanded to every document pair
+        (an exact copy has J = C = 1 with its canonical row, and its other pairs are the canonical's)."""
         cp = self.copies(rep)
-        ci, cj, cs = all_pairs_above(self.sets(rep), floor, active=cp.is_canonical, max_pairs=max_pairs)
+        ci, cj, cs = get_measure(measure).all_pairs(self.sets(rep), floor, active=cp.is_canonical,
+                                                    max_pairs=max_pairs)
         total = cp.pair_count(ci, cj)
         if max_pairs is not None and total > max_pairs:
             raise TooManyPairs(floor, total, max_pairs)
@@ -164,13 +168,23 @@ class Workspace:
             self._pos[key] = pairs_jaccard(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
         return self._pos[key]
 
-    def estimates(self, rep: Representation, what: str, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """MinHash estimates of J for a fixed pair set ('reference', 'positive'),
-        cached per signature matrix and hash count (they do not depend on b, r)."""
-        key = self._sig_key(rep) + (rep.num_perm, what, len(i))
+    def estimates(self, rep: Representation, what: str, i: np.ndarray, j: np.ndarray,
+                  measure: str = "jaccard") -> np.ndarray:
+        """MinHash estimates of J (or of another measure) for a fixed pair set ('reference',
+        'positive'), cached per signature matrix and hash count (they do not depend on b, r)."""
+        key = self._sig_key(rep) + (rep.num_perm, what, len(i)) + (() if measure == "jaccard" else (measure,))
         if key not in self._est:
-            self._est[key] = estimate_jaccard(self.signatures(rep), i, j)
+            self._est[key] = get_measure(measure).estimate(self.signatures(rep), self.sets(rep).sizes(), i, j)
         return self._est[key]
+
+    def positive_similarity(self, rep: Representation, measure: str) -> np.ndarray:
+        """The measure's exact value on the duplicate pairs (J: :meth:`positive_jaccard`)."""
+        if measure == "jaccard":
+            return self.positive_jaccard(rep)
+        key = (rep.shingling_fingerprint(), measure)
+        if key not in self._pos:
+            self._pos[key] = get_measure(measure).exact(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
+        return self._pos[key]
 
     def negative_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Labeled non-duplicate pairs (i < j) for false-candidate rates: the
@@ -290,6 +304,9 @@ class Grid:
         help="LSH splits: 'all' (every b x r == num_perm) or a list like 16x8,32x4 (bands x rows)")
     verify: tuple[Verify, ...] = axis((Verify.EXACT,), of="verify", flag="--verify", parse=_strs,
                                       help="verification rules: exact, estimated, none")
+    measures: tuple[str, ...] = axis(("jaccard",), of="measure", flag="--measures", parse=_strs,
+                                     help="verification measures: jaccard, containment (containment keeps the "
+                                     "longest document of a cluster)")
     thresholds: tuple[float, ...] = axis((0.5, 0.6, 0.7, 0.8, 0.9), of="threshold", flag="--thresholds",
                                          parse=_numbers(float), help="final Jaccard thresholds")
     policies: tuple[str, ...] = axis(("connected",), of="policy", flag="--policies", parse=_strs,
@@ -312,6 +329,12 @@ class Grid:
             object.__setattr__(self, "verify", tuple(Verify.parse(v) for v in self.verify))
         except ValueError as exc:
             raise ValueError(f"Grid.verify: {exc}") from None
+        try:
+            if not self.measures:
+                raise ValueError("empty")
+            object.__setattr__(self, "measures", tuple(get_measure(m).name for m in self.measures))
+        except ValueError:
+            raise ValueError(f"Grid.measures must be some of {MEASURE_NAMES}, got {self.measures!r}") from None
         if not self.thresholds or any(not 0.0 < t <= 1.0 for t in self.thresholds):
             raise ValueError(f"Grid.thresholds must be in (0, 1], got {self.thresholds!r}")
         if self.splits is not None:
@@ -358,8 +381,10 @@ class Grid:
                 kw = dict(zip(names, combo))
                 rep_c = rep.with_(num_perm=m, **{k[4:]: kw.pop(k) for k in names if k.startswith("rep.")})
                 none = Verify.parse(kw.get("verify", Verify.EXACT)) is Verify.NONE
+                keep = get_measure(kw.get("measure", "jaccard")).keep  # containment: keep the longest
+                fx = fixed if keep is None else {**fixed, "representative": keep}
                 for t in ((None,) if none else self.thresholds):
-                    yield Config(rep_c, b, r, threshold=t, **kw, **fixed)
+                    yield Config(rep_c, b, r, threshold=t, **kw, **fx)
 
     def size(self) -> int:
         return sum(1 for _ in self.configs())
@@ -368,7 +393,8 @@ class Grid:
         return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
                 f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
                 f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
-                f"{[v.value for v in self.verify]} x thresholds {list(self.thresholds)} x {list(self.policies)} = "
+                f"{[v.value for v in self.verify]} x "
+                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}thresholds {list(self.thresholds)} x {list(self.policies)} = "
                 f"{self.size()} configs")
 
 
@@ -398,8 +424,10 @@ class Evaluation:
 class _SplitState:
     """What one (representation, num_perm, b, r) shares across thresholds."""
 
-    def __init__(self, ws: Workspace, rep: Representation, b: int, r: int, floors, max_pairs):
+    def __init__(self, ws: Workspace, rep: Representation, b: int, r: int, floors, max_pairs,
+                 measure: str = "jaccard"):
         self.ws, self.rep, self.b, self.r = ws, rep, b, r
+        self.measure = get_measure(measure)
         floors = sorted(set(floors)) if np.iterable(floors) else [floors]
         sig = ws.signatures(rep)
         self.sig = sig
@@ -408,6 +436,9 @@ class _SplitState:
         self.pos_candidate = self.pos_hits[0] > 0
         self.pos_exact = ws.positive_jaccard(rep)
         self.pos_est = ws.estimates(rep, "positive", t.pos_i, t.pos_j)
+        # the verified measure on the duplicate pairs (pos_exact stays J: it drives the band S-curve)
+        self.pos_sim = ws.positive_similarity(rep, measure)
+        self.pos_sim_est = ws.estimates(rep, "positive", t.pos_i, t.pos_j, measure)
         ni, nj = ws.negative_pairs()
         neg_hits = lsh.band_hits(sig, ni, nj, b, r)
         neg_exact = ws.negative_jaccard(rep)
@@ -431,14 +462,15 @@ class _SplitState:
         rs = np.zeros(0)
         for f in floors:
             try:
-                ri, rj, rs = ws.reference_pairs(rep, f, max_pairs)
+                ri, rj, rs = ws.reference_pairs(rep, f, max_pairs, measure)
             except TooManyPairs:
                 continue
             self.ref_floor = f
             break
         hit = lsh.collides(sig, ri, rj, b, r)
         self.ref_all = (ri, rj, rs, hit)
-        self.ref = (ri[hit], rj[hit], rs[hit], ws.estimates(rep, f"reference>={self.ref_floor}", ri, rj)[hit])
+        self.ref = (ri[hit], rj[hit], rs[hit],
+                    ws.estimates(rep, f"reference>={self.ref_floor}", ri, rj, measure)[hit])
         self._est_cands = None
 
     def reference_covers(self, threshold: float | None) -> bool:
@@ -459,19 +491,20 @@ class _SplitState:
         if self.exploded:
             return None
         ci, cj = self.cands
+        sets = self.ws.sets(self.rep)
         if self._est_cands is None:
-            self._est_cands = estimate_jaccard(self.sig, ci, cj)
+            self._est_cands = self.measure.estimate(self.sig, sets.sizes(), ci, cj)
         est = self._est_cands
         m = cfg.passes(est)
         i, j = ci[m], cj[m]
-        return i, j, pairs_jaccard(self.ws.sets(self.rep), i, j), est[m]
+        return i, j, self.measure.exact(sets, i, j), est[m]
 
     def pos_hash_sd(self, mask: np.ndarray | None) -> float:
         """Hash standard deviation of a rate over the duplicate pairs (band jackknife)."""
         return hash_sd(*self.pos_hits, self.b, self.r, self.pos_exact, mask)
 
     def positive_verified(self, cfg: Config) -> np.ndarray:
-        return self.pos_candidate & cfg.passes(cfg.similarity(self.pos_exact, self.pos_est))
+        return self.pos_candidate & cfg.passes(cfg.similarity(self.pos_sim, self.pos_sim_est))
 
 
 def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
@@ -485,7 +518,7 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     row.update(st.candidate_rates)
     row["candidates_upper_bound"] = st.candidate_upper
     ri, rj, rs, hit = st.ref_all
-    sim_mask = rs >= (cfg.threshold if cfg.threshold is not None else 0.0)  # "similar": J >= t (any J for rule none)
+    sim_mask = rs >= (cfg.threshold if cfg.threshold is not None else 0.0)  # "similar": J (C) >= t (any for rule none)
     row["similar_pairs"] = int(sim_mask.sum()) if covered else float("nan")
     row["similar_recall"] = float(hit[sim_mask].mean()) if covered and sim_mask.any() else float("nan")
     ver = st.verified(cfg)
@@ -504,8 +537,8 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         # its expected value needs no seed then either.
         hash_free = cfg.verify is not Verify.ESTIMATED
         row.update(counted_rate("pair_recall", ws.trials("positive").counts(pos_verified), boot, macro=True,
-                                hash_sd=st.pos_hash_sd(cfg.passes(st.pos_exact)) if hash_free else None))
-        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, cfg.passes(st.pos_exact))
+                                hash_sd=st.pos_hash_sd(cfg.passes(st.pos_sim)) if hash_free else None))
+        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, cfg.passes(st.pos_sim))
                                        if hash_free else float("nan"))
         lab = labels >= 0
         row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot))
@@ -544,16 +577,18 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
     progress = progress or _no_progress
     configs = list(grid.configs())
-    exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT]
-    floors = sorted(set(exact_ts)) if exact_ts else [min(grid.thresholds)]
+    floors = {}
+    for m in grid.measures:  # each measure's reference join starts at its lowest exact threshold
+        exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT and c.measure == m]
+        floors[m] = sorted(set(exact_ts)) if exact_ts else [min(grid.thresholds)]
     groups: dict[tuple, list[Config]] = {}
     for c in configs:
-        groups.setdefault((c.rep, c.b, c.r), []).append(c)
+        groups.setdefault((c.rep, c.b, c.r, c.measure), []).append(c)
     rows, done = [], 0
     progress(0.0, f"{len(configs)} configurations")
-    for (rep, b, r), cfgs in groups.items():
+    for (rep, b, r, m), cfgs in groups.items():
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
-        st = _SplitState(ws, rep, b, r, floors, grid.max_pairs)
+        st = _SplitState(ws, rep, b, r, floors[m], grid.max_pairs, m)
         for cfg in cfgs:
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)
@@ -567,14 +602,15 @@ def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int
     # Reference pairs down to the threshold, as a sweep over it would use (so
     # similar_recall agrees); rule none has no threshold.
     floor = config.threshold if config.threshold else 1.0
-    st = _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs)
+    st = _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs, config.measure)
     row, verified, clustering, outcomes = _score(ws, st, config, detail=True)
     return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config))
 
 
 def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
     """The sample's labeled pairs (and group-derived duplicates), with exact and
-    estimated J, candidate and verified flags, for per-category breakdowns."""
+    estimated similarity (of the config's measure: J, or C for containment),
+    candidate and verified flags, for per-category breakdowns."""
     s = ws.sample
     p = s.pairs
     i = np.concatenate([p["i"].to_numpy(np.int64), ws.truth.pos_i])
@@ -583,8 +619,9 @@ def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
     first = first_of_each(i, j, s.n)
     i, j, cat = i[first], j[first], cat[first]
     sig = ws.signatures(config.rep)
-    exact = pairs_jaccard(ws.sets(config.rep), i, j)
-    est = estimate_jaccard(sig, i, j)
+    measure = get_measure(config.measure)
+    exact = measure.exact(ws.sets(config.rep), i, j)
+    est = measure.estimate(sig, ws.sets(config.rep).sizes(), i, j)
     cand = lsh.collides(sig, i, j, config.b, config.r)
     verified = cand & config.passes(config.similarity(exact, est))
     return pd.DataFrame({"i": i, "j": j, "id_a": s.ids[i], "id_b": s.ids[j], "category": cat,

@@ -33,6 +33,9 @@ ODD_REP = Representation(shingle="char", k=4, lowercase=False, nfkc=False, strip
                          hashfunc="mmh3", scheme="datasketch", seed=9, num_perm=64)
 ODD = [Config(ODD_REP, b=8, r=4, verify=v, threshold=0.65, policy="star", representative="medoid", max_component=7)
        for v in VERIFY_RULES]
+# the containment measure (which keeps the longest document of a cluster)
+ODD += [Config(ODD_REP, b=8, r=4, verify="estimated", threshold=0.65, policy="star", representative="longest",
+               max_component=7, measure="containment")]
 
 
 def test_every_field_differs_from_its_default_somewhere():

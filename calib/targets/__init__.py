@@ -54,6 +54,16 @@ class Target:
         return f"{self.title} ({self.tool}): {len(self.unsupported)} unsupported; keeps {self.kept}"
 
 
+def measure_unsupported(config: "Config") -> list[dict]:
+    """The unsupported entry every target shares: the tools verify (or band) Jaccard only, so a
+    containment config is run, and evaluated, as Jaccard at the same threshold."""
+    if config.measure == "jaccard":
+        return []
+    return [{"field": "/verification/measure", "value": config.measure,
+             "reason": "the tool verifies Jaccard only: it runs (and is evaluated here) as Jaccard at the same "
+                       "threshold; `calib apply --config config.json` runs the containment rule"}]
+
+
 def _registry() -> dict[str, Callable[["Config"], Target]]:
     from . import datasketch, datatrove, milvus, nemo_curator, text_dedup
     return {"datasketch": datasketch.target, "milvus": milvus.target, "datatrove": datatrove.target,

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from .. import __version__, minhash
 from ..config import Policy, Representative, Verify
-from . import Target
+from . import Target, measure_unsupported
 from ._source import shingling_source
 
 TOOL = "datasketch==2.0.0"
@@ -146,7 +146,7 @@ def proposed_removals(docs):
 
 def target(config) -> Target:
     rep = config.rep
-    unsupported = []
+    unsupported = measure_unsupported(config)
     if config.b < 2:
         unsupported.append({"field": "/lsh/b", "value": config.b,
                             "reason": "datasketch MinHashLSH refuses fewer than 2 bands (b < 2)"})
@@ -161,8 +161,10 @@ def target(config) -> Target:
                                       "k-permutation MinHash(num_perm, seed) (same S-curve in expectation, "
                                       "different signatures, O(n k) per document)"})
     engine = config
-    if (config.policy, config.representative, config.max_component) != ("connected", "first", None):
-        engine = replace(config, policy=Policy.CONNECTED, representative=Representative.FIRST, max_component=None)
+    if (config.policy, config.representative, config.max_component, config.measure) != (
+            "connected", "first", None, "jaccard"):
+        engine = replace(config, policy=Policy.CONNECTED, representative=Representative.FIRST, max_component=None,
+                         measure="jaccard")
     params = {
         "minhash": {"class": "datasketch.MinHash", "num_perm": rep.num_perm, "seed": rep.seed,
                     "hashfunc": "shingle_hash (calib's: " + rep.hashfunc + " of the shingle's UTF-8 bytes)",

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from .. import __version__
 from ..config import Policy, Representative, Verify
-from . import Target
+from . import Target, measure_unsupported
 from ._source import shingling_source
 
 TOOL = "datatrove==0.10.1"
@@ -139,12 +139,13 @@ def target(config) -> Target:
                                       "(evaluated with calib's union_size rule)"})
     mc = {"n_grams": rep.k, "num_buckets": config.b, "hashes_per_bucket": config.r, "seed": rep.seed,
           "hash_config": {"precision": 32, "hash_fc": "xxhash"}}
-    engine = replace(config, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_SIZE, max_component=None)
+    engine = replace(config, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_SIZE,
+                     max_component=None, measure="jaccard")
     return Target(
         name="datatrove", title="datatrove", tool=TOOL, file="datatrove_target.py",
         parameters={"MinhashConfig": mc, "signature_step": "CalibMinhashSignature (calib's shingling)",
                     "verification": "none", "clustering": "connected components, union by size"},
-        snippet=_snippet(config, mc), unsupported=tuple(unsupported),
+        snippet=_snippet(config, mc), unsupported=tuple(measure_unsupported(config) + unsupported),
         kept="the union-find root of each cluster (union by size): the lower document index of a lone pair; "
              "in larger clusters the root of the larger side at each union (ties: the first document of the pair)",
         engine_config=engine,

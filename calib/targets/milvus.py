@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from .. import __version__
 from ..config import Policy, Representative, Verify
-from . import Target
+from . import Target, measure_unsupported
 
 TOOL = "pymilvus==3.0.2 (Milvus 3.0.x server)"
 DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
@@ -133,7 +133,7 @@ def dedup(client, name, docs):
 def target(config) -> Target:
     rep = config.rep
     verifying = config.verify is not Verify.NONE
-    unsupported = []
+    unsupported = measure_unsupported(config)
     if rep.num_perm % config.b:
         unsupported.append({"field": "/lsh/b", "value": config.b,
                             "reason": f"mh_lsh_band must divide the signature evenly; {rep.num_perm} hashes do not "
@@ -164,7 +164,8 @@ def target(config) -> Target:
     engine = None
     if rep.num_perm % config.b == 0:
         engine = replace(config, r=rep.num_perm // config.b, verify=Verify.ESTIMATED if verifying else "none",
-                         policy=Policy.STAR, representative=Representative.FIRST, max_component=None)
+                         policy=Policy.STAR, representative=Representative.FIRST, max_component=None,
+                         measure="jaccard")
     params = {
         "schema": {"id": {"datatype": "VARCHAR", "is_primary": True, "max_length": 512},
                    "signature": {"datatype": "BINARY_VECTOR", "dim": rep.num_perm * 32}},

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from .. import __version__
 from ..config import Policy, Representative, Verify
-from . import Target
+from . import Target, measure_unsupported
 from ._source import shingling_source
 
 TOOL = "nemo-curator==1.4.0"
@@ -79,7 +79,7 @@ def workflow(input_path, cache_path, output_path):
 def target(config) -> Target:
     rep = config.rep
     char_ngrams = rep.k if rep.shingle == "char" else DEFAULT_CHAR_NGRAMS
-    unsupported = []
+    unsupported = measure_unsupported(config)
     if rep.shingle == "word":
         unsupported.append({"field": "/representation/shingle", "value": f"word{rep.k}",
                             "reason": f"char_ngrams counts characters: word shingles cannot be expressed; "
@@ -104,7 +104,7 @@ def target(config) -> Target:
     kw = {"seed": rep.seed, "char_ngrams": char_ngrams, "num_bands": config.b, "minhashes_per_band": config.r,
           "use_64_bit_hash": False, "text_field": "calib_text", "perform_removal": False}
     engine = replace(config, rep=rep.with_(shingle="char", k=char_ngrams), verify=Verify.NONE, policy=Policy.CONNECTED,
-                     representative=Representative.RANDOM, max_component=None)
+                     representative=Representative.RANDOM, max_component=None, measure="jaccard")
     return Target(
         name="nemo_curator", title="NeMo Curator", tool=TOOL, file="nemo_curator_target.py",
         parameters={"FuzzyDeduplicationWorkflow": kw},

@@ -32,7 +32,7 @@ from dataclasses import replace
 from .. import __version__
 from ..config import Policy, Representative, Verify
 from ..represent import Representation
-from . import Target
+from . import Target, measure_unsupported
 
 TOOL = "text-dedup==0.4.0"
 
@@ -88,10 +88,10 @@ def target(config) -> Target:
     closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
                              hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme)
     engine = replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_RANK,
-                     max_component=None)
+                     max_component=None, measure="jaccard")
     return Target(
         name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh", parameters={"args": args},
-        snippet=_snippet(config, args), unsupported=tuple(unsupported),
+        snippet=_snippet(config, args), unsupported=tuple(measure_unsupported(config) + unsupported),
         kept="the union-find root of each cluster (union by rank, union(x, min(bucket))): the larger document index "
              "of a lone pair; in larger clusters the root of the higher-rank side",
         engine_config=engine,
