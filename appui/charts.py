@@ -307,3 +307,20 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         layers.append(alt.Chart(lab).mark_text(fontSize=11).encode(
             x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
     return alt.layer(*layers).properties(title=title, height=460)
+
+
+def containment_curve_chart(curves: pd.DataFrame, threshold: float | None) -> alt.LayerChart:
+    """P(candidate) against containment c, one line per size ratio x/q (``curves``: c, p, ratio, split)."""
+    x = alt.X("c:Q", title="Containment |A∩B|/|A| of the smaller set A", scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("p:Q", title="P(pair becomes a candidate)", axis=alt.Axis(format=PCT), scale=alt.Scale(domain=[0, 1]))
+    color = alt.Color("ratio:N", title="Size ratio |B|/|A|", sort=None, scale=alt.Scale(scheme="viridis"))
+    lines = alt.Chart(curves).mark_line(size=2.5).encode(
+        x=x, y=y, color=color, tooltip=[alt.Tooltip("ratio:N", title="|B|/|A|"), alt.Tooltip("split:N", title="b x r"),
+                                        alt.Tooltip("c:Q", title="Containment", format=".2f"),
+                                        alt.Tooltip("p:Q", title="P(candidate)", format=".1%")])
+    layers = [lines]
+    if threshold is not None:
+        layers.append(alt.Chart(pd.DataFrame({"c": [threshold]})).mark_rule(color="#d62728", strokeDash=[6, 4])
+                      .encode(x="c:Q"))
+    return alt.layer(*layers).properties(height=320, title="Containment S-curve: candidacy by containment, per size "
+                                                          "ratio (a larger B dilutes Jaccard)")

@@ -10,11 +10,12 @@ from appui.errors import guard, message
 from calib.minhash import SCHEMES, canonical_scheme, scheme_names
 from calib.represent import HASH_FUNCTIONS, Representation
 from calib.config import VERIFY_RULES, config_from_row
+from calib.measures import MEASURE_NAMES
 from calib.lsh import parse_splits
 from calib.sweep import Grid, across_seeds, recommend
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
-THRESHOLDS = [round(0.3 + 0.05 * k, 2) for k in range(14)]
+THRESHOLDS = [round(0.05 + 0.05 * k, 2) for k in range(19)]  # 0.05..0.95 (containment of short copies: low)
 HASH_COUNTS = [16, 32, 64, 128, 256, 512]
 
 
@@ -30,6 +31,7 @@ def grid_defaults(grid: Grid) -> dict:
             "splits": ("16x8, 32x4, 8x16, 20x6" if grid.splits is None  # the list shown when switching to a list
                        else ", ".join(f"{b}x{r}" for b, r in grid.splits)),
             "thresholds": list(grid.thresholds), "verify": [v.value for v in grid.verify],
+            "measures": list(grid.measures),
             "policies": list(grid.policies), "representative": grid.representative}
 
 
@@ -63,7 +65,7 @@ def grid_inputs() -> Grid:
     g["all_splits"] = mode.startswith("all")
     g["splits"] = c[1].text_input("Splits (bands x rows)", value=saved["splits"], key="g_splits",
                                   disabled=g["all_splits"])
-    g["thresholds"] = c[2].multiselect("Verification thresholds (Jaccard)", THRESHOLDS,
+    g["thresholds"] = c[2].multiselect("Thresholds (J or C)", THRESHOLDS,
                                        default=saved["thresholds"], key="g_thresholds")
     g["verify"] = c[3].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
                                    key="g_verify", help="exact: Jaccard of the shingle sets; estimated: from the "
@@ -74,6 +76,10 @@ def grid_inputs() -> Grid:
     reps = ["first", "longest", "medoid"]
     g["representative"] = c[1].selectbox("Keep per cluster", reps, index=reps.index(saved["representative"]),
                                          key="g_representative")
+    g["measures"] = c[3].multiselect("Measures", list(MEASURE_NAMES), default=saved["measures"], key="g_measures",
+                                     help="jaccard: |A∩B|/|A∪B|; containment: |A∩B|/|A| of the smaller set A, "
+                                          "for short texts copied inside long ones (keeps the longest document "
+                                          "of each cluster, whatever 'Keep per cluster' says)")
     g["seeds"] = c[2].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
                                  help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "
                                       "runs once per seed and the results show the mean and range over seeds")
@@ -85,11 +91,11 @@ def grid_inputs() -> Grid:
                   for kind, ks in (("word", g["word_k"]), ("char", g["char_k"])) for k in sorted(ks))
     if not reps_:
         raise ValueError("choose at least one word or character shingle size")
-    if not g["num_perms"] or not g["thresholds"] or not g["verify"] or not g["policies"]:
-        raise ValueError("choose at least one hash count, threshold, verification rule and policy")
+    if not g["num_perms"] or not g["thresholds"] or not g["verify"] or not g["policies"] or not g["measures"]:
+        raise ValueError("choose at least one hash count, threshold, verification rule, measure and policy")
     return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])),
                 splits=None if g["all_splits"] else parse_splits(g["splits"]),
-                verify=tuple(g["verify"]), thresholds=tuple(sorted(g["thresholds"])),
+                verify=tuple(g["verify"]), measures=tuple(g["measures"]), thresholds=tuple(sorted(g["thresholds"])),
                 policies=tuple(g["policies"]), representative=g["representative"],
                 # the representations' own seed is no seeds axis (the same grid as Grid())
                 seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)

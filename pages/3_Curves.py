@@ -10,6 +10,7 @@ from appui import charts, engine, state
 from appui.errors import guard
 from calib import lsh
 from calib.config import Verify
+from calib.ensemble import Ensemble, containment_s_curve, lookup
 from calib.metrics import expected_at_or_above, rate_at_or_above
 from calib.minhash import estimate_errors
 
@@ -122,6 +123,43 @@ def error_section() -> None:
     st.altair_chart(charts.estimate_scatter(df, cfg.rep.num_perm, t), width="stretch")
 
 
+RATIOS = (1, 2, 4, 8, 16)
+
+
+def containment_section() -> None:
+    """P(candidate | containment c, size ratio |B|/|A|): banding sees J = c / (1 + ratio - c)."""
+    cfg = state.config()
+    st.subheader("Containment S-curve")
+    st.caption("A short document A copied into a longer B has containment |A∩B|/|A| near 1 but Jaccard "
+               "c / (1 + |B|/|A| - c): the longer B, the lower the banding's chance. One split for every size "
+               "(plain banding), or an LSH Ensemble that partitions by size and picks (b, r) per size ratio for a "
+               "containment threshold (Zhu et al. 2016, as datasketch's MinHashLSHEnsemble).")
+    c = st.columns([2, 1, 1])
+    mode = c[0].radio("Candidates from", ("the b x r split of the sliders above", "an LSH Ensemble"),
+                      key="cont_mode", horizontal=True)
+    t = c[1].slider("Containment threshold", 0.05, 1.0, float(cfg.threshold or 0.5) if cfg.measure == "containment"
+                    else 0.5, 0.01, key="cont_t")
+    m = cfg.rep.num_perm
+    b0, r0 = st.session_state.get("curve_b", cfg.b), st.session_state.get("curve_r", cfg.r)
+    cc = np.linspace(0, 1, 201)
+    rows, table = [], []
+    ens = Ensemble(t, m, m=min(8, m)) if mode == "an LSH Ensemble" and m >= 2 else None
+    for ratio in RATIOS:
+        if ens is not None:
+            b, r = (int(v) for v in ens.table()[lookup(ens.table(), ratio, 1)])
+        else:
+            b, r = b0, r0
+        keep = cc <= 1.0  # c can reach 1 whatever the ratio >= 1
+        p = containment_s_curve(cc[keep], b, r, float(ratio))
+        rows.append(pd.DataFrame({"c": cc[keep], "p": p, "ratio": f"{ratio}x", "split": f"{b}x{r}"}))
+        table.append({"|B|/|A|": f"{ratio}x", "b x r": f"{b}x{r}",
+                      "P at threshold": float(containment_s_curve(t, b, r, float(ratio)))})
+    c[2].metric("Hashes", f"{m}")
+    st.altair_chart(charts.containment_curve_chart(pd.concat(rows, ignore_index=True), t), width="stretch")
+    st.dataframe(pd.DataFrame(table), hide_index=True,
+                 column_config={"P at threshold": st.column_config.NumberColumn("P at threshold", format="percent")})
+
+
 def optimizer_section() -> None:
     st.subheader("What datasketch's optimizer would choose")
     c = st.columns([1, 1, 3])
@@ -145,5 +183,6 @@ def optimizer_section() -> None:
 with guard("The Curves page"):
     state.page("Curves", "How the chosen split behaves on this sample, and how far MinHash estimates stray.")
     s_curve_section()
+    containment_section()
     error_section()
     optimizer_section()

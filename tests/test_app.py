@@ -65,16 +65,17 @@ def metric(at, label: str) -> str:
     raise AssertionError(f"no metric {label!r} in {[m.label for m in at.metric]}")
 
 
-def small_sweep(at) -> AppTest:
-    """A small grid: word 5-grams, 128 hashes, three splits, two thresholds."""
+def small_sweep(at, splits: str = "16x8, 32x4, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",)) -> AppTest:
+    """A small grid: word 5-grams, 128 hashes, three splits, two thresholds (by default)."""
     at.switch_page("pages/2_Sweep.py").run()
     at.multiselect(key="g_word_k").set_value([5])
     at.multiselect(key="g_char_k").set_value([])
     at.multiselect(key="g_num_perms").set_value([128])
     at.radio(key="g_split_mode").set_value("a list")
     at.run()
-    at.text_input(key="g_splits").set_value("16x8, 32x4, 8x16")
-    at.multiselect(key="g_thresholds").set_value([0.7, 0.8])
+    at.text_input(key="g_splits").set_value(splits)
+    at.multiselect(key="g_thresholds").set_value(list(thresholds))
+    at.multiselect(key="g_measures").set_value(list(measures))
     at.run()
     at.button(key="run_sweep").click().run()
     assert not at.exception, at.exception

@@ -1,0 +1,37 @@
+"""The app's containment pieces: the Sweep page's Measures selector and the Curves page's
+containment S-curve (AppTest, on the shipped sample)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest  # noqa: F401  (the helpers below build AppTests)
+
+from calib.ensemble import Ensemble, containment_s_curve, lookup
+
+from test_app import _clean, small_sweep, start  # noqa: F401  (_clean: the autouse fixture)
+
+
+def test_sweep_page_sweeps_both_measures():
+    at = start()
+    at.switch_page("pages/2_Sweep.py").run()
+    assert at.multiselect(key="g_measures").value == ["jaccard"]  # Grid()'s default
+    at = small_sweep(at, splits="16x8", thresholds=(0.3, 0.8), measures=("jaccard", "containment"))
+    res = at.session_state["calib_results"]
+    assert sorted(res["measure"].unique()) == ["containment", "jaccard"]
+    assert set(res.loc[res["measure"] == "containment", "representative"]) == {"longest"}
+    assert len(res) == 4
+
+
+def test_curves_page_draws_the_containment_curve_of_the_ensemble():
+    at = start()
+    at.switch_page("pages/3_Curves.py").run()
+    at.slider(key="cont_t").set_value(0.7)
+    at.radio(key="cont_mode").set_value("an LSH Ensemble").run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "b x r" in d.value.columns)
+    cfg = at.session_state["calib_config"]
+    ens = Ensemble(0.7, cfg.rep.num_perm)
+    for _, row in table.iterrows():
+        ratio = int(row["|B|/|A|"].rstrip("x"))
+        b, r = ens.table()[lookup(ens.table(), ratio, 1)]
+        assert row["b x r"] == f"{b}x{r}"
+        assert row["P at threshold"] == containment_s_curve(0.7, b, r, float(ratio))
