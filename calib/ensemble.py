@@ -168,7 +168,10 @@ def ensemble_directed(sig: np.ndarray, sizes: np.ndarray, ens: Ensemble, *, uppe
             queries = act & (row == k)
             if r not in keys:
                 keys[r] = lsh.band_keys(sig, ens.num_perm // r, r)
-            i, j = lsh.candidate_pairs(sig, b, r, active=queries | in_p, keys=keys[r][:b], max_pairs=max_pairs)
+            rows = np.flatnonzero(queries | in_p)  # band only the rows in play (one sort per band of them)
+            i, j = lsh.candidate_pairs(sig[rows], b, r, keys=np.ascontiguousarray(keys[r][:b, rows]),
+                                       max_pairs=max_pairs)
+            i, j = rows[i], rows[j]
             for a, c in ((i, j), (j, i)):  # a queries, c is indexed in p
                 m = queries[a] & in_p[c]
                 out_q.append(a[m]); out_x.append(c[m])
