@@ -2,7 +2,7 @@
 
 Pipeline, one module per step::
 
-    samples -> represent -> minhash -> lsh -> jaccard (verification) -> truth
+    samples -> represent -> minhash -> lsh -> jaccard / containment (verification) -> truth
             -> clusters -> metrics -> sweep -> export / apply
 
 Nothing here imports Streamlit; the app in ``app.py``/``pages/`` and the CLI in

@@ -296,7 +296,8 @@ def cmd_sweep(a) -> int:
         best = table[table["recommended"]].iloc[0]
         spread = (f", seeds {best['pair_recall_min']:.3f}-{best['pair_recall_max']:.3f}" if over else "")
         print(f"recommended (max pair recall, false-removal rate <= {a.budget}{over}; column 'recommended'): "
-              f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']} "
+              f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']}"
+              f"{'' if best.get('measure', 'jaccard') == 'jaccard' else ' ' + str(best['measure'])} "
               f"t={best['threshold']}: pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, "
               f"{best['pair_recall_high']:.3f}{spread}], false-removal rate {best['false_removal_rate']:.4f} "
               f"({best['config_fingerprint']})", file=sys.stderr)

@@ -255,3 +255,19 @@ def test_clough_containment_recommendation():
     c = pairs_containment(ws.sets(rep), p["i"].to_numpy(), p["j"].to_numpy())
     pos = p["is_duplicate"].to_numpy(bool)
     assert (c[pos] > c[~pos].max()).sum() == 36  # no threshold verifies a 37th without a non answer
+
+
+def test_cli_sweeps_containment_and_names_it(tmp_path, capsys):
+    from calib.samples import write_sample
+    write_sample(copy_sample(2), tmp_path / "s")
+    out = tmp_path / "r.csv"
+    assert cli.main(["sweep", "--sample", str(tmp_path / "s"), "--out", str(out), "--shingles", "word3",
+                     "--num-perm", "128", "--splits", "128x1", "--thresholds", "0.5", "--measures",
+                     "jaccard,containment"]) == 0
+    res = pd.read_csv(out)
+    assert res["measure"].tolist() == ["jaccard", "containment"]
+    assert res.loc[res["recommended"], "measure"].tolist() == ["containment"]  # J of a 60-in-400 copy is ~0.15
+    assert " exact containment t=0.5: pair recall 1.000" in capsys.readouterr().err
+    assert cli.main(["sweep", "--sample", str(tmp_path / "s"), "--out", str(tmp_path / "x.csv"),
+                     "--measures", "overlap"]) == 2
+    assert "Grid.measures must be some of ('jaccard', 'containment')" in capsys.readouterr().err
