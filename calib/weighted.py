@@ -42,8 +42,7 @@ import numpy as np
 import pandas as pd
 
 from . import lsh
-from .jaccard import pairs_jaccard
-from .minhash import estimate_jaccard
+from .measures import get_measure
 from .stats import wilson
 
 STRATIFIED = "stratified"
@@ -143,8 +142,10 @@ def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
     h = index.reindex(p["stratum"].astype(str)).to_numpy(np.int64)
     sig = ws.signatures(cfg.rep)
     cand = lsh.collides(sig, i, j, cfg.b, cfg.r)
-    exact = pairs_jaccard(ws.sets(cfg.rep), i, j)
-    verified = cand & cfg.passes(cfg.similarity(exact, estimate_jaccard(sig, i, j)))
+    measure = get_measure(cfg.measure)  # J, or containment C
+    sets = ws.sets(cfg.rep)
+    exact = measure.exact(sets, i, j)
+    verified = cand & cfg.passes(cfg.similarity(exact, measure.estimate(sig, sets.sizes(), i, j)))
     removal = np.zeros(len(i), dtype=bool)
     if clustering is not None:
         d = np.flatnonzero(clustering.removed)
