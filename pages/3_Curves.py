@@ -96,6 +96,10 @@ def s_curve_section() -> None:
 def error_section() -> None:
     cfg = state.config()
     st.subheader("MinHash estimate vs exact Jaccard")
+    if cfg.measure != "jaccard":
+        st.info(f"The current configuration verifies {cfg.measure}: the pairs below show its exact value and its "
+                "estimate from the signatures (the Jaccard estimate converted with the exact set sizes) on the "
+                "Jaccard axes; the grey band is the Jaccard estimate's spread.")
     with st.spinner("Evaluating the current configuration..."):
         ev = engine.evaluation(cfg)
     lab = ev.labeled

@@ -35,3 +35,15 @@ def test_curves_page_draws_the_containment_curve_of_the_ensemble():
         b, r = ens.table()[lookup(ens.table(), ratio, 1)]
         assert row["b x r"] == f"{b}x{r}"
         assert row["P at threshold"] == containment_s_curve(0.7, b, r, float(ratio))
+
+
+def test_pages_run_with_a_containment_configuration():
+    from calib.config import Config
+    at = start()
+    at.session_state["calib_config"] = Config(measure="containment", representative="longest", threshold=0.5)
+    for page in ("pages/3_Curves.py", "pages/4_Clusters.py", "pages/6_Export.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert not [e.value for e in at.error], page
+    at.switch_page("pages/3_Curves.py").run()
+    assert any("verifies containment" in i.value for i in at.info)
