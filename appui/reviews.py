@@ -63,6 +63,27 @@ def check_db_path(text: str) -> Path:
     return resolved
 
 
+def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
+    """The review database and reviewer name inputs (Review and Label pages):
+    the checked database path, kept in the session state, or None after an error."""
+    import streamlit as st
+
+    from . import state
+    from .text import md
+    ss = st.session_state
+    c = st.columns([3, 2])
+    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or default_db(),
+                           key=db_key, help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}")
+    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key)
+    try:
+        path = check_db_path(text)
+    except ValueError as exc:
+        st.error(md(exc))
+        return None
+    ss[state.REVIEW_DB] = str(path)
+    return str(path)
+
+
 def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
     """The pairs behind the configuration's removals: every verified pair,
     plus each chained removal with its representative (a pair never verified:

@@ -45,6 +45,12 @@ def _label(directory: Path, oracle: dict) -> None:
     p.to_csv(directory / "pairs.csv", index=False)
 
 
+def _markdown(t: pd.DataFrame) -> str:
+    rows = ["| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
+    rows += ["| " + " | ".join(str(v) for v in r) + " |" for r in t.itertuples(index=False)]
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=300)
@@ -52,6 +58,7 @@ def main(argv=None) -> int:
     ap.add_argument("--width", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-labels", type=int, default=3000)
+    ap.add_argument("--min-rounds", type=int, default=1, help="keep labeling for at least this many rounds")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "draw_labels.md"))
     a = ap.parse_args(argv)
     docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
@@ -76,7 +83,8 @@ def main(argv=None) -> int:
                          "projected_more_recall": plan["rates"]["pair_recall"]["labels_needed"],
                          "projected_more_frr": plan["rates"]["false_removal_rate"]["labels_needed"]})
             print(rows[-1], flush=True)
-            if all(v <= a.width for v in hw.values()) or len(ws.sample.pairs) >= a.max_labels:
+            if (all(v <= a.width for v in hw.values()) and len(rows) >= a.min_rounds) \
+                    or len(ws.sample.pairs) >= a.max_labels:
                 break
             drawn = read_drawn(d)
             waiting = (drawn.pairs["label"] == "").groupby(drawn.pairs["stratum"]).sum()
@@ -90,7 +98,7 @@ def main(argv=None) -> int:
             f"{truth['pair_recall']:.3f}, false-removal rate {truth['false_removal_rate']:.4f}.\n\n"
             "Each row: the labels so far (the first draw, then the planner's proposals), the weighted estimates "
             "with their 95% intervals, the plain proportion for recall, and the planner's projection of the "
-            "labels still needed for each interval.\n\n" + table.to_markdown(index=False) + "\n")
+            "labels still needed for each interval.\n\n" + _markdown(table) + "\n")
     Path(a.out).write_text(text)
     print(text)
     return 0

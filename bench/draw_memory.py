@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,17 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.memory import LAUNCHER, word_list, write_docs  # noqa: E402
+from bench.memory import run_measured, word_list, write_docs  # noqa: E402
 
 
 def run_draw(corpus: Path, out: Path, docs: int, pairs: int) -> dict:
-    cmd = [sys.executable, "-m", "calib", "draw", "--corpus", str(corpus), "--out", str(out), "--docs", str(docs),
-           "--pairs", str(pairs), "--shingle", "word5"]
-    proc = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    res = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"rc": proc.returncode}
-    if proc.returncode != 0 or res["rc"] != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {res.get('rc')}:\n{proc.stderr}")
+    res = run_measured([sys.executable, "-m", "calib", "draw", "--corpus", str(corpus), "--out", str(out),
+                        "--docs", str(docs), "--pairs", str(pairs), "--shingle", "word5"])
     design = json.loads((out / "design.json").read_text())
     return {"peak_mb": res["maxrss_kb"] / 1024, "seconds": res["seconds"], "corpus_docs": design["corpus_docs"],
             "pairs_above_floor": sum(design["population"][:-1])}
@@ -56,7 +49,7 @@ def main(argv=None) -> int:
             rows.append({"documents": n, "corpus_mb": size / 2 ** 20, **r})
             print(rows[-1], flush=True)
             corpus.unlink()
-    lines = [f"# calib draw: peak memory against corpus size\n",
+    lines = ["# calib draw: peak memory against corpus size\n",
              f"`python bench/draw_memory.py --sizes {a.sizes} --docs {a.docs} --pairs {a.pairs}` "
              f"({time.strftime('%Y-%m-%d')}, 2 cores shared with other sessions: times are loose).\n",
              "| documents | corpus MB | peak RSS MB | seconds | pairs >= floor in the sample |",

@@ -236,15 +236,20 @@ print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "maxrss_kb": ru.ru_ma
 """
 
 
-def run_apply(config: Path, corpus: Path, batch: int, out: Path) -> dict:
-    """``python -m calib apply`` in a fresh interpreter; peak RSS from wait4 on that child only."""
-    cmd = [sys.executable, "-m", "calib", "apply", "--config", str(config), "--corpus", str(corpus),
-           "--out", str(out), "--batch-size", str(batch)]
+def run_measured(cmd: list[str]) -> dict:
+    """``cmd`` in a fresh process through LAUNCHER: {rc, maxrss_kb (that child only), seconds}; exits on failure."""
     proc = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     res = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"rc": proc.returncode}
     if proc.returncode != 0 or res["rc"] != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {res['rc']}:\n{proc.stderr}")
+    return res
+
+
+def run_apply(config: Path, corpus: Path, batch: int, out: Path) -> dict:
+    """``python -m calib apply`` in a fresh interpreter; peak RSS from wait4 on that child only."""
+    res = run_measured([sys.executable, "-m", "calib", "apply", "--config", str(config), "--corpus", str(corpus),
+                        "--out", str(out), "--batch-size", str(batch)])
     summary = json.loads((out / "summary.json").read_text())
     return {"peak_mb": res["maxrss_kb"] / 1024, "seconds": res["seconds"], "candidates": summary["candidate_pairs"],
             "verified": summary["verified_pairs"], "removals": summary["proposed_removals"]}

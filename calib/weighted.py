@@ -60,7 +60,7 @@ class Ratio:
     variance: float
     labeled: int       # labeled pairs with x = 1
     n_eff: float
-    s2: np.ndarray | None = None   # per-stratum residual variance (smoothed), for the label planner
+    s2: np.ndarray | None = None   # per-stratum residual variance for the label planner (bands smoothed)
     total_x: float = np.nan        # X^
     deff: float = 1.0              # variance / its stratified part (>= 1 when the unit term dominates)
 
@@ -111,6 +111,21 @@ def stratified_ratio(h: np.ndarray, y: np.ndarray, x: np.ndarray, population, la
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(n > 0, N ** 2 * (1.0 - n / np.maximum(N, 1)) * s2 / np.maximum(n, 1), 0.0)
     var = var_strat = max(float(v.sum()) / X ** 2, 0.0)
+    # For planning labels, a band next to a band with labeled x also gets the half pair of x it may hide
+    # (Jeffreys on all three counts): duplicates thin out as J falls, so the next labels explore the band
+    # below (and above) the ones where they were found; far bands (thousands of noise pairs) are not asked for.
+    seen = (a + b) > 0
+    seen[-1] = False
+    near = np.zeros(H, dtype=bool)
+    near[:-1] = seen[:-1]
+    near[1:-1] |= seen[:-2]      # the band just below in J has x
+    near[:-2] |= seen[1:-1]      # the band just above in J has x
+    kp = np.where((n > 0) & near, smooth, 0.0)
+    kp[-1] = 0.0
+    tp = np.maximum(n + 3 * kp, 1e-300)
+    qa, qb = (a + kp) / tp, (b + kp) / tp
+    qm = qa * (1 - R) - qb * R
+    s2_plan = np.maximum((qa * (1 - R) ** 2 + qb * R ** 2 - qm ** 2) * np.where(n > 1, n / np.maximum(n - 1, 1), 1.0), s2)
     if units is not None and n_units > 1:
         z = np.bincount(units, weights=w[h] * (y - R * x), minlength=n_units)
         var = max(var, n_units / (n_units - 1) * float(((z - z.mean()) ** 2).sum()) / X ** 2)
@@ -120,7 +135,7 @@ def stratified_ratio(h: np.ndarray, y: np.ndarray, x: np.ndarray, population, la
         wx = w[h][x > 0]
         n_eff = float(wx.sum() ** 2 / (wx ** 2).sum()) if len(wx) else 0.0
     lo, hi = wilson(R * n_eff, n_eff)
-    return Ratio(float(R), float(lo), float(hi), float(var), m, float(n_eff), s2, X,
+    return Ratio(float(R), float(lo), float(hi), float(var), m, float(n_eff), s2_plan, X,
                  var / var_strat if var_strat > 0 else 1.0)
 
 
@@ -216,6 +231,18 @@ def rates(ws, cfg, clustering) -> dict:
 # What to label next
 # ---------------------------------------------------------------------------
 
+def _half_width(R: float, var: float) -> float:
+    """Half-width of the Wilson interval at the effective size R(1-R)/var (as
+    :func:`stratified_ratio` reports it); z sqrt(var) when R is 0 or 1 or unknown."""
+    if not np.isfinite(var):
+        return float("inf")
+    if not (np.isfinite(R) and 0.0 < R < 1.0) or var <= 0:
+        return float(Z95 * np.sqrt(max(var, 0.0)))
+    n_eff = R * (1.0 - R) / var
+    lo, hi = wilson(R * n_eff, n_eff)
+    return float((hi - lo) / 2)
+
+
 def _variance(N, n, s2, X) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(n > 0, N ** 2 * (1 - n / np.maximum(N, 1)) * s2 / np.maximum(n, 1), np.where(N > 0, np.inf, 0))
@@ -247,7 +274,7 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
         added = 0
         while True:
             vs = {r: _variance(N, n, parts[r][0], parts[r][1]) for r in which}
-            if stop_k is None and all(v <= target for v in vs.values()):
+            if stop_k is None and all(_half_width(parts[r][2], vs[r]) <= width for r in which):
                 return n - n0, added, vs
             if stop_k is not None and added >= stop_k:
                 return n - n0, added, vs
@@ -260,7 +287,8 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
                 with np.errstate(divide="ignore", invalid="ignore"):
                     # V_h(n) = N^2 S2/n - N S2: one more label lowers it by N^2 S2 / (n (n + 1))
                     g = np.where(n > 0, N ** 2 * s2 / np.maximum(n * (n + 1), 1), np.inf) / X ** 2
-                gain += g / max(vs[r], target)
+                # an unlabeled stratum (infinite variance) comes first: its gain stays infinite
+                gain += np.where(np.isinf(g), np.inf, g / max(vs[r], target) if np.isfinite(vs[r]) else g)
             gain[~room] = -1
             # a batch of labels per step (1% of the labels so far) keeps this fast for large counts
             step = max(1, int(n.sum() // 100))
@@ -273,7 +301,7 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
     for r in rates_:
         _, need, _ = greedy((r,), None)
         v = _variance(N, n0, parts[r][0], parts[r][1])
-        out["rates"][r] = {"estimate": parts[r][2], "half_width": float(Z95 * np.sqrt(v)), "labels_needed": need}
+        out["rates"][r] = {"estimate": parts[r][2], "half_width": _half_width(parts[r][2], v), "labels_needed": need}
     alloc, added, _ = greedy(rates_, k)
     out["allocation"] = pd.Series(alloc.astype(int), index=list(design.strata))
     out["labels"] = added

@@ -13,19 +13,7 @@ LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
 
 
 def settings() -> str | None:
-    ss = st.session_state
-    c = st.columns([3, 2])
-    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or reviews.default_db(),
-                           key="review_db_input",
-                           help=f"Default ~/.calib/reviews.sqlite or the environment variable {reviews.ENV_VAR}")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key="reviewer_input")
-    try:
-        path = reviews.check_db_path(text)
-    except ValueError as exc:
-        st.error(md(exc))
-        return None
-    ss[state.REVIEW_DB] = str(path)
-    return str(path)
+    return reviews.settings_widgets("review_db_input", "reviewer_input")
 
 
 def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -> None:

@@ -34,21 +34,6 @@ def choose_folder() -> Path | None:
     return folder
 
 
-def store_settings() -> str | None:
-    ss = st.session_state
-    c = st.columns([3, 2])
-    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or reviews.default_db(),
-                           key="label_db_input", help="Decisions are appended here (the Review page's store).")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key="label_reviewer")
-    try:
-        path = reviews.check_db_path(text)
-    except ValueError as exc:
-        st.error(md(exc))
-        return None
-    ss[state.REVIEW_DB] = str(path)
-    return str(path)
-
-
 def progress_section(pairs: pd.DataFrame, design) -> None:
     table = progress(pairs, design)
     done = int(table["labeled"].sum() + table["skipped"].sum())
@@ -155,7 +140,7 @@ with guard("The Label page"):
     state.page("Label", "Label a drawn set of pairs: stratified by similarity, so the estimates hold for the corpus.")
     folder = choose_folder()
     if folder is not None:
-        db = store_settings()
+        db = reviews.settings_widgets("label_db_input", "label_reviewer")
         try:
             drawn = read_drawn(folder)
         except Exception as exc:  # noqa: BLE001
