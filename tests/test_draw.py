@@ -159,3 +159,29 @@ def test_loader_names_bad_design_fields(tmp_path, oracle):
         load_sample(tmp_path / "d")
     with pytest.raises(DrawError, match="--docs must be >= 2"):
         draw(SAMPLE / "docs.jsonl", docs=1)
+
+
+def test_more_cli_proposes_and_draws(tmp_path, oracle):
+    from calib.config import Config
+    from calib.export import build_config_doc
+    from calib.represent import Representation
+    d = tmp_path / "d"
+    write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=500, pairs=150, seed=1))
+    _labeled(d, oracle)
+    p = pd.read_csv(d / "pairs.csv", dtype=str, keep_default_na=False)
+    p.loc[140:, "label"] = ""  # ten drawn pairs still unlabeled: proposed before any new draw
+    p.to_csv(d / "pairs.csv", index=False)
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(build_config_doc(Config(rep=Representation(shingle="char", k=5), b=16, r=8,
+                                                       threshold=0.8))))
+    proc = _run("draw", "--more", "40", "--out", str(d), "--config", str(cfg), "--width", "0.1")
+    assert proc.returncode == 0, proc.stderr
+    assert "pair_recall:" in proc.stderr and "false_removal_rate:" in proc.stderr and "+/-0.1 needs" in proc.stderr
+    grown = read_drawn(d)
+    new = len(grown.pairs) - 150
+    assert 30 <= new <= 40  # 40 proposed, at most the 10 waiting ones among them
+    assert grown.pairs.iloc[:140]["label"].ne("").all() and grown.pairs.iloc[140:]["label"].eq("").all()
+    assert sum(grown.design.drawn) == len(grown.pairs) and grown.design.draws == 2
+    assert load_sample(d).design == grown.design
+    proc = _run("draw", "--more", "5", "--out", str(tmp_path / "nowhere"))
+    assert proc.returncode == 2 and "not a folder written by calib draw" in proc.stderr
