@@ -100,8 +100,7 @@ def stratified_ratio(h: np.ndarray, y: np.ndarray, x: np.ndarray, population, la
         return Ratio(np.nan, np.nan, np.nan, np.nan, m, 0.0)
     R = Y / X
     a = np.bincount(h, weights=y, minlength=H)            # y = 1, x = 1
-    b = np.bincount(h, weights=x, minlength=H) - a        # y = 0, x = 1
-    c = n - a - b                                         # x = 0
+    b = np.bincount(h, weights=x, minlength=H) - a        # y = 0, x = 1 (the rest of n: x = 0)
     k = np.where(a + b > 0, smooth, 0.0)
     tot = np.maximum(n + 2 * k, 1e-300)
     pa, pb = (a + k) / tot, (b + k) / tot
