@@ -421,16 +421,16 @@ def cmd_apply(a) -> int:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
     if a.max_pairs < 0:
         raise CliError(f"--max-pairs must be >= 0, got {a.max_pairs}")
-    check_input(a.config, "--config")
-    check_input(a.corpus, "--corpus")
-    check_input(a.reviews, "--reviews")
-    check_out_dir(a.out, a.overwrite)
-    if a.engine == "spark":
+    if a.engine == "spark":  # its own input/output checks: paths may be object-storage URIs
         from .spark_apply import cli_apply
         try:
             return cli_apply(a)
         except ValueError as exc:  # ApplyError, ExportError: one line
             raise CliError(str(exc))
+    check_input(a.config, "--config")
+    check_input(a.corpus, "--corpus")
+    check_input(a.reviews, "--reviews")
+    check_out_dir(a.out, a.overwrite)
     config, doc = _load_exported(a.config)
     keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
     try:

@@ -55,6 +55,7 @@ from calib.config import Config
 from calib.jaccard import pairs_jaccard
 from calib.minhash import estimate_jaccard, signatures
 from calib.reading import SampleError, parse_record
+from calib.copies import set_digests
 from calib.shingles import ShingleSets, shingle_hashes
 
 MAX_ROUNDS = 64        # large-star/small-star rounds; O(log^2 n) suffices for any real graph
@@ -135,15 +136,34 @@ def _local(path: str) -> Path:
                 if path.startswith("file:") else path)
 
 
+def _is_glob(path: str) -> bool:
+    return any(c in path for c in "*?[")
+
+
+def _java_error(exc: Exception) -> str:
+    """The Java exception's own line (e.g. ``UnsupportedFileSystemException: No FileSystem for scheme "s3a"``),
+    not py4j's "An error occurred while calling o42.getFileSystem"."""
+    java = getattr(exc, "java_exception", None)
+    return str(java.toString()) if java is not None else (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
 def _fs(spark, path: str):
+    """(Hadoop FileSystem, Path) of ``path``; an unknown scheme or missing connector is an ApplyError."""
     jvm = spark.sparkContext._jvm
-    p = jvm.org.apache.hadoop.fs.Path(path)
-    return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), p
+    try:
+        p = jvm.org.apache.hadoop.fs.Path(path)
+        return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), p
+    except Exception as exc:  # py4j wraps the Hadoop exception
+        why = _java_error(exc)
+        if "No FileSystem for scheme" in why or "FileSystem not found" in why:  # a connector not on the classpath
+            why += (f"; add the {path.split(':', 1)[0]}:// connector to the job (s3a: spark-submit --packages "
+                    f"org.apache.hadoop:hadoop-aws:{jvm.org.apache.hadoop.util.VersionInfo.getVersion()})")
+        raise ApplyError(f"{path}: {why}") from None
 
 
 def _input_files(spark, path: str) -> list[str]:
     """Data files a path (file, folder or glob) names, sorted; an error when there are none."""
-    if _is_local(path) and not any(c in path for c in "*?["):
+    if _is_local(path) and not _is_glob(path):
         p = _local(path)
         if p.is_file():
             return [str(p)]
@@ -155,7 +175,7 @@ def _input_files(spark, path: str) -> list[str]:
         try:
             stats = fs.globStatus(p)
         except Exception as exc:  # py4j wraps the Hadoop IOException
-            raise ApplyError(f"{path}: cannot list ({str(exc).splitlines()[0]})")
+            raise ApplyError(f"{path}: cannot list ({_java_error(exc)})") from None
         files = []
         for st in stats or []:
             if st.isDirectory():
@@ -207,6 +227,37 @@ def _delete(spark, path: str) -> None:
         fs.delete(p, False)
 
 
+OUT_NAMES = ("manifest.parquet", "summary.json", "README.txt")  # the output set (a previous run may be replaced)
+
+
+def check_out(spark, out: str, overwrite: bool) -> None:
+    """``calib apply``'s --out rules on any file system, before any work: a folder (or nothing yet), empty
+    unless ``overwrite``, holding nothing but a previous run's files (nothing the user put there is deleted)."""
+    from calib.atomic import check_replaceable
+    from calib.cli import check_out_dir
+    if _is_local(out):
+        check_out_dir(str(_local(out)), overwrite)
+        check_replaceable(_local(out), OUT_NAMES)
+        return
+    fs, p = _fs(spark, out)
+    try:
+        if not fs.exists(p):
+            return
+        if not fs.getFileStatus(p).isDirectory():
+            raise ApplyError(f"--out {out}: is a file, not a folder")
+        names = sorted(str(st.getPath().getName()) for st in fs.listStatus(p))
+    except ApplyError:
+        raise
+    except Exception as exc:
+        raise ApplyError(f"--out {out}: {_java_error(exc)}") from None
+    if names and not overwrite:
+        raise ApplyError(f"--out {out}: folder exists and is not empty (pass --overwrite to write into it)")
+    foreign = [x for x in names if x not in OUT_NAMES]
+    if foreign:
+        raise ApplyError(f"{out}: holds {foreign[0]!r}, which this output does not write; refusing to replace the "
+                         "folder (choose an empty or new --out)")
+
+
 def load_config_any(path: str, spark=None) -> tuple[Config, dict]:
     """:func:`calib.export.load_config` for a local path or an object-storage URI."""
     from calib.export import ExportError, config_from_doc, load_config, validate_doc
@@ -246,7 +297,7 @@ def _record(raw, id_field: str, text_field: str, extra_fields: tuple[str, ...]):
 
 def _doc_schema(extra_fields) -> str:
     cols = ["f string", "bs long", "li long", "di long", "err string", "id string", "size long",
-            "sig binary", "keys array<long>", "sh binary"]
+            "sig binary", "keys array<long>", "sh binary", "dg binary"]
     return ", ".join(cols + [f"`x{k}` string" for k in range(len(extra_fields))])
 
 
@@ -291,24 +342,26 @@ def _sign_batches(batches, *, config: Config, kind: str, id_field: str, text_fie
             doc_pos.append(t)
             texts.append(rec[1])
         size = [None] * n
-        sig_b, sh_b = [None] * n, [None] * n
+        sig_b, sh_b, dg_b = [None] * n, [None] * n, [None] * n
         keys = [None] * n
         if texts:
             sets = shingle_hashes(texts, rep, unique=True)
             sig = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
             kt = np.ascontiguousarray(lsh.band_keys(sig, config.b, config.r).T).view(np.int64)
             sizes = sets.sizes()
+            dg = set_digests(sets)  # the local engine's exact-copy key (calib.copies)
             for q, t in enumerate(doc_pos):
                 size[t] = int(sizes[q])
                 sig_b[t] = sig[q].tobytes()
                 sh_b[t] = sets.of(q).tobytes()
+                dg_b[t] = dg[q].tobytes()
                 keys[t] = kt[q]
         cols = [pa.array(out["f"], pa.string()), pa.array(out["bs"], pa.int64()), pa.array(out["li"], pa.int64()),
                 pa.array(out["di"], pa.int64()), pa.array(out["err"], pa.string()), pa.array(out["id"], pa.string()),
                 pa.array(size, pa.int64()), pa.array(sig_b, pa.binary()),
-                pa.array(keys, pa.list_(pa.int64())), pa.array(sh_b, pa.binary())]
+                pa.array(keys, pa.list_(pa.int64())), pa.array(sh_b, pa.binary()), pa.array(dg_b, pa.binary())]
         cols += [pa.array(e, pa.string()) for e in extras]
-        names = ["f", "bs", "li", "di", "err", "id", "size", "sig", "keys", "sh"] + [f"x{k}" for k in range(len(extras))]
+        names = ["f", "bs", "li", "di", "err", "id", "size", "sig", "keys", "sh", "dg"] + [f"x{k}" for k in range(len(extras))]
         yield pa.RecordBatch.from_arrays(cols, names=names)
 
 
@@ -598,17 +651,31 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         if dup is not None:
             raise ApplyError(f"{corpus}: duplicate document id {dup['id']!r} (document {dup['second']})")
         empty = sum(r["empty"] or 0 for r in counts)
+        # exact copies as calib.copies counts them: non-empty documents whose (set digest, size) equals an
+        # earlier one's (the local engine also compares signatures, which differ only on a 128-bit collision)
+        copies = (raw.where(F.col("di").isNotNull() & (F.col("size") > 0)).groupBy("dg", "size").count()
+                  .agg(F.sum(F.col("count") - 1).alias("c")).first()["c"] or 0)
         done("ids")
 
         # 3: candidates by a shuffle on (band, key)
         bands = docs.where(F.col("size") > 0).select("row", F.posexplode("keys").alias("band", "key"))
         buckets = keep(bands.groupBy("band", "key").agg(F.collect_list("row").alias("rows"))
-                       .where(F.size("rows") > 1).select("rows"))
-        upper = buckets.select(F.sum(F.size("rows").cast("long") * (F.size("rows") - 1) / 2)).first()[0] or 0
-        if max_pairs is not None and upper > max_pairs:
-            raise ApplyError(str(lsh.TooManyCandidates(config.b, config.r, int(upper), max_pairs)))
-        pairs = keep(buckets.mapInArrow(_bucket_pairs, "i long, j long").distinct())
+                       .where(F.size("rows") > 1).select("band", "rows"))
+        # --max-pairs bounds the distinct candidate pairs, as locally. The pairs of one band are distinct, so the
+        # largest band's count is a lower bound (refused before any pair exists), and the sum over bands an
+        # upper one (when it exceeds the limit, at most b x max_pairs pairs are made to count the distinct ones)
+        per_band = (buckets.groupBy("band").agg(F.sum(F.size("rows").cast("long") * (F.size("rows") - 1) / 2)
+                                                .cast("long").alias("p"))
+                    .agg(F.sum("p").alias("upper"), F.max("p").alias("most")).first())
+        upper, most = int(per_band["upper"] or 0), int(per_band["most"] or 0)
+        if max_pairs is not None and most > max_pairs:
+            raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, most)} "
+                             "(--max-pairs)")
+        pairs = keep(buckets.select("rows").mapInArrow(_bucket_pairs, "i long, j long").distinct())
         n_candidates = pairs.count()
+        if max_pairs is not None and n_candidates > max_pairs:
+            raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, n_candidates)} "
+                             "(--max-pairs)")
         done("candidates")
 
         # 4: verification against both documents' shingle sets and signatures
@@ -647,21 +714,32 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         manifest = keep(manifest.orderBy("cluster_id", "_row").select(*[f"`{c}`" for c, _ in columns]))
 
         done("cluster ids")
-        # 8: outputs; summary.json last, as the record that the set is complete
-        _delete(spark, f"{out}/summary.json")
-        manifest.write.mode("overwrite").parquet(f"{out}/manifest.parquet")
+        # 8: outputs. A local folder is replaced as a set (calib.atomic, as the local engine does); on object
+        # storage (no atomic rename) summary.json goes first and comes back last, as the set's completion record
         agg = manifest.agg(F.count(F.lit(1)).alias("n"), F.countDistinct("cluster_id").alias("clusters"),
                            F.sum(F.col("chained").cast("long")).alias("chained")).first()
         summary = {"config_fingerprint": fp, "documents": int(n), "empty_documents": int(empty),
-                   "candidate_pairs": int(n_candidates), "verified_pairs": int(n_verified),
+                   "exact_copies": int(copies), "candidate_pairs": int(n_candidates), "verified_pairs": int(n_verified),
                    "clusters_with_removals": int(agg["clusters"]), "proposed_removals": int(agg["n"]),
                    "chained_removals": int(agg["chained"] or 0)}
-        _write_text(spark, f"{out}/README.txt", (
-            f"calib apply (spark engine)\n==========================\n\n{NOTICE}\n\nmanifest.parquet: one row per "
-            f"document the configuration {fp} would remove from {corpus}, next to the representative it would "
-            f"keep. summary.json: counts, written last.\n"))
-        _write_text(spark, f"{out}/summary.json", dumps(dict(summary, corpus=str(corpus), engine="spark",
-                                                             notice=NOTICE)))
+        readme = (f"calib apply (spark engine)\n==========================\n\n{NOTICE}\n\nmanifest.parquet: one row "
+                  f"per document the configuration {fp} would remove from {corpus}, next to the representative it "
+                  f"would keep. summary.json: counts, written last.\n")
+        text = dumps(dict(summary, corpus=str(corpus), engine="spark", notice=NOTICE))
+        if _is_local(out):
+            from calib.atomic import atomic_folder
+            try:
+                with atomic_folder(_local(out)) as tmp:
+                    manifest.write.parquet((tmp / "manifest.parquet").resolve().as_uri())
+                    _write_text(spark, str(tmp / "README.txt"), readme)
+                    _write_text(spark, str(tmp / "summary.json"), text)
+            except ValueError as exc:  # a folder holding files this output does not write
+                raise ApplyError(str(exc)) from None
+        else:
+            _delete(spark, f"{out}/summary.json")
+            manifest.write.mode("overwrite").parquet(f"{out}/manifest.parquet")
+            _write_text(spark, f"{out}/README.txt", readme)
+            _write_text(spark, f"{out}/summary.json", text)
         done("write")
         return summary
     finally:
@@ -674,26 +752,38 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
 # ---------------------------------------------------------------------------
 
 def cli_apply(a) -> int:
-    """``calib apply --engine spark`` (``a``: the apply subcommand's parsed options)."""
+    """``calib apply --engine spark`` (``a``: the apply subcommand's parsed options, every one honoured).
+
+    Local paths (and file: URIs) get the local engine's checks before the JVM starts; other URIs (s3a://,
+    gs://, abfss://, hdfs://) go to Spark's file systems, whose own error names a missing connector."""
+    from calib.cli import check_input
     check_environment()
+    for path, flag in ((a.config, "--config"), (a.corpus, "--corpus")):
+        if _is_local(path) and not _is_glob(path):
+            check_input(str(_local(path)), flag)
+    if a.reviews and not _is_local(a.reviews):
+        raise ApplyError(f"--reviews {a.reviews}: a review store is a local SQLite file")
+    check_input(a.reviews and str(_local(a.reviews)), "--reviews")
+    if _is_local(a.out):
+        check_out(None, a.out, a.overwrite)
     if _is_local(a.config):  # a bad config fails before the JVM starts
         config, doc = load_config_any(a.config)
-    if getattr(a, "reviews", None) and not Path(a.reviews).is_file():
-        raise ApplyError(f"{a.reviews}: no such review store")
-    spark = session()
-    if not _is_local(a.config):
-        config, doc = load_config_any(a.config, spark)
     slices = tuple(f.strip() for f in (getattr(a, "keep_fields", "") or "").split(",") if f.strip())
     if _is_local(a.corpus) and _local(a.corpus).is_file():  # the local engine's check, before any work
         from calib.apply import check_fields
         check_fields(_local(a.corpus), slices, id_field=a.id_field, text_field=a.text_field)
+    spark = session()
+    if not _is_local(a.out):
+        check_out(spark, a.out, a.overwrite)
+    if not _is_local(a.config):
+        config, doc = load_config_any(a.config, spark)
     store = None
-    if getattr(a, "reviews", None):
+    if a.reviews:
         from calib.review import ReviewStore
-        store = ReviewStore(a.reviews)
+        store = ReviewStore(str(_local(a.reviews)))
     try:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
-                        slice_fields=slices, review_store=store, batch_size=a.batch_size)
+                        slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs)
     finally:
         if store is not None:
             store.close()
@@ -704,22 +794,9 @@ def cli_apply(a) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """spark-submit entry point: the options of ``calib apply``."""
-    p = argparse.ArgumentParser(prog="calib-spark-apply", description="calib apply as a Spark job (report only)")
-    p.add_argument("--config", required=True, help="exported config JSON (local path or object-storage URI)")
-    p.add_argument("--corpus", required=True, help="JSONL[.gz] or Parquet file, folder or glob (local or URI)")
-    p.add_argument("--out", required=True, help="output folder (local path or URI)")
-    p.add_argument("--batch-size", type=int, default=10_000, help="documents per Arrow batch (default 10000)")
-    p.add_argument("--id-field", default="id")
-    p.add_argument("--text-field", default="text")
-    p.add_argument("--reviews", help="review store (SQLite, local) whose latest decisions fill review_status")
-    p.add_argument("--keep-fields", metavar="F1,F2", default="", help="corpus fields to carry into the manifest")
-    a = p.parse_args(argv)
-    try:
-        return cli_apply(a)
-    except ValueError as exc:  # ApplyError, ExportError
-        print(f"calib apply: error: {exc}", file=sys.stderr)
-        return 2
+    """spark-submit entry point: ``calib apply --engine spark`` with the same options."""
+    from calib.cli import main as calib_main
+    return calib_main(["apply", *(sys.argv[1:] if argv is None else argv), "--engine", "spark"])
 
 
 if __name__ == "__main__":

@@ -79,13 +79,13 @@ def _same_rows(out: Path, expected: pd.DataFrame) -> pd.DataFrame:
 def test_spark_manifest_equals_local(spark, corpus, tmp_path, name):
     cfg = CONFIGS[name]
     local = apply_config(cfg, corpus / "corpus.jsonl", slice_fields=SLICES)
+    # max_pairs at the local engine's distinct candidate count: accepted (the limit is on distinct pairs,
+    # not on the sum over bands, which is larger wherever a pair collides in several bands)
     summary = SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path), spark=spark, slice_fields=SLICES,
-                             batch_size=128)
+                             batch_size=128, max_pairs=local.summary()["candidate_pairs"])
     got = _same_rows(tmp_path, local.manifest)
     assert len(got) > 10
-    # The Spark engine does not count exact copies yet (the local engine's summary key
-    # 'exact_copies'); every other figure and every manifest row are equal.
-    assert summary == {k: v for k, v in local.summary().items() if k != "exact_copies"}
+    assert summary == local.summary()
     written = json.loads((tmp_path / "summary.json").read_text())
     assert written["engine"] == "spark" and written["proposed_removals"] == len(got)
     if name == "none-medoid-chained":
@@ -96,7 +96,9 @@ def test_spark_manifest_equals_local(spark, corpus, tmp_path, name):
 
 @pytest.mark.slow
 def test_spark_parquet_folder_and_cli(spark, corpus, tmp_path):
-    """A folder of Parquet parts reads in path order; the CLI runs the exported config.json."""
+    """A folder of Parquet parts reads in path order; the CLI runs the exported config.json, both given as
+    file:// URIs (passed to Spark's reader, not refused by the local path check), and --overwrite replaces a
+    previous run's output set."""
     cfg = CONFIGS["exact-connected-first"]
     parts = tmp_path / "parts"
     parts.mkdir()
@@ -105,10 +107,75 @@ def test_spark_parquet_folder_and_cli(spark, corpus, tmp_path):
     docs.iloc[400:].to_parquet(parts / "part-1.parquet", index=False)
     local = apply_config(cfg, corpus / "corpus.parquet")
     E.write_config(tmp_path / "config.json", cfg)
-    code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus", str(parts),
-                 "--out", str(tmp_path / "out")])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text('{"stale": true}')
+    (out / "README.txt").write_text("stale")
+    code = main(["apply", "--engine", "spark", "--config", (tmp_path / "config.json").as_uri(), "--corpus",
+                 parts.as_uri(), "--out", str(out), "--overwrite"])
     assert code == 0
-    _same_rows(tmp_path / "out", local.manifest)
+    _same_rows(out, local.manifest)
+    assert sorted(p.name for p in out.iterdir()) == ["README.txt", "manifest.parquet", "summary.json"]
+    assert json.loads((out / "summary.json").read_text())["proposed_removals"] == len(local.manifest)
+    assert not list(tmp_path.glob(".out.calib-*"))  # the set was swapped in whole, no temp folder left
+
+
+def _near_duplicates(path: Path) -> None:
+    """Three documents, two of them near-duplicates (J = 38/42 on word 5-grams): one distinct candidate pair
+    that collides in most of the 32 bands."""
+    words = [f"w{k}" for k in range(40)]
+    lines = [{"id": "a", "text": " ".join(words)}, {"id": "b", "text": " ".join(words[:-1] + ["other"])},
+             {"id": "c", "text": " ".join(f"z{k}" for k in range(40))}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+@pytest.mark.slow
+def test_spark_max_pairs_as_local(spark, tmp_path, capsys):
+    """--max-pairs reaches the Spark engine and limits distinct candidate pairs as the local engine does:
+    the same exit status and the same one-line refusal at each limit, although the pair collides in many
+    bands (a limit on the sum over bands would refuse at 1)."""
+    from calib import lsh
+    from calib.minhash import signatures
+    from calib.shingles import shingle_hashes
+    cfg = Config(b=32, r=4)
+    E.write_config(tmp_path / "config.json", cfg)
+    _near_duplicates(tmp_path / "c.jsonl")
+    texts = [json.loads(x)["text"] for x in (tmp_path / "c.jsonl").read_text().splitlines()]
+    keys = lsh.band_keys(signatures(shingle_hashes(texts, cfg.rep, unique=True), cfg.rep.num_perm, cfg.rep.seed,
+                                    cfg.rep.scheme), cfg.b, cfg.r)
+    assert (keys[:, 0] == keys[:, 1]).sum() > 1 and not (keys[:, 2] == keys[:, 0]).any()
+    for limit in (0, 1):
+        got = {}
+        for engine in ("local", "spark"):
+            code = main(["apply", "--engine", engine, "--config", str(tmp_path / "config.json"), "--corpus",
+                         str(tmp_path / "c.jsonl"), "--out", str(tmp_path / f"out-{engine}-{limit}"),
+                         "--max-pairs", str(limit)])
+            got[engine] = (code, [x for x in capsys.readouterr().err.splitlines() if "error" in x])
+        assert got["spark"] == got["local"], limit
+        if limit == 0:
+            assert got["local"][0] == 2 and len(got["local"][1]) == 1
+            assert "more than max_pairs=0" in got["local"][1][0] and "(--max-pairs)" in got["local"][1][0]
+        else:
+            assert got["local"] == (0, [])
+            assert json.loads((tmp_path / "out-spark-1" / "summary.json").read_text())["candidate_pairs"] == 1
+
+
+@pytest.mark.slow
+def test_spark_object_storage_paths_reach_spark(spark, corpus, tmp_path, capsys):
+    """s3a:// (and gs://) paths pass the CLI's local checks and reach Spark, whose file system layer refuses
+    them here (no connector on the classpath) in one line; never the local "does not exist"."""
+    E.write_config(tmp_path / "config.json", Config())
+    cases = [("--corpus", "s3a://calib-test-bucket/corpus/*.jsonl", "Class org.apache.hadoop.fs.s3a.S3AFileSystem not found"),
+             ("--out", "gs://calib-test-bucket/out", "GoogleHadoopFileSystem not found")]
+    for flag, uri, why in cases:
+        args = {"--config": str(tmp_path / "config.json"), "--corpus": str(corpus / "corpus.jsonl"),
+                "--out": str(tmp_path / "out"), flag: uri}
+        code = main(["apply", "--engine", "spark", *[x for kv in args.items() for x in kv]])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1, err
+        assert why in err[0] and uri in err[0] and "connector" in err[0], err
+        assert "does not exist" not in err[0]
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow
@@ -198,3 +265,23 @@ def test_other_format_version_exit_2(tmp_path, capsys):
                  str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "unknown format_version 2" in err[0], err
+
+
+def test_spark_out_folder_rules_before_any_work(tmp_path, capsys):
+    """--out as the local engine checks it: a non-empty folder needs --overwrite, and --overwrite never
+    deletes a file apply does not write; both refused in one line before Spark starts."""
+    if _spark_missing():
+        pytest.skip(_spark_missing())
+    E.write_config(tmp_path / "config.json", Config())
+    (tmp_path / "c.jsonl").write_text('{"id": 1, "text": "a b c"}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    base = ["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
+            str(tmp_path / "c.jsonl"), "--out", str(out)]
+    for extra, want in (([], "folder exists and is not empty (pass --overwrite"), (["--overwrite"], "holds 'notes.txt'")):
+        code = main(base + extra)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and want in err[0], err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
