@@ -52,7 +52,13 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
+def _load() -> str:
+    """1-minute load average (what `uptime` shows first)."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def run(cmd: list[str], env: dict) -> dict:
+    load_before = _load()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -62,7 +68,7 @@ def run(cmd: list[str], env: dict) -> dict:
     err = proc.stderr.read()
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err[-3000:]}")
-    return {"seconds": time.perf_counter() - t0, "peak_mb": peak / 1024}
+    return {"seconds": time.perf_counter() - t0, "peak_mb": peak / 1024, "load": f"{load_before} / {_load()}"}
 
 
 def main() -> None:
@@ -100,20 +106,22 @@ def main() -> None:
             s = res["local"]["summary"]
             rows.append(f"| {n:,} | {size / 2**20:.0f} | {s['candidate_pairs']:,} | {s['proposed_removals']:,} | "
                         f"{res['local']['seconds']:.1f} | {res['local']['peak_mb']:,.0f} | "
-                        f"{res['spark']['seconds']:.1f} | {res['spark']['peak_mb']:,.0f} | {'yes' if same else 'NO'} |")
+                        f"{res['spark']['seconds']:.1f} | {res['spark']['peak_mb']:,.0f} | {'yes' if same else 'NO'} | "
+                        f"{res['local']['load']} | {res['spark']['load']} |")
             _report(a, rows)
 
 
 def _report(a, rows: list[str]) -> None:
     report = "\n".join([
         "# `calib apply`: local engine vs Spark local[2]", "",
-        f"Machine: {os.cpu_count()} shared cores; other jobs ran at the same time (figures from one run).",
+        f"Machine: {os.cpu_count()} cores shared with other jobs (figures from one run; the load columns are "
+        "the 1-minute load average, as `uptime` shows it, before / after each command).",
         f"Config: word 5-grams, num_perm=128, b=16, r=8, exact J >= 0.8, connected, keep first; "
         f"~{DUP_RATE:.0%} planted near-duplicates (bench/memory.py's corpus). Spark master {a.master}, JVM start "
         "included; peak = largest RSS sum over the process tree.", "",
         "| documents | corpus MB | candidate pairs | removals | local s | local peak MB | spark s | spark peak MB "
-        "| same manifest |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|", *rows, ""])
+        "| same manifest | load local | load spark |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|:---:|:---:|", *rows, ""])
     Path(a.out).write_text(report)
     print(report, flush=True)
 

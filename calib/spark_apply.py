@@ -9,9 +9,9 @@ per-group computation is calib's own kernel, run on Arrow batches:
 2. per partition (``mapInArrow``): the local reader's id/text rules,
    :func:`calib.shingles.shingle_hashes`, :func:`calib.minhash.signatures`,
    :func:`calib.lsh.band_keys`.
-3. candidates: (band, key, row) shuffled on (band, key); every pair i < j of a
-   bucket, distinct over bands. ``max_pairs`` bounds the sum over bands of
-   C(bucket size, 2), checked before any pair exists (as :mod:`calib.lsh`).
+3. candidates: bucket sizes by a counting aggregate on (band, key); the rows
+   of colliding buckets paired by a self-join (i < j), distinct over bands.
+   ``max_pairs`` bounds the distinct pairs, as :mod:`calib.lsh` does.
 4. verification: pairs joined back to both documents' shingle sets and
    signatures; :func:`calib.jaccard.pairs_jaccard` (exact J) and
    :func:`calib.minhash.estimate_jaccard` (fraction of equal values).
@@ -19,10 +19,11 @@ per-group computation is calib's own kernel, run on Arrow batches:
    small-star steps (Kiveris et al., "Connected Components in MapReduce and
    Beyond", SoCC 2014): O(log^2 n) rounds, stopped when every component is a
    star around its smallest row, at most ``MAX_ROUNDS``.
-6. per component (``cogroup`` of members and edges): :func:`calib.clusters.cluster_pairs`
-   (policy, representative rule, giant-component guard) and
-   :func:`calib.manifest.manifest_frame` on the component's rows renumbered in
-   order. Components do not interact in either, so this is the local result.
+6. per group of whole components (``cogroup`` of members and edges):
+   :func:`calib.clusters.cluster_pairs` (policy, representative rule,
+   giant-component guard) and :func:`calib.manifest.manifest_frame` on the
+   group's rows renumbered in order. Components do not interact in either, so
+   this is the local result.
 7. cluster ids: the local engine numbers clusters over all n rows by their
    smallest member m, so id(m) = m - #(rows < m that are not their cluster's
    smallest), a prefix count over the sorted graph rows.
@@ -35,7 +36,6 @@ Nothing is deleted. Also a script: ``spark-submit calib/spark_apply.py --config
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -58,6 +58,7 @@ from calib.reading import SampleError, parse_record
 from calib.copies import set_digests
 from calib.shingles import ShingleSets, shingle_hashes
 
+GROUP_NODES = 50_000   # graph nodes clustered in one Python call (whole components; see apply_spark)
 MAX_ROUNDS = 64        # large-star/small-star rounds; O(log^2 n) suffices for any real graph
 _WHERE = "\x00where\x00"  # placeholder for "file:line" in messages made on executors
 
@@ -419,22 +420,6 @@ def _verify_batches(batches, *, config: Config):
                                           pa.array(exact[keep]), pa.array(est[keep])], names=["i", "j", "exact", "est"])
 
 
-def _bucket_pairs(batches):
-    """Every pair i < j of rows sharing a (band, key) bucket."""
-    import pyarrow as pa
-    for batch in batches:
-        lists = batch.column("rows").to_pylist()
-        ii, jj = [], []
-        for rows in lists:
-            r = np.sort(np.asarray(rows, np.int64))
-            x, y = np.triu_indices(len(r), k=1)
-            ii.append(r[x])
-            jj.append(r[y])
-        if ii:
-            yield pa.RecordBatch.from_arrays([pa.array(np.concatenate(ii)), pa.array(np.concatenate(jj))],
-                                             names=["i", "j"])
-
-
 # ---------------------------------------------------------------------------
 # Stage 5: connected components, large-star / small-star
 # ---------------------------------------------------------------------------
@@ -499,8 +484,9 @@ def _arrow_type(dtype):
 
 def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: tuple[str, ...],
                reviews, columns: list[tuple[str, object]]):
-    """cogroup body: cluster one component and write its manifest rows (one output row per member:
-    _row, _cmin (smallest row of its cluster), _removed, then the manifest columns, null when kept)."""
+    """cogroup body: cluster a group of whole components (their members and edges) and write their manifest
+    rows (one output row per member: _row, _cmin (smallest row of its cluster), _removed, then the manifest
+    columns, null when kept). Components do not interact, so clustering their union is clustering each."""
     import pyarrow as pa
     from calib.manifest import manifest_frame
     _task_threads()
@@ -643,35 +629,39 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         n = doc_off
         off_df = spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()] or [("", 0, 0)],
                                        "f string, bs long, doff long")
-        docs = keep(raw.where(F.col("di").isNotNull()).join(F.broadcast(off_df), ["f", "bs"])
-                    .select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh",
-                            *[f"x{k}" for k in range(len(slice_fields))]))
-        dup = (docs.groupBy("id").agg(F.count(F.lit(1)).alias("c"), F.sort_array(F.collect_list("row")).alias("rs"))
-               .where(F.col("c") > 1).select("id", F.col("rs")[1].alias("second")).orderBy("second").first())
-        if dup is not None:
+        # not persisted: a broadcast join on the persisted (columnar) raw rows, each use reading only its columns
+        docs = (raw.where(F.col("di").isNotNull()).join(F.broadcast(off_df), ["f", "bs"])
+                .select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh",
+                        *[f"x{k}" for k in range(len(slice_fields))]))
+        if docs.groupBy("id").count().where(F.col("count") > 1).limit(1).count():  # the details only when needed
+            dup = (docs.groupBy("id").agg(F.count(F.lit(1)).alias("c"), F.sort_array(F.collect_list("row")).alias("rs"))
+                   .where(F.col("c") > 1).select("id", F.col("rs")[1].alias("second")).orderBy("second").first())
             raise ApplyError(f"{corpus}: duplicate document id {dup['id']!r} (document {dup['second']})")
         empty = sum(r["empty"] or 0 for r in counts)
         # exact copies as calib.copies counts them: non-empty documents whose (set digest, size) equals an
         # earlier one's (the local engine also compares signatures, which differ only on a 128-bit collision)
         copies = (raw.where(F.col("di").isNotNull() & (F.col("size") > 0)).groupBy("dg", "size").count()
                   .agg(F.sum(F.col("count") - 1).alias("c")).first()["c"] or 0)
-        done("ids")
+        done("ids and exact copies")
 
-        # 3: candidates by a shuffle on (band, key)
+        # 3: candidates by a shuffle on (band, key): bucket sizes first (a counting aggregate), then the rows
+        # of the buckets that collide, paired by a self-join in the JVM (no per-bucket Python, no row lists)
         bands = docs.where(F.col("size") > 0).select("row", F.posexplode("keys").alias("band", "key"))
-        buckets = keep(bands.groupBy("band", "key").agg(F.collect_list("row").alias("rows"))
-                       .where(F.size("rows") > 1).select("band", "rows"))
+        hot = keep(bands.groupBy("band", "key").count().where(F.col("count") > 1))
         # --max-pairs bounds the distinct candidate pairs, as locally. The pairs of one band are distinct, so the
         # largest band's count is a lower bound (refused before any pair exists), and the sum over bands an
         # upper one (when it exceeds the limit, at most b x max_pairs pairs are made to count the distinct ones)
-        per_band = (buckets.groupBy("band").agg(F.sum(F.size("rows").cast("long") * (F.size("rows") - 1) / 2)
-                                                .cast("long").alias("p"))
+        per_band = (hot.groupBy("band").agg(F.sum(F.col("count") * (F.col("count") - 1) / 2).cast("long").alias("p"))
                     .agg(F.sum("p").alias("upper"), F.max("p").alias("most")).first())
         upper, most = int(per_band["upper"] or 0), int(per_band["most"] or 0)
         if max_pairs is not None and most > max_pairs:
             raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, most)} "
                              "(--max-pairs)")
-        pairs = keep(buckets.select("rows").mapInArrow(_bucket_pairs, "i long, j long").distinct())
+        collide = bands.join(hot.select("band", "key"), ["band", "key"], "left_semi")
+        a, b = collide.alias("a"), collide.alias("b")
+        pairs = keep(a.join(b, (F.col("a.band") == F.col("b.band")) & (F.col("a.key") == F.col("b.key"))
+                            & (F.col("a.row") < F.col("b.row")))
+                     .select(F.col("a.row").alias("i"), F.col("b.row").alias("j")).distinct())
         n_candidates = pairs.count()
         if max_pairs is not None and n_candidates > max_pairs:
             raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, n_candidates)} "
@@ -693,15 +683,20 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         columns = [(c, _arrow_type(template[c].dtype)) for c in template.columns]
         comp = connected_components(verified).localCheckpoint()
         done("connected components")
+        # Whole components are clustered together, many per call: components do not interact, and one Python
+        # call per component (thousands of tiny pandas frames) was the stage's cost. Groups of ~GROUP_NODES
+        # graph nodes bound a task's memory; at least one group per shuffle partition keeps every core busy.
+        groups = max(int(spark.conf.get("spark.sql.shuffle.partitions")), -(-comp.count() // GROUP_NODES))
+        comp = comp.withColumn("grp", F.pmod(F.xxhash64("comp"), F.lit(groups)))
         nodes = docs.join(comp.withColumnRenamed("node", "row"), "row").select(
-            "comp", "row", "id", "size", "sig", "sh", *[f"x{k}" for k in range(len(slice_fields))])
-        edges = verified.join(comp.select(F.col("node").alias("i"), F.col("comp").alias("ecomp")), "i")
+            "grp", "row", "id", "size", "sig", "sh", *[f"x{k}" for k in range(len(slice_fields))])
+        edges = verified.join(comp.select(F.col("node").alias("i"), F.col("grp").alias("egrp")), "i")
         schema = ", ".join(["_row long", "_cmin long", "_removed boolean"] +
                            [f"`{c}` {t}" for c, t in ((c, {"string": "string", "int64": "long", "double": "double",
                                                             "bool": "boolean"}[str(t)]) for c, t in columns)])
         fn = lambda a, b: _component(a, b, config=config, fingerprint=fp, slice_fields=slice_fields,  # noqa: E731
                                      reviews=reviews, columns=columns)
-        members = keep(nodes.groupBy("comp").cogroup(edges.groupBy("ecomp")).applyInArrow(fn, schema))
+        members = keep(nodes.groupBy("grp").cogroup(edges.groupBy("egrp")).applyInArrow(fn, schema))
 
         members.count()
         done("clustering")
