@@ -570,6 +570,15 @@ def _first_error(spark, raw, corpus: str, files: list[str], kind: str, offsets: 
     return row["err"].replace(_WHERE, f"{shown}:{offsets[(row['f'], row['bs'])][1] + row['li'] + 1}")
 
 
+def check_supported(config: Config) -> None:
+    """Refuse, in one line, a config this engine cannot run as the local engine would."""
+    if config.representative is Representative.PRIORITY:
+        raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
+                         "export a config with first, longest or medoid")
+    if config.measure != "jaccard":  # its verification UDFs compute J only: refuse rather than verify the wrong thing
+        raise ApplyError(f"measure {config.measure!r}: the Spark engine verifies Jaccard only; use `calib apply`")
+
+
 def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: str = "id", text_field: str = "text",
                 slice_fields: tuple[str, ...] = (), max_pairs: int | None = 50_000_000, review_store=None,
                 batch_size: int = 10_000, log=None) -> dict:
@@ -581,11 +590,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     from pyspark.sql import functions as F
     from calib.export import NOTICE, dumps
 
-    if config.representative is Representative.PRIORITY:
-        raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
-                         "export a config with first, longest or medoid")
-    if config.measure != "jaccard":  # its verification UDFs compute J only: refuse rather than verify the wrong thing
-        raise ApplyError(f"measure {config.measure!r}: the Spark engine verifies Jaccard only; use `calib apply`")
+    check_supported(config)
     if batch_size < 1:
         raise ApplyError(f"batch size must be >= 1, got {batch_size}")
     spark = spark or session()
@@ -761,8 +766,9 @@ def cli_apply(a) -> int:
     check_input(a.reviews and str(_local(a.reviews)), "--reviews")
     if _is_local(a.out):
         check_out(None, a.out, a.overwrite)
-    if _is_local(a.config):  # a bad config fails before the JVM starts
+    if _is_local(a.config):  # a bad or unsupported config fails before the JVM starts
         config, doc = load_config_any(a.config)
+        check_supported(config)
     slices = tuple(f.strip() for f in (getattr(a, "keep_fields", "") or "").split(",") if f.strip())
     if _is_local(a.corpus) and _local(a.corpus).is_file():  # the local engine's check, before any work
         from calib.apply import check_fields

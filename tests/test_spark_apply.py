@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -284,4 +283,19 @@ def test_spark_out_folder_rules_before_any_work(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2 and len(err) == 1 and want in err[0], err
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+def test_containment_refused_before_spark_starts(tmp_path, capsys):
+    """A containment config (issue 12's measure) is refused in one line: this engine verifies Jaccard only."""
+    if _spark_missing():
+        pytest.skip(_spark_missing())
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    E.write_config(tmp_path / "config.json", Config(measure="containment", representative="longest"))
+    (tmp_path / "c.jsonl").write_text('{"id": 1, "text": "a b c"}\n')
+    code = main(["apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
+                 str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "measure 'containment'" in err[0] and "Jaccard only" in err[0], err
+    assert SparkSession.getActiveSession() is active and not (tmp_path / "out").exists()
 
