@@ -256,7 +256,9 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
     many as bring every rate's projected 95% half-width z sqrt(V) to ``width``),
     and per rate: ``half_width`` now and ``labels_needed`` (extra labels, each
     rate allocated on its own, to reach ``width``; None beyond ``limit`` or
-    when the strata run out). A label goes where it lowers
+    when the strata run out; ``documents_limit`` True when the document
+    sample's own variance, which labels do not lower, is already wider:
+    draw more documents then). A label goes where it lowers
     sum_rates V_rate / V_target most, V_target = (width / z)^2."""
     N = np.asarray(design.population, dtype=float)
     H = len(N)
@@ -266,13 +268,17 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
     for r in rates_:
         est = estimate(frame, design, r)
         s2 = est.s2 if est.s2 is not None else np.zeros(H)
-        parts[r] = (s2 * est.deff, est.total_x if np.isfinite(est.total_x) else 1.0, est.estimate)
+        # the part of the variance beyond the stratified one (the document sample's, ultimate-cluster term)
+        # does not shrink with more labels of the same documents: it stays as it is
+        extra = max(est.variance - est.variance / est.deff, 0.0) if np.isfinite(est.variance) else 0.0
+        parts[r] = (s2, est.total_x if np.isfinite(est.total_x) else 1.0, est.estimate, extra,
+                    (est.high - est.low) / 2 if np.isfinite(est.estimate) else float("inf"))
 
     def greedy(which: tuple[str, ...], stop_k: int | None):
         n = n0.copy()
         added = 0
         while True:
-            vs = {r: _variance(N, n, parts[r][0], parts[r][1]) for r in which}
+            vs = {r: _variance(N, n, parts[r][0], parts[r][1]) + parts[r][3] for r in which}
             if stop_k is None and all(_half_width(parts[r][2], vs[r]) <= width for r in which):
                 return n - n0, added, vs
             if stop_k is not None and added >= stop_k:
@@ -282,7 +288,7 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
                 return n - n0, None if stop_k is None else added, vs
             gain = np.zeros(H)
             for r in which:
-                s2, X, _ = parts[r]
+                s2, X = parts[r][:2]
                 with np.errstate(divide="ignore", invalid="ignore"):
                     # V_h(n) = N^2 S2/n - N S2: one more label lowers it by N^2 S2 / (n (n + 1))
                     g = np.where(n > 0, N ** 2 * s2 / np.maximum(n * (n + 1), 1), np.inf) / X ** 2
@@ -299,8 +305,9 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
     out = {"width": width, "rates": {}}
     for r in rates_:
         _, need, _ = greedy((r,), None)
-        v = _variance(N, n0, parts[r][0], parts[r][1])
-        out["rates"][r] = {"estimate": parts[r][2], "half_width": _half_width(parts[r][2], v), "labels_needed": need}
+        out["rates"][r] = {"estimate": parts[r][2], "half_width": float(parts[r][4]), "labels_needed": need,
+                           # True: the document sample alone keeps the interval wider than the width
+                           "documents_limit": _half_width(parts[r][2], parts[r][3]) > width}
     alloc, added, _ = greedy(rates_, k)
     out["allocation"] = pd.Series(alloc.astype(int), index=list(design.strata))
     out["labels"] = added
@@ -344,7 +351,8 @@ def cmd_more(a) -> int:
     plan = next_labels(frame, sample.design, width=a.width, k=a.more)
     print(f"configuration: {config}", file=sys.stderr)
     for r, d in plan["rates"].items():
-        need = "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels"
+        need = ("more documents (a larger --docs): the document sample limits it" if d["documents_limit"] else
+                "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         print(f"{r}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}", file=sys.stderr)
     # drawn but unlabeled pairs are proposed first; only the rest is drawn anew
     unlabeled = (drawn.pairs["label"].str.strip() == "").groupby(drawn.pairs["stratum"]).sum()

@@ -128,7 +128,8 @@ def next_section(folder: Path) -> None:
     st.caption(f"Configuration: {md(cfg)}")
     cols = st.columns(2)
     for col, (name, d) in zip(cols, plan["rates"].items()):
-        need = "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels"
+        need = ("more documents (a larger calib draw --docs)" if d["documents_limit"] else
+                "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         col.metric(name.replace("_", " "), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
                    help=f"+/-{width:g} needs {need} (greedy Neyman allocation)")
         col.caption(f"±{width:g} needs {need}.")
