@@ -38,7 +38,7 @@ from .config import Config, Verify
 from .copies import Copies, copies_from_digests, set_digests, spread
 from .measures import get_measure
 from .minhash import signatures
-from .reading import SampleError, iter_records, open_input
+from .reading import MISSING_VALUES, SampleError, iter_records, open_input
 from .samples import _as_id as sample_id
 from .shingles import ShingleSets, shingle_hashes
 
@@ -290,7 +290,8 @@ def _concat_sets(parts: list[ShingleSets]) -> ShingleSets:
 
 def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
-                 max_pairs: int | None = 50_000_000, review_store=None, collapse: bool = True) -> ApplyResult:
+                 max_pairs: int | None = 50_000_000, review_store=None, collapse: bool = True,
+                 missing_values=MISSING_VALUES) -> ApplyResult:
     """Run ``config`` on an unlabeled corpus; see the module docstring.
 
     Memory: the signature matrix and ~100 bytes per document, plus ~110 bytes
@@ -423,7 +424,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                 full[f][slice_rows] = np.asarray(sub_slices[f], dtype=object)
         slices = pd.DataFrame(full)
     frame = manifest_frame(ids_arr, clustering, vi, vj, v_exact, v_est, sim_est, sim_exact,
-                           config_fingerprint=config.fingerprint(), slices=slices, review_store=review_store)
+                           config_fingerprint=config.fingerprint(), slices=slices, review_store=review_store,
+                           missing_values=missing_values)
     return ApplyResult(config, ids_arr, sizes, n_candidates, vi, vj, v_exact, v_est, clustering, frame,
                        cp.n_copies)
 

@@ -417,6 +417,7 @@ def tqdm_bar(desc: str, total):
 
 def cmd_apply(a) -> int:
     from .apply import ApplyError, apply_config, check_fields, write_apply
+    from .reading import MISSING_VALUES
     if a.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
     if a.max_pairs < 0:
@@ -441,7 +442,8 @@ def cmd_apply(a) -> int:
     try:
         result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
                               text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store,
-                              max_pairs=a.max_pairs)
+                              max_pairs=a.max_pairs,
+                              missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
         paths = write_apply(a.out, result, corpus=a.corpus)
     except ApplyError as exc:
         raise CliError(str(exc))
@@ -497,6 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-pairs", type=int, default=50_000_000,
                     help="distinct candidate pairs above which the corpus is refused before any pair is materialized "
                          "(memory: ~40 bytes a pair; default 50000000)")
+    add_missing_option(ap)
     ap.add_argument("--engine", choices=("local", "spark"), default="local",
                     help="local (default), or spark: the same job on Spark (calib.spark_apply; pip install "
                          "'calib[spark]' and a Java runtime; master from spark-submit, CALIB_SPARK_MASTER or local[*])")

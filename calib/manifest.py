@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .reading import MISSING_VALUES, is_missing, missing_set
+
 NOTICE = ("Report only: this project never deletes, moves or rewrites a document. The manifest lists "
           "documents this configuration WOULD remove, each next to the representative it would keep, "
           "for human review; acting on it is a separate, deliberate step outside calib.")
@@ -73,10 +75,13 @@ def _review_status(doc_ids, rep_ids, review_store) -> np.ndarray:
 
 
 def manifest_frame(ids, clustering, vi, vj, v_exact, v_est, sim_est, sim_exact, *, config_fingerprint: str,
-                   labels=None, slices: pd.DataFrame | None = None, review_store=None) -> pd.DataFrame:
+                   labels=None, slices: pd.DataFrame | None = None, review_store=None,
+                   missing_values=MISSING_VALUES) -> pd.DataFrame:
     """Core of the manifest, shared by :func:`manifest` and ``calib apply``.
 
     ``sim_est``/``sim_exact`` are callables ``(rows, reps) -> float array``.
+    Slice cells spelled as one of ``missing_values`` (NA, nan, NULL, ...: the
+    loaders' rule) are written as missing.
     """
     ids = np.asarray(ids, dtype=object)
     n = len(ids)
@@ -102,9 +107,11 @@ def manifest_frame(ids, clustering, vi, vj, v_exact, v_est, sim_est, sim_exact, 
         data["label"] = np.where(lab == 1, "duplicate", np.where(lab == 0, "not_duplicate", "unlabeled"))
     frame = pd.DataFrame(data)
     if slices is not None:
+        missing = missing_set(missing_values)
         for c in slices.columns:
             name = c if c not in frame.columns else f"slice_{c}"
-            frame[name] = slices[c].to_numpy(dtype=object)[rows] if len(rows) else np.array([], dtype=object)
+            cells = slices[c].to_numpy(dtype=object)[rows] if len(rows) else np.array([], dtype=object)
+            frame[name] = np.array([None if is_missing(v, missing) else v for v in cells], dtype=object)
     frame["review_status"] = _review_status(frame["doc_id"].tolist(), frame["representative_id"].tolist(),
                                             review_store)
     frame["config_fingerprint"] = config_fingerprint

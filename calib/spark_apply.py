@@ -54,7 +54,7 @@ from calib.clusters import Representative, cluster_pairs
 from calib.config import Config
 from calib.jaccard import pairs_jaccard
 from calib.minhash import estimate_jaccard, signatures
-from calib.reading import SampleError, parse_record
+from calib.reading import MISSING_VALUES, SampleError, parse_record
 from calib.copies import set_digests
 from calib.shingles import ShingleSets, shingle_hashes
 
@@ -483,7 +483,7 @@ def _arrow_type(dtype):
 
 
 def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: tuple[str, ...],
-               reviews, columns: list[tuple[str, object]]):
+               reviews, columns: list[tuple[str, object]], missing_values=MISSING_VALUES):
     """cogroup body: cluster a group of whole components (their members and edges) and write their manifest
     rows (one output row per member: _row, _cmin (smallest row of its cluster), _removed, then the manifest
     columns, null when kept). Components do not interact, so clustering their union is clustering each."""
@@ -519,7 +519,7 @@ def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: 
                            for k, f in enumerate(slice_fields)}) if slice_fields else None
     ids = np.asarray(nodes.column("id").to_pylist(), dtype=object)
     frame = manifest_frame(ids, c, vi, vj, v_exact, v_est, sim_est, sim_exact, config_fingerprint=fingerprint,
-                           slices=slices, review_store=reviews)
+                           slices=slices, review_store=reviews, missing_values=missing_values)
     removed = np.flatnonzero(c.removed)
     at = removed[np.lexsort((removed, c.cluster[removed]))]  # manifest_frame's row order
     cmin = np.full(c.n_clusters, m, np.int64)
@@ -581,7 +581,7 @@ def check_supported(config: Config) -> None:
 
 def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: str = "id", text_field: str = "text",
                 slice_fields: tuple[str, ...] = (), max_pairs: int | None = 50_000_000, review_store=None,
-                batch_size: int = 10_000, log=None) -> dict:
+                batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES) -> dict:
     """Run ``config`` on ``corpus`` (file, folder or glob; local or object storage) with Spark and write
     ``out``/manifest.parquet, summary.json and README.txt. Returns the summary (as ``calib apply``'s).
     ``log(stage, seconds)`` is called after each stage."""
@@ -700,7 +700,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                            [f"`{c}` {t}" for c, t in ((c, {"string": "string", "int64": "long", "double": "double",
                                                             "bool": "boolean"}[str(t)]) for c, t in columns)])
         fn = lambda a, b: _component(a, b, config=config, fingerprint=fp, slice_fields=slice_fields,  # noqa: E731
-                                     reviews=reviews, columns=columns)
+                                     reviews=reviews, columns=columns, missing_values=missing_values)
         members = keep(nodes.groupBy("grp").cogroup(edges.groupBy("egrp")).applyInArrow(fn, schema))
 
         members.count()
@@ -784,7 +784,8 @@ def cli_apply(a) -> int:
         store = ReviewStore(str(_local(a.reviews)))
     try:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
-                        slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs)
+                        slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,
+                        missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
     finally:
         if store is not None:
             store.close()

@@ -305,3 +305,26 @@ def test_apply_with_many_copies_equals_uncollapsed(sub, tmp_path, name):
     sample = from_frames(docs, None, name="copies")
     expected = M.manifest(evaluate(Workspace(sample, collapse=False), cfg), sample).drop(columns="label")
     pd.testing.assert_frame_equal(got.manifest, expected)
+
+
+@pytest.mark.parametrize("missing", [None, ""])
+def test_cli_apply_slice_values_spelled_missing_are_missing(tmp_path, capsys, missing):
+    # the loaders' rule in the manifest's slice columns: NA, nan, NULL, None, N/A and "" are missing
+    # unless --missing-values '' keeps the spellings (the empty string stays missing)
+    spellings = ["NA", "nan", "NULL", "None", "N/A", "", "web"]
+    text = "the same short text of a few words that every copy repeats here"
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{k}", "text": text, "source": s}) + "\n"
+                            for k, s in enumerate(["first"] + spellings)), encoding="utf-8")
+    cfg_path = tmp_path / "config.json"
+    E.write_config(cfg_path, Config())
+    args = ["apply", "--config", str(cfg_path), "--corpus", str(path), "--out", str(tmp_path / "out"),
+            "--keep-fields", "source"] + ([] if missing is None else ["--missing-values", missing])
+    assert main(args) == 0
+    m = pd.read_parquet(tmp_path / "out" / "manifest.parquet").set_index("doc_id")
+    assert list(m.index) == [f"d{k}" for k in range(1, 8)]  # every copy goes, in favour of d0
+    got = [None if pd.isna(v) else v for v in m["source"]]
+    if missing is None:
+        assert got == [None] * 6 + ["web"]
+    else:
+        assert got == ["NA", "nan", "NULL", "None", "N/A", None, "web"]
