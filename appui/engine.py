@@ -20,7 +20,7 @@ import streamlit as st
 
 from calib import clusters as cl
 from calib.config import Config, Representative
-from calib.jaccard import pairs_jaccard
+from calib.measures import get_measure
 from calib.represent import Representation
 from calib.samples import Sample
 from calib.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
@@ -131,12 +131,14 @@ def collision(rep: Representation, b: int, r: int) -> pd.DataFrame:
     return _collision(state.sample_hash(), rep.fingerprint(), int(b), int(r), handle(), rep)
 
 
-def sim_fn(rep: Representation):
-    """Exact Jaccard of document pairs under ``rep`` (for diagnostics)."""
+def sim_fn(cfg: Config):
+    """Exact similarity of document pairs under ``cfg``'s representation and
+    measure (Jaccard or containment), for diagnostics."""
     h = handle()
     with h.lock:
-        sets = h.ws.sets(rep)
-    return lambda a, b: pairs_jaccard(sets, np.asarray(a, np.int64), np.asarray(b, np.int64))
+        sets = h.ws.sets(cfg.rep)
+    exact = get_measure(cfg.measure).exact
+    return lambda a, b: exact(sets, np.asarray(a, np.int64), np.asarray(b, np.int64))
 
 
 def verified_similarity(ev: Evaluation) -> np.ndarray:
@@ -148,7 +150,7 @@ def verified_similarity(ev: Evaluation) -> np.ndarray:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _diagnostics(content_hash: str, config_fp: str, _ev: Evaluation) -> pd.DataFrame:
     v, cfg = _ev.verified, _ev.config
-    return cl.chaining_diagnostics(_ev.clustering, v.i, v.j, verified_similarity(_ev), sim_fn(cfg.rep),
+    return cl.chaining_diagnostics(_ev.clustering, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
                                    threshold=cfg.threshold)
 
 
@@ -163,7 +165,7 @@ def _policies(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) ->
     if cfg.representative is Representative.LONGEST:
         with _h.lock:
             lengths = _h.ws.sets(cfg.rep).sizes()
-    return cl.policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg.rep),
+    return cl.policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
                              cfg.threshold, truth_fn=_h.ws.truth.label, representative=cfg.representative,
                              lengths=lengths)
 

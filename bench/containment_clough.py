@@ -22,8 +22,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-
 from calib.containment import pairs_containment
 from calib.represent import Representation
 from calib.samples import load_clough

@@ -236,7 +236,7 @@ def write_table_atomic(frame, out: Path) -> None:
 
 def with_reviews(sample, db: str):
     """The sample with the review database's latest decisions as pair labels."""
-    from .review import ReviewStore, with_review_labels
+    from .review import with_review_labels
     if not Path(db).is_file():
         raise CliError(f"{db}: no such review database")
     with _review_store(db) as store:

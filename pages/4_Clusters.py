@@ -9,6 +9,7 @@ import streamlit as st
 from appui import charts, diff, engine, state, tables
 from appui.errors import guard
 from calib.clusters import largest_components
+from calib.measures import get_measure
 
 MAX_GRAPH = 60
 RISK_LABELS = {"cluster": "cluster", "representative_id": "representative", "size": "documents",
@@ -42,7 +43,8 @@ def overview(ev) -> pd.DataFrame:
 
     st.subheader("Clusters by risk")
     st.caption("risk = members below the threshold to their representative + (1 - weakest similarity to the "
-               "representative) x log2(size). Similarities are exact Jaccard.")
+               "representative) x log2(size). Similarities are the exact "
+               f"{get_measure(state.config().measure).name} of the shingle sets.")
     with st.spinner("Diagnosing clusters..."):
         diag = engine.diagnostics(ev)
     ids = state.sample().ids
@@ -133,7 +135,7 @@ def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
     labels = {int(r.cluster): f"cluster {int(r.cluster)}: {int(r.size)} docs, risk {r.risk:.2f}, "
                                f"rep {s.ids[int(r.representative)]}" for r in top.itertuples()}
     cid = st.selectbox("Cluster (riskiest first)", list(labels), format_func=labels.get, key="graph_cluster")
-    nodes, edges, n_members = charts.cluster_frames(ev, s, cid, engine.sim_fn(state.config().rep),
+    nodes, edges, n_members = charts.cluster_frames(ev, s, cid, engine.sim_fn(state.config()),
                                                     engine.verified_similarity(ev), MAX_GRAPH)
     if n_members > len(nodes):
         st.caption(f"Showing {len(nodes)} of {n_members} members.")
@@ -170,7 +172,9 @@ def doc_diff(default: tuple[int, int] | None) -> None:
     ta, tb = s.docs["text"].iat[a], s.docs["text"].iat[b]
     na, nb, shared = diff.shared_shingles(ta, tb, rep)
     union = na + nb - shared
-    st.markdown(f"**Exact Jaccard {shared / union if union else 0:.3f}**: {shared:,} shared of {union:,} distinct "
+    small = min(na, nb)
+    st.markdown(f"**Exact Jaccard {shared / union if union else 0:.3f}**, **containment "
+                f"{shared / small if small else 0:.3f}** (of the smaller): {shared:,} shared of {union:,} distinct "
                 f"shingles (A has {na:,}, B has {nb:,}).")
     c = st.columns(2)
     c[0].text(ids[a])  # plain text: an id is never Markdown

@@ -57,7 +57,7 @@ def queue_section(store: ReviewStore) -> None:
     if ev.verified is None:
         st.warning("This configuration stopped with too many candidates; nothing to review.")
         return
-    pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg.rep))
+    pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg))
     pairs["label"] = engine.handle().ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
     q = review_queue(pairs, cfg.threshold, reviewed=store.latest())
     st.subheader(f"Queue: {len(q):,} pairs left ({int((q['label'] == -1).sum()):,} without a sample label)")

@@ -10,6 +10,7 @@ from appui.errors import guard, message
 from appui.text import md
 from calib import export as cx
 from calib import targets as T
+from calib.measures import get_measure
 from calib.review import ReviewStore
 
 TAB_TITLES = {"milvus": "Milvus"}
@@ -142,10 +143,12 @@ def manifest_section(cfg, ev, s) -> None:
                                   slice_column=None if slice_col == ALL else slice_col, slice_value=slice_value,
                                   cluster_id=None if cl == ALL else cl)
     st.markdown(f"**Showing {len(view):,} of {len(frame):,} proposed removals** (click a column to sort)")
-    cols = {"sim_to_representative_exact": "J to kept (exact)", "sim_to_representative_estimated": "J to kept (estimate)",
-            "via_exact": "via J (exact)", "via_estimated": "via J (estimate)"}
+    m = get_measure(state.config().measure)
+    cols = {"sim_to_representative_exact": f"{m.symbol} to kept (exact)",
+            "sim_to_representative_estimated": f"{m.symbol} to kept (estimate)",
+            "via_exact": f"via {m.symbol} (exact)", "via_estimated": f"via {m.symbol} (estimate)"}
     conf = {c: st.column_config.NumberColumn(label, format="%.3f",
-                                             help=f"{c}: Jaccard similarity" + (" to the representative that is kept"
+                                             help=f"{c}: {m.name}" + (" to the representative that is kept"
                                                                                 if "representative" in c else
                                                                                 " of the verified pair (doc, via_id)"))
             for c, label in cols.items()}

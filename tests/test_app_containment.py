@@ -47,3 +47,20 @@ def test_pages_run_with_a_containment_configuration():
         assert not [e.value for e in at.error], page
     at.switch_page("pages/3_Curves.py").run()
     assert any("verifies containment" in i.value for i in at.info)
+
+
+def test_clusters_and_export_name_the_configs_measure():
+    from calib.config import Config
+    at = start()
+    at.session_state["calib_config"] = Config(measure="containment", representative="longest", threshold=0.5)
+    at.switch_page("pages/4_Clusters.py").run()
+    assert any("exact containment of the shingle sets" in c.value for c in at.caption)
+    assert any("containment" in m.value and "(of the smaller)" in m.value for m in at.markdown)
+    at.switch_page("pages/6_Export.py").run()
+    assert not at.exception, at.exception
+    # the manifest table renders (its column headers, C to kept etc., are not visible to AppTest)
+    grids = [d for d in at.dataframe if "sim_to_representative_exact" in d.value.columns]
+    assert grids, [list(d.value.columns) for d in at.dataframe]
+    at.session_state["calib_config"] = Config()
+    at.switch_page("pages/4_Clusters.py").run()
+    assert any("exact jaccard of the shingle sets" in c.value for c in at.caption)
