@@ -4,6 +4,7 @@ decisions into a sample's pair labels."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +62,28 @@ def check_db_path(text: str) -> Path:
     if resolved.exists() and not resolved.is_file():
         raise ValueError(f"{resolved} exists and is not a file")
     return resolved
+
+
+@contextmanager
+def opened_store(db: str):
+    """The review store at ``db`` (Review and Label pages), closed afterwards;
+    None, with the reason shown, when it cannot be opened."""
+    import streamlit as st
+
+    from calib.review import ReviewStore
+
+    from .errors import message
+    from .text import md
+    try:
+        store = ReviewStore(db)
+    except Exception as exc:  # noqa: BLE001 - any failure to open is shown, never a traceback
+        st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
+        yield None
+        return
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:

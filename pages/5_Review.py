@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from appui import diff, engine, reviews, state
-from appui.errors import guard, message
+from appui.errors import guard
 from appui.text import md
 from appui.loading import Loaded
 from calib.review import DECISIONS, ReviewStore, contradicts, review_queue
@@ -118,15 +118,8 @@ with guard("The Review page"):
     state.page("Review", "Hand labels for the pairs that decide the calibration.")
     db = settings()
     if db:
-        try:
-            store = ReviewStore(db)
-        except Exception as exc:  # noqa: BLE001
-            st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
-            store = None
-        if store is not None:
-            try:
+        with reviews.opened_store(db) as store:
+            if store is not None:
                 st.caption(f"Decisions are appended to {md(db)}.")
                 queue_section(store)
                 decisions_section(store)
-            finally:
-                store.close()

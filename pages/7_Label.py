@@ -148,17 +148,11 @@ with guard("The Label page"):
             st.error(message(exc))
             drawn = None
         if drawn is not None and db:
-            try:
-                store = ReviewStore(db)
-            except Exception as exc:  # noqa: BLE001
-                st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
-                store = None
-            if store is not None:
-                try:
+            with reviews.opened_store(db) as store:
+                if store is not None:
                     pairs = with_decisions(drawn.pairs, store.latest())
                     progress_section(pairs, drawn.design)
                     label_section(store, drawn, pairs)
                     export_section(folder, drawn, pairs)
-                finally:
-                    store.close()
+            if store is not None:
                 next_section(folder)

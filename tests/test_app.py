@@ -656,3 +656,15 @@ def test_clusters_tables_have_human_headers():
     risk = next(h for h in shown if "risk" in h)
     assert risk[:4] == ["cluster", "representative", "documents", "diameter (hops)"]
     assert "false-removal rate" in next(h for h in shown if "policy" in h)
+
+
+def test_review_page_says_why_a_store_cannot_open():
+    # a file that is not SQLite where the review database should be: one message, no traceback, no queue
+    bad = Path(os.environ["CALIB_REVIEW_DB"])
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text("this is not a SQLite database\n" * 100)
+    at = start()
+    at.switch_page("pages/5_Review.py").run()
+    assert not at.exception, at.exception
+    assert any("Cannot open the review database" in e for e in errors(at)), errors(at)
+    assert not [b for b in at.button if b.key == "decide_duplicate"]
