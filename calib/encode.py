@@ -13,8 +13,8 @@ only what needs Unicode tables runs in Python:
   whitespace collapse runs in the kernel (Unicode whitespace decoded from
   UTF-8: the 25 code points ``str.split()`` splits on).
 
-The kernel runs over documents in parallel threads (numba ``prange``, the GIL
-released). ASCII look-ups applied to an already-normalized non-ASCII text
+The kernel releases the GIL (numba ``nogil``): :mod:`calib.chunks` runs
+chunks of documents through it in parallel threads. ASCII look-ups applied to an already-normalized non-ASCII text
 change nothing (no A-Z or ASCII punctuation is left), so one kernel serves both.
 """
 
@@ -24,7 +24,7 @@ import unicodedata
 from functools import lru_cache
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 # Every code point for which str.isspace() is true (what str.split() splits on);
 # a test recomputes it from the running Python's Unicode tables.
@@ -75,7 +75,7 @@ def _wide_space(buf, p, e, wide):
     return 0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _normalize(buf, off, ascii_, tab, wide, collapse):
     """Map bytes through tab, collapse whitespace runs to one space (strip the
     ends); in non-ASCII documents also the Unicode whitespace in ``wide``.
@@ -84,7 +84,7 @@ def _normalize(buf, off, ascii_, tab, wide, collapse):
     n = len(off) - 1
     out = buf
     length = np.zeros(n, dtype=np.int64)
-    for d in prange(n):
+    for d in range(n):
         s, e = off[d], off[d + 1]
         o = s
         pending = False  # a whitespace run after some text: one space if more text follows
@@ -125,7 +125,7 @@ def _normalize(buf, off, ascii_, tab, wide, collapse):
     return compact(out, off, length)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def compact(values, off, length):
     """Segments values[off[d] : off[d] + length[d]] packed end to end: (packed, new offsets)."""
     n = len(off) - 1
@@ -133,7 +133,7 @@ def compact(values, off, length):
     for d in range(n):
         new_off[d + 1] = new_off[d] + length[d]
     res = np.empty(new_off[n], dtype=values.dtype)
-    for d in prange(n):
+    for d in range(n):
         res[new_off[d]:new_off[d + 1]] = values[off[d]:off[d] + length[d]]
     return res, new_off
 

@@ -32,15 +32,16 @@ MinHash) under every scheme.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from numba import njit, prange
 
-from . import oph
+from . import chunks, oph
 from ._hashing import fmix32
 from ._validate import pair_arrays
-from .shingles import ShingleSets, shingle_hashes
+from .shingles import ShingleSets, chunk_sets, text_chunks
 
 if TYPE_CHECKING:
     from .represent import Representation
@@ -130,12 +131,12 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _signatures(offsets, hashes, a, b):
     n = len(offsets) - 1
     k = len(a)
     out = np.empty((n, k), dtype=np.uint32)
-    for d in prange(n):
+    for d in range(n):
         row = np.full(k, 0xFFFFFFFF, dtype=np.uint32)
         # Repeated shingles cannot change a minimum: a small open-addressing
         # set skips them (a third of char 5-grams in prose), cheaper than
@@ -166,9 +167,15 @@ def _signatures(offsets, hashes, a, b):
     return out
 
 
+@lru_cache(maxsize=16)
+def _cached_permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+    # drawn once per (num_perm, seed), not once per chunk of documents
+    return permutations(num_perm, seed, scheme)
+
+
 def _affine32_sketch(name: str):
     def sketch(offsets, hashes, num_perm, seed):
-        a, b = permutations(num_perm, seed, name)
+        a, b = _cached_permutations(int(num_perm), int(seed), name)
         return _signatures(offsets, hashes, a, b)
     return sketch
 
@@ -185,25 +192,39 @@ def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "p
                *, batch_size: int = 20_000) -> np.ndarray:
     """(n, num_perm) uint32 signature matrix of the shingle sets.
 
-    Computed in batches of documents so the working set stays bounded.
+    Computed in chunks of at most ``batch_size`` documents over
+    :func:`calib.chunks.num_threads` threads (the kernels release the GIL).
     """
     if num_perm < 1:
         raise ValueError(f"num_perm must be >= 1, got {num_perm}")
     sketch = get_scheme(scheme).sketch
     out = np.empty((sets.n, num_perm), dtype=np.uint32)
-    for s in range(0, sets.n, batch_size):
-        e = min(s + batch_size, sets.n)
+
+    def work(s: int, e: int) -> None:
         off = sets.offsets[s:e + 1]
         out[s:e] = sketch(off - off[0], sets.hashes[off[0]:off[-1]], num_perm, seed)
+
+    for _ in chunks.run(work, chunks.bounds(sets.sizes(), max_items=batch_size)):
+        pass
     return out
 
 
 def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size: int = 20_000) -> np.ndarray:
-    """Text in -> signature out, in batches (memory grows with batch, not corpus)."""
+    """Text in -> signature out, in chunks of at most ``batch_size`` documents
+    over :func:`calib.chunks.num_threads` threads: each chunk is encoded,
+    shingled and sketched by one thread, so memory grows with the chunk, not
+    the corpus, and one chunk's Python part overlaps the others' kernels."""
+    if rep.num_perm < 1:
+        raise ValueError(f"num_perm must be >= 1, got {rep.num_perm}")
+    sketch = get_scheme(rep.scheme).sketch
     out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
-    for s in range(0, len(texts), batch_size):
-        sets = shingle_hashes(texts[s:s + batch_size], rep, unique=False)
-        out[s:s + len(sets.offsets) - 1] = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
+
+    def work(s: int, e: int) -> None:
+        sets = chunk_sets(texts[s:e], rep, unique=False)
+        out[s:e] = sketch(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
+
+    for _ in chunks.run(work, text_chunks(texts, max_docs=batch_size)):
+        pass
     return out
 
 

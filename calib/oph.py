@@ -32,7 +32,7 @@ row, like the other schemes.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._hashing import fmix32
 
@@ -120,12 +120,12 @@ def _row(hashes, s, e, a, b, key, row, filled):
         row[j] = row[src]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _signatures(offsets, hashes, num_perm, a, b, key):
     n = len(offsets) - 1
     out = np.empty((n, num_perm), dtype=np.uint32)
-    for d in prange(n):
-        filled = np.empty(num_perm, dtype=np.bool_)
+    filled = np.empty(num_perm, dtype=np.bool_)
+    for d in range(n):
         _row(hashes, offsets[d], offsets[d + 1], a, b, key, out[d], filled)
     return out
 

@@ -2,9 +2,10 @@
 
 The result is CSR-like: ``offsets`` (int64[n+1]) and ``hashes`` (uint32),
 document d owning ``hashes[offsets[d]:offsets[d+1]]``. Texts are normalized
-and encoded to one UTF-8 byte buffer by :mod:`calib.encode` (compiled, in
-parallel, for ASCII text), and the compiled kernels enumerate shingle byte
-spans and hash them: no Python object per shingle. Rules (short documents, empty ones) are stated in
+and encoded to one UTF-8 byte buffer by :mod:`calib.encode` (compiled for
+ASCII text), and the compiled kernels enumerate shingle byte spans and hash
+them: no Python object per shingle. The work runs in chunks of documents over
+threads (:mod:`calib.chunks`). Rules (short documents, empty ones) are stated in
 :mod:`calib.represent`.
 """
 
@@ -15,8 +16,9 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from . import chunks
 from ._hashing import murmur3_32, xxh32, xxh32_fixed
 from .encode import compact, encode
 from .represent import Representation
@@ -117,11 +119,11 @@ def _n_shingles(m, k):
     return m - k + 1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _count(buf, doc_off, k, word):
     n = len(doc_off) - 1
     counts = np.zeros(n, dtype=np.int64)
-    for d in prange(n):
+    for d in range(n):
         if not word and _is_ascii(buf, doc_off[d], doc_off[d + 1]):
             counts[d] = _n_shingles(doc_off[d + 1] - doc_off[d], k)  # one unit per byte
             continue
@@ -130,14 +132,14 @@ def _count(buf, doc_off, k, word):
     return counts
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _spans(buf, doc_off, out_off, k, word):
     """Byte span (start, end) of every shingle, in CSR order."""
     n = len(doc_off) - 1
     total = out_off[n]
     span_s = np.empty(total, dtype=np.int64)
     span_e = np.empty(total, dtype=np.int64)
-    for d in prange(n):
+    for d in range(n):
         starts, ends, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
         o = out_off[d]
         c = out_off[d + 1] - o
@@ -178,11 +180,11 @@ def _xxh32_ascii_k(buf, s, k, out, o, c):
             out[o + t] = np.uint32(xxh32(buf, s + t, s + t + k))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _hash_spans(buf, doc_off, out_off, k, word, code):
     n = len(doc_off) - 1
     out = np.empty(out_off[n], dtype=np.uint32)
-    for d in prange(n):
+    for d in range(n):
         o = out_off[d]
         c = out_off[d + 1] - o
         s, e = doc_off[d], doc_off[d + 1]
@@ -213,12 +215,12 @@ def _sort_unique(offsets, hashes):
     return new_off, out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _sort_unique_segments(offsets, hashes):
     n = len(offsets) - 1
     tmp = np.empty_like(hashes)
     counts = np.zeros(n, dtype=np.int64)
-    for d in prange(n):
+    for d in range(n):
         s, e = offsets[d], offsets[d + 1]
         if e == s:
             continue
@@ -243,8 +245,8 @@ def _sha1_hashes(buf: np.ndarray, span_s: np.ndarray, span_e: np.ndarray) -> np.
                        dtype=np.uint32, count=len(span_s))
 
 
-def shingle_hashes(texts: list[str], rep: Representation, *, unique: bool = True) -> ShingleSets:
-    """Hashed shingles of every text under ``rep`` (sets when ``unique``)."""
+def chunk_sets(texts: list[str], rep: Representation, unique: bool) -> ShingleSets:
+    """Hashed shingles of a few texts, all in the calling thread (the kernels release the GIL)."""
     buf, doc_off = encode(texts, rep)
     word = rep.shingle == "word"
     counts = _count(buf, doc_off, rep.k, word)
@@ -258,6 +260,31 @@ def shingle_hashes(texts: list[str], rep: Representation, *, unique: bool = True
     if unique:
         out_off, hashes = _sort_unique(out_off, hashes)
     return ShingleSets(offsets=out_off, hashes=hashes, unique=unique)
+
+
+def text_chunks(texts: list[str], max_docs: int | None = None) -> list[tuple[int, int]]:
+    """Document ranges of about :data:`calib.chunks.TARGET` characters each."""
+    return chunks.bounds(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), max_items=max_docs)
+
+
+def concat_sets(parts: list[ShingleSets]) -> ShingleSets:
+    """The documents of ``parts`` (one or more), in order, as one :class:`ShingleSets`."""
+    if len(parts) == 1:
+        return parts[0]
+    unique = all(p.unique for p in parts)
+    base = np.cumsum([0] + [p.offsets[-1] for p in parts])
+    offsets = np.concatenate([p.offsets[:-1] + b for p, b in zip(parts, base[:-1].tolist())] + [base[-1:]])
+    return ShingleSets(offsets=offsets.astype(np.int64, copy=False),
+                       hashes=np.concatenate([p.hashes for p in parts]), unique=unique)
+
+
+def shingle_hashes(texts: list[str], rep: Representation, *, unique: bool = True) -> ShingleSets:
+    """Hashed shingles of every text under ``rep`` (sets when ``unique``),
+    computed in chunks of documents over :func:`calib.chunks.num_threads` threads."""
+    spans = text_chunks(texts)
+    if not spans:
+        return ShingleSets(np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint32), unique=unique)
+    return concat_sets(list(chunks.run(lambda s, e: chunk_sets(texts[s:e], rep, unique), spans)))
 
 
 def hash_bytes(b: bytes, hashfunc: str) -> int:
