@@ -11,23 +11,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-M32 = np.uint64(0xFFFFFFFF)
-P1 = np.uint64(0x9E3779B1)
-P2 = np.uint64(0x85EBCA77)
-P3 = np.uint64(0xC2B2AE3D)
-P4 = np.uint64(0x27D4EB2F)
-P5 = np.uint64(0x165667B1)
+# Arithmetic is uint32 throughout, every step cast back (U(...)): numba widens
+# integer operations to 64 bits, and with each result truncated LLVM narrows
+# them to 32-bit lanes again (eight to an AVX2 register instead of four; the
+# shingle loop runs about twice as fast as with uint64 and & 0xFFFFFFFF).
+U = np.uint32
+P1 = U(0x9E3779B1)
+P2 = U(0x85EBCA77)
+P3 = U(0xC2B2AE3D)
+P4 = U(0x27D4EB2F)
+P5 = U(0x165667B1)
 
 
 @njit(inline="always")
 def _rotl32(x, r):
-    return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & M32
+    return U(U(x << U(r)) | U(x >> U(32 - r)))
 
 
 @njit(inline="always")
 def _read32(buf, p):
-    return (np.uint64(buf[p]) | (np.uint64(buf[p + 1]) << np.uint64(8))
-            | (np.uint64(buf[p + 2]) << np.uint64(16)) | (np.uint64(buf[p + 3]) << np.uint64(24)))
+    return U(U(buf[p]) | U(U(buf[p + 1]) << U(8)) | U(U(buf[p + 2]) << U(16)) | U(U(buf[p + 3]) << U(24)))
 
 
 @njit(inline="always")
@@ -37,40 +40,39 @@ def _xxh32_tail(buf, p, n, h):
     with ``n`` a compile-time constant (see :func:`xxh32_fixed`) they unroll
     and the caller's loop over shingles vectorizes."""
     for _ in range(n >> 2):
-        h = (_rotl32((h + _read32(buf, p) * P3) & M32, 17) * P4) & M32
+        h = U(_rotl32(U(h + U(_read32(buf, p) * P3)), 17) * P4)
         p += 4
     for _ in range(n & 3):
-        h = (_rotl32((h + np.uint64(buf[p]) * P5) & M32, 11) * P1) & M32
+        h = U(_rotl32(U(h + U(U(buf[p]) * P5)), 11) * P1)
         p += 1
-    h ^= h >> np.uint64(15)
-    h = (h * P2) & M32
-    h ^= h >> np.uint64(13)
-    h = (h * P3) & M32
-    h ^= h >> np.uint64(16)
-    return h
+    h = U(h ^ U(h >> U(15)))
+    h = U(h * P2)
+    h = U(h ^ U(h >> U(13)))
+    h = U(h * P3)
+    return U(h ^ U(h >> U(16)))
 
 
 @njit(cache=True)
 def xxh32(buf, start, end):
-    """xxHash32 of buf[start:end] with seed 0, as uint64 in [0, 2^32)."""
+    """xxHash32 of buf[start:end] with seed 0 (uint32)."""
     n = end - start
     p = start
     if n >= 16:
-        v1 = (P1 + P2) & M32
+        v1 = U(P1 + P2)
         v2 = P2
-        v3 = np.uint64(0)
-        v4 = (np.uint64(0x100000000) - P1) & M32
+        v3 = U(0)
+        v4 = U(U(0) - P1)
         limit = end - 16
         while p <= limit:
-            v1 = (_rotl32((v1 + _read32(buf, p) * P2) & M32, 13) * P1) & M32
-            v2 = (_rotl32((v2 + _read32(buf, p + 4) * P2) & M32, 13) * P1) & M32
-            v3 = (_rotl32((v3 + _read32(buf, p + 8) * P2) & M32, 13) * P1) & M32
-            v4 = (_rotl32((v4 + _read32(buf, p + 12) * P2) & M32, 13) * P1) & M32
+            v1 = U(_rotl32(U(v1 + U(_read32(buf, p) * P2)), 13) * P1)
+            v2 = U(_rotl32(U(v2 + U(_read32(buf, p + 4) * P2)), 13) * P1)
+            v3 = U(_rotl32(U(v3 + U(_read32(buf, p + 8) * P2)), 13) * P1)
+            v4 = U(_rotl32(U(v4 + U(_read32(buf, p + 12) * P2)), 13) * P1)
             p += 16
-        h = (_rotl32(v1, 1) + _rotl32(v2, 7) + _rotl32(v3, 12) + _rotl32(v4, 18)) & M32
+        h = U(U(U(_rotl32(v1, 1) + _rotl32(v2, 7)) + _rotl32(v3, 12)) + _rotl32(v4, 18))
     else:
         h = P5
-    h = (h + np.uint64(n)) & M32
+    h = U(h + U(n))
     return _xxh32_tail(buf, p, end - p, h)
 
 
@@ -79,46 +81,46 @@ def xxh32_fixed(buf, start, n):
     """xxh32 of the ``n`` < 16 bytes from ``start`` (no stripe loop), inlined
     into the shingle kernels; called with a literal ``n`` it compiles to
     straight-line code."""
-    return _xxh32_tail(buf, start, n, (P5 + np.uint64(n)) & M32)
+    return _xxh32_tail(buf, start, n, U(P5 + U(n)))
 
 
-C1 = np.uint64(0xCC9E2D51)
-C2 = np.uint64(0x1B873593)
+C1 = U(0xCC9E2D51)
+C2 = U(0x1B873593)
 
 
 @njit(inline="always")
 def fmix32(h):
-    """MurmurHash3 32-bit finalizer (a bijection on [0, 2^32))."""
-    h ^= h >> np.uint64(16)
-    h = (h * np.uint64(0x85EBCA6B)) & M32
-    h ^= h >> np.uint64(13)
-    h = (h * np.uint64(0xC2B2AE35)) & M32
-    h ^= h >> np.uint64(16)
-    return h
+    """MurmurHash3 32-bit finalizer (a bijection on uint32)."""
+    h = U(h)
+    h = U(h ^ U(h >> U(16)))
+    h = U(h * U(0x85EBCA6B))
+    h = U(h ^ U(h >> U(13)))
+    h = U(h * U(0xC2B2AE35))
+    return U(h ^ U(h >> U(16)))
 
 
 @njit(cache=True)
 def murmur3_32(buf, start, end):
-    """MurmurHash3 x86_32 of buf[start:end] with seed 0, unsigned."""
+    """MurmurHash3 x86_32 of buf[start:end] with seed 0 (uint32)."""
     n = end - start
-    h = np.uint64(0)
+    h = U(0)
     p = start
     while p + 4 <= end:
-        k = (_read32(buf, p) * C1) & M32
-        k = (_rotl32(k, 15) * C2) & M32
-        h ^= k
-        h = (_rotl32(h, 13) * np.uint64(5) + np.uint64(0xE6546B64)) & M32
+        k = U(_read32(buf, p) * C1)
+        k = U(_rotl32(k, 15) * C2)
+        h = U(h ^ k)
+        h = U(U(_rotl32(h, 13) * U(5)) + U(0xE6546B64))
         p += 4
     rem = end - p
     if rem > 0:
-        k = np.uint64(0)
+        k = U(0)
         if rem >= 3:
-            k ^= np.uint64(buf[p + 2]) << np.uint64(16)
+            k = U(k ^ U(U(buf[p + 2]) << U(16)))
         if rem >= 2:
-            k ^= np.uint64(buf[p + 1]) << np.uint64(8)
-        k ^= np.uint64(buf[p])
-        k = (k * C1) & M32
-        k = (_rotl32(k, 15) * C2) & M32
-        h ^= k
-    h ^= np.uint64(n)
+            k = U(k ^ U(U(buf[p + 1]) << U(8)))
+        k = U(k ^ U(buf[p]))
+        k = U(k * C1)
+        k = U(_rotl32(k, 15) * C2)
+        h = U(h ^ k)
+    h = U(h ^ U(n))
     return fmix32(h)

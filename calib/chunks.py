@@ -42,14 +42,16 @@ def num_threads() -> int:
 
 def bounds(weights: np.ndarray, target: int | None = None, max_items: int | None = None) -> list[tuple[int, int]]:
     """Consecutive (start, end) item ranges of about ``target`` total weight
-    (an item heavier than ``target`` gets a chunk of its own), each at most
-    ``max_items`` long (``target`` defaults to :data:`TARGET`). Empty for no items."""
+    (default :data:`TARGET`), each at most ``max_items`` long; empty for no items.
+
+    Item i joins chunk floor(W_i / target), W_i the weight before it: a chunk
+    ends after the item that carries the running total past a multiple of
+    ``target``, so a heavy item closes its chunk."""
     target = TARGET if target is None else target
     w = np.asarray(weights, dtype=np.int64)
     n = len(w)
     if n == 0:
         return []
-    # item i goes to chunk floor(cum_before_i / target): cuts where the running total crosses a multiple
     before = np.cumsum(w) - w
     cuts = np.flatnonzero(np.diff(before // max(int(target), 1))) + 1
     edges = np.concatenate(([0], cuts, [n]))

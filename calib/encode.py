@@ -82,47 +82,48 @@ def _normalize(buf, off, ascii_, tab, wide, collapse):
     In place: a document's output never outgrows what has been read of it
     (o <= p), so ``buf`` is overwritten, then its segments packed."""
     n = len(off) - 1
-    out = buf
     length = np.zeros(n, dtype=np.int64)
     for d in range(n):
-        s, e = off[d], off[d + 1]
-        o = s
+        # a view indexed from 0: no negative-index wrap check left in the loop
+        text = buf[off[d]:off[d + 1]]
+        e = len(text)
+        o = 0
         pending = False  # a whitespace run after some text: one space if more text follows
         if ascii_[d]:
             # branch-free (whitespace is frequent and unpredictable): always
             # write, advance only over what is kept; o <= p, so the writes
             # stay inside this document's span
-            for p in range(s, e):
-                c = tab[buf[p]]
+            for p in range(e):
+                c = tab[text[p]]
                 w = collapse and c == 32
-                out[o] = 32
+                text[o] = 32
                 o += pending and not w
-                out[o] = c
+                text[o] = c
                 o += not w
-                pending = w and o > s
+                pending = w and o > 0
         else:
-            p = s
+            p = 0
             while p < e:
-                c = tab[buf[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
+                c = tab[text[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
                 w = 0
                 if collapse and c == 32:
                     w = 1
                 elif collapse and c >= 0xC0:
-                    w = _wide_space(buf, p, e, wide)
+                    w = _wide_space(text, p, e, wide)
                 if w > 0:
-                    if o > s:
+                    if o > 0:
                         pending = True
                     p += w
                     continue
                 if pending:
-                    out[o] = 32
+                    text[o] = 32
                     o += 1
                     pending = False
-                out[o] = c
+                text[o] = c
                 o += 1
                 p += 1
-        length[d] = o - s
-    return compact(out, off, length)
+        length[d] = o
+    return compact(buf, off, length)
 
 
 @njit(cache=True, nogil=True)

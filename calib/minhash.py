@@ -148,7 +148,7 @@ def _signatures(offsets, hashes, a, b):
         used = np.zeros(size, dtype=np.bool_)
         mask = size - 1
         for t in range(offsets[d], offsets[d + 1]):
-            x = np.uint32(fmix32(np.uint64(hashes[t])))
+            x = fmix32(hashes[t])
             slot = x & mask
             seen = False
             while used[slot]:

@@ -73,21 +73,23 @@ def _probe(key, j, t, k):
 
 @njit(inline="always")
 def _permute(h, a, b):
-    """pi(h) = fmix32(a * fmix32(h) + b) mod 2^32."""
-    return fmix32((a * fmix32(np.uint64(h)) + b) & np.uint64(0xFFFFFFFF))
+    """pi(h) = fmix32(a * fmix32(h) + b) mod 2^32 (a, b uint32)."""
+    return fmix32(np.uint32(np.uint32(a * fmix32(h)) + b))
 
 
 @njit(inline="always")
-def _row(hashes, s, e, a, b, key, row, filled):
+def _row(hashes, a, b, key, row, filled):
+    """The signature of one document's shingle hashes (a view: indices from 0
+    let the loop below vectorize) into ``row``."""
     k = len(row)
     # pi of every shingle first, in a loop of arithmetic alone (it vectorizes),
     # then the scatter of each value into its bin (a third less time than one loop)
-    y = np.empty(e - s, dtype=np.uint32)
-    for t in range(e - s):
-        y[t] = np.uint32(_permute(hashes[s + t], a, b))
+    y = np.empty(len(hashes), dtype=np.uint32)
+    for t in range(len(hashes)):
+        y[t] = _permute(hashes[t], a, b)
     row[:] = 0xFFFFFFFF
     filled[:] = False
-    for t in range(e - s):
+    for t in range(len(y)):
         v = y[t]
         j = np.int64((np.uint64(v) * np.uint64(k)) >> np.uint64(32))
         filled[j] = True
@@ -126,11 +128,11 @@ def _signatures(offsets, hashes, num_perm, a, b, key):
     out = np.empty((n, num_perm), dtype=np.uint32)
     filled = np.empty(num_perm, dtype=np.bool_)
     for d in range(n):
-        _row(hashes, offsets[d], offsets[d + 1], a, b, key, out[d], filled)
+        _row(hashes[offsets[d]:offsets[d + 1]], a, b, key, out[d], filled)
     return out
 
 
 def signatures(offsets: np.ndarray, hashes: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """(n, num_perm) uint32 OPH signatures of CSR shingle hashes (repeats allowed)."""
     a, b, key = parameters(seed)
-    return _signatures(offsets, hashes, int(num_perm), np.uint64(a), np.uint64(b), np.uint64(key))
+    return _signatures(offsets, hashes, int(num_perm), np.uint32(a), np.uint32(b), np.uint64(key))

@@ -102,12 +102,13 @@ def _unit_starts(buf, s, e, word):
     return starts, ends, m
 
 
-@njit(cache=True)
-def _is_ascii(buf, s, e):
-    for p in range(s, e):
-        if buf[p] >= 0x80:
-            return False
-    return True
+@njit(inline="always")
+def _is_ascii(text):
+    """No byte >= 0x80 (an OR over all bytes, no early exit: it vectorizes)."""
+    acc = np.uint8(0)
+    for p in range(len(text)):
+        acc |= text[p]
+    return acc < 0x80
 
 
 @njit(cache=True)
@@ -124,7 +125,7 @@ def _count(buf, doc_off, k, word):
     n = len(doc_off) - 1
     counts = np.zeros(n, dtype=np.int64)
     for d in range(n):
-        if not word and _is_ascii(buf, doc_off[d], doc_off[d + 1]):
+        if not word and _is_ascii(buf[doc_off[d]:doc_off[d + 1]]):
             counts[d] = _n_shingles(doc_off[d + 1] - doc_off[d], k)  # one unit per byte
             continue
         _, _, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
@@ -150,34 +151,39 @@ def _spans(buf, doc_off, out_off, k, word):
     return span_s, span_e
 
 
+# The per-document loops below index views (text = buf[s:e], dst = out[o:o + c])
+# from 0: numba wraps negative indices, and with an offset LLVM cannot rule one
+# out, so a select stays in the loop and the loads become gathers; from 0 the
+# shingle loop vectorizes (about 7x faster).
+
 @njit(inline="always")
-def _xxh32_run(buf, s, k, out, o, c):
-    for t in range(c):
-        out[o + t] = np.uint32(xxh32_fixed(buf, s + t, k))
+def _xxh32_run(text, k, dst):
+    for t in range(len(dst)):
+        dst[t] = xxh32_fixed(text, t, k)
 
 
 @njit(inline="always")
-def _xxh32_ascii_k(buf, s, k, out, o, c):
-    """xxh32 of the c byte k-grams from ``s`` into out[o:o + c]. The common
-    k are passed as literals: the hash then has no loop left and the loop over
-    shingles vectorizes (about twice as fast as with k a variable)."""
+def _xxh32_ascii_k(text, k, dst):
+    """xxh32 of the byte k-grams of ``text`` into ``dst`` (one per k-gram). The
+    common k are passed as literals: the hash then has no loop left and the
+    loop over shingles vectorizes (about twice as fast as with k a variable)."""
     if k == 5:
-        _xxh32_run(buf, s, 5, out, o, c)
+        _xxh32_run(text, 5, dst)
     elif k == 3:
-        _xxh32_run(buf, s, 3, out, o, c)
+        _xxh32_run(text, 3, dst)
     elif k == 4:
-        _xxh32_run(buf, s, 4, out, o, c)
+        _xxh32_run(text, 4, dst)
     elif k == 6:
-        _xxh32_run(buf, s, 6, out, o, c)
+        _xxh32_run(text, 6, dst)
     elif k == 7:
-        _xxh32_run(buf, s, 7, out, o, c)
+        _xxh32_run(text, 7, dst)
     elif k == 8:
-        _xxh32_run(buf, s, 8, out, o, c)
+        _xxh32_run(text, 8, dst)
     elif k < 16:
-        _xxh32_run(buf, s, k, out, o, c)
+        _xxh32_run(text, k, dst)
     else:
-        for t in range(c):
-            out[o + t] = np.uint32(xxh32(buf, s + t, s + t + k))
+        for t in range(len(dst)):
+            dst[t] = xxh32(text, t, t + k)
 
 
 @njit(cache=True, nogil=True)
@@ -185,27 +191,24 @@ def _hash_spans(buf, doc_off, out_off, k, word, code):
     n = len(doc_off) - 1
     out = np.empty(out_off[n], dtype=np.uint32)
     for d in range(n):
-        o = out_off[d]
-        c = out_off[d + 1] - o
-        s, e = doc_off[d], doc_off[d + 1]
-        if not word and _is_ascii(buf, s, e):
-            # one unit per byte: shingle t is buf[s + t : s + t + k] (the whole text when shorter)
-            if code == 0 and e - s >= k:
-                _xxh32_ascii_k(buf, s, k, out, o, c)
+        text = buf[doc_off[d]:doc_off[d + 1]]
+        dst = out[out_off[d]:out_off[d + 1]]
+        if not word and _is_ascii(text):
+            # one unit per byte: shingle t is text[t : t + k] (the whole text when shorter)
+            if code == 0 and len(text) >= k:
+                _xxh32_ascii_k(text, k, dst)
                 continue
-            for t in range(c):
-                end = min(s + t + k, e)
-                h = xxh32(buf, s + t, end) if code == 0 else murmur3_32(buf, s + t, end)
-                out[o + t] = np.uint32(h)
+            for t in range(len(dst)):
+                end = min(t + k, len(text))
+                dst[t] = xxh32(text, t, end) if code == 0 else murmur3_32(text, t, end)
             continue
-        starts, ends, m = _unit_starts(buf, s, e, word)
-        for t in range(c):
+        starts, ends, m = _unit_starts(text, 0, len(text), word)
+        for t in range(len(dst)):
             last = min(t + k, m) - 1
             if code == 0:
-                h = xxh32(buf, starts[t], ends[last])
+                dst[t] = xxh32(text, starts[t], ends[last])
             else:
-                h = murmur3_32(buf, starts[t], ends[last])
-            out[o + t] = np.uint32(h)
+                dst[t] = murmur3_32(text, starts[t], ends[last])
     return out
 
 
