@@ -380,7 +380,7 @@ def main(argv=None):
         w(f"## Where calib's time goes (`{scheme}` scheme, all docs, stages timed with perf_counter)\n")
         st1, st2 = stages[scheme, 1], stages[scheme, 2]
         n_sh = st1[0]["_n_shingles"]
-        w(f"{len(docs):,} docs in {len(text_chunks(docs))} chunks of about {chunks.TARGET:,} characters, "
+        w(f"{len(docs):,} docs in {len(text_chunks(docs))} chunks (`calib.chunks`), "
           f"{n_sh / 1e6:.1f} M shingles with repeats ({n_sh / len(docs):,.0f} per doc; "
           f"`signatures_from_texts` does not deduplicate). Median over {args.repeats} rounds. Each stage runs "
           f"over all chunks before the next; in `signatures_from_texts` a chunk goes through all three in one "

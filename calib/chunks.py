@@ -6,12 +6,13 @@ handed to ``threads`` Python threads. Each chunk first runs a short Python part
 (``str.encode`` of its texts, which holds the GIL) and then compiled kernels
 that release it (numba ``nogil``), so one thread's Python part overlaps the
 other threads' kernels. Parallel kernels (numba ``prange``) did the same work
-with a serial Python part before them; with two threads they gained 1.5x
-where chunks gain about 1.8x (``bench/throughput.py``).
+with a serial Python part before them; with two threads they gained 1.5x,
+chunks gain 1.7-1.9x (``bench/throughput.py``, which also measures what two
+independent processes reach on the same machine).
 
-Small chunks also keep each chunk's intermediate arrays (normalized bytes,
-shingle hashes) in cache, and memory freed by one chunk is reused by the
-next: there is no single corpus-sized hash array to fault in page by page.
+Chunks also keep each chunk's intermediate arrays (normalized bytes, shingle
+hashes) in cache, and memory freed by one chunk is reused by the next: there
+is no corpus-sized hash array to fault in page by page.
 
 Chunks are cut by position only, and each chunk's result is a function of its
 own documents, so results (and their bytes) do not depend on the thread count.
@@ -26,10 +27,15 @@ import numpy as np
 
 T = TypeVar("T")
 
-# ~256 K characters (or shingles) a chunk: the chunk's shingle hashes (4 bytes
-# each) stay within the 1 MB L2 of a core, and ~180 chunks for 46 MB of text
-# keep the per-chunk Python overhead (tens of microseconds) under 1%.
-TARGET = 1 << 18
+# ~1 M characters a chunk (about 200 documents of 5 KB). Each chunk costs
+# ~80 us of Python (its encode, the pool, the kernel calls), all of it holding
+# the GIL, so with two threads small chunks serialize: 64 K-character chunks
+# gave 1.3x on two threads, 256 K 1.73x, 1 M 1.79x (bench/throughput.py
+# corpus, oph scheme). A chunk's arrays (~5 MB) still sit in the L3 cache.
+TARGET = 1 << 20
+# Smaller inputs are cut finer, into about four chunks a thread (so the last
+# chunk does not run alone for long), but not below this size.
+MIN_TARGET = 1 << 16
 
 
 def num_threads() -> int:
@@ -42,13 +48,15 @@ def num_threads() -> int:
 
 def bounds(weights: np.ndarray, target: int | None = None, max_items: int | None = None) -> list[tuple[int, int]]:
     """Consecutive (start, end) item ranges of about ``target`` total weight
-    (default :data:`TARGET`), each at most ``max_items`` long; empty for no items.
+    (default: :data:`TARGET`, or less for small inputs, see
+    :data:`MIN_TARGET`), each at most ``max_items`` long; empty for no items.
 
     Item i joins chunk floor(W_i / target), W_i the weight before it: a chunk
     ends after the item that carries the running total past a multiple of
     ``target``, so a heavy item closes its chunk."""
-    target = TARGET if target is None else target
     w = np.asarray(weights, dtype=np.int64)
+    if target is None:
+        target = max(MIN_TARGET, min(TARGET, int(w.sum()) // (4 * num_threads())))
     n = len(w)
     if n == 0:
         return []

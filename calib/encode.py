@@ -75,55 +75,110 @@ def _wide_space(buf, p, e, wide):
     return 0
 
 
+@njit(inline="always")
+def _next_run(text, q):
+    """First position >= q where a run of spaces needs collapsing: a space
+    followed by a space or by the end (len(text) when none). 32-byte blocks
+    without one are skipped by a test that vectorizes."""
+    n = len(text)
+    while q + 33 <= n:
+        block = text[q:q + 33]
+        hit = False
+        for i in range(32):
+            hit |= (block[i] == 32) & (block[i + 1] == 32)
+        if hit:
+            break
+        q += 32
+    while q < n and not (text[q] == 32 and (q + 1 == n or text[q + 1] == 32)):
+        q += 1
+    return q
+
+
+@njit(inline="always")
+def _copy(dst, src):
+    # an indexed loop over two views: it vectorizes (numba's slice assignment
+    # checks for overlap and copies element by element)
+    for i in range(len(src)):
+        dst[i] = src[i]
+
+
+@njit(inline="always")
+def _collapse_ascii(text, res, o):
+    """Append ``text`` (bytes already mapped, whitespace as 32) to res[o:] with
+    each run of spaces as one space and none at either end; returns the new o.
+    Runs of one space are copied with the text around them (prose has few
+    longer runs), so the copy moves long segments."""
+    n = len(text)
+    p = 0
+    while p < n and text[p] == 32:
+        p += 1
+    while p < n:
+        q = _next_run(text, p)
+        _copy(res[o:o + q - p], text[p:q])
+        o += q - p
+        while q < n and text[q] == 32:
+            q += 1
+        if q < n:
+            res[o] = 32
+            o += 1
+        p = q
+    return o
+
+
+@njit(inline="always")
+def _collapse_unicode(text, res, o, tab, wide):
+    """:func:`_collapse_ascii` for a non-ASCII text: bytes mapped through tab as
+    they are read, and the Unicode whitespace in ``wide`` counted as space."""
+    n = len(text)
+    start = o
+    pending = False  # a whitespace run after some text: one space if more text follows
+    p = 0
+    while p < n:
+        c = tab[text[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
+        w = 0
+        if c == 32:
+            w = 1
+        elif c >= 0xC0:
+            w = _wide_space(text, p, n, wide)
+        if w > 0:
+            pending = o > start
+            p += w
+            continue
+        if pending:
+            res[o] = 32
+            o += 1
+            pending = False
+        res[o] = c
+        o += 1
+        p += 1
+    return o
+
+
 @njit(cache=True, nogil=True)
 def _normalize(buf, off, ascii_, tab, wide, collapse):
-    """Map bytes through tab, collapse whitespace runs to one space (strip the
-    ends); in non-ASCII documents also the Unicode whitespace in ``wide``.
-    In place: a document's output never outgrows what has been read of it
-    (o <= p), so ``buf`` is overwritten, then its segments packed."""
+    """Map bytes through tab (in ``buf``); with ``collapse`` also collapse
+    whitespace runs to one space and strip the ends (in non-ASCII documents
+    the Unicode whitespace in ``wide`` too). Returns (bytes, offsets): ``buf``
+    itself when nothing collapses, else a new buffer."""
     n = len(off) - 1
-    length = np.zeros(n, dtype=np.int64)
+    if not collapse:
+        for p in range(len(buf)):
+            buf[p] = tab[buf[p]]
+        return buf, off
+    res = np.empty(len(buf), dtype=np.uint8)  # output never outgrows input
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    o = 0
     for d in range(n):
-        # a view indexed from 0: no negative-index wrap check left in the loop
+        # views indexed from 0: no negative-index wrap check left in the loops
         text = buf[off[d]:off[d + 1]]
-        e = len(text)
-        o = 0
-        pending = False  # a whitespace run after some text: one space if more text follows
         if ascii_[d]:
-            # branch-free (whitespace is frequent and unpredictable): always
-            # write, advance only over what is kept; o <= p, so the writes
-            # stay inside this document's span
-            for p in range(e):
-                c = tab[text[p]]
-                w = collapse and c == 32
-                text[o] = 32
-                o += pending and not w
-                text[o] = c
-                o += not w
-                pending = w and o > 0
+            for p in range(len(text)):
+                text[p] = tab[text[p]]  # vectorizes
+            o = _collapse_ascii(text, res, o)
         else:
-            p = 0
-            while p < e:
-                c = tab[text[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
-                w = 0
-                if collapse and c == 32:
-                    w = 1
-                elif collapse and c >= 0xC0:
-                    w = _wide_space(text, p, e, wide)
-                if w > 0:
-                    if o > 0:
-                        pending = True
-                    p += w
-                    continue
-                if pending:
-                    text[o] = 32
-                    o += 1
-                    pending = False
-                text[o] = c
-                o += 1
-                p += 1
-        length[d] = o
-    return compact(buf, off, length)
+            o = _collapse_unicode(text, res, o, tab, wide)
+        new_off[d + 1] = o
+    return res[:o], new_off
 
 
 @njit(cache=True, nogil=True)

@@ -35,6 +35,15 @@ def brute_bounds(w, target, max_items):
     return [(a, min(a + max_items, e)) for s, e in out for a in range(s, e, max_items)]
 
 
+def test_small_inputs_are_cut_into_about_four_chunks_a_thread(monkeypatch):
+    monkeypatch.setattr(chunks, "num_threads", lambda: 2)
+    w = np.full(1000, 1000)  # 1 M in all: 8 chunks of 125 K (above MIN_TARGET, below TARGET)
+    assert chunks.bounds(w) == chunks.bounds(w, target=125_000) and len(chunks.bounds(w)) == 8
+    assert len(chunks.bounds(np.full(10, 1000))) == 1  # 10 K in all: one chunk of MIN_TARGET
+    big = np.full(1000, 100_000)  # 100 M: chunks of TARGET
+    assert chunks.bounds(big) == chunks.bounds(big, target=chunks.TARGET)
+
+
 def test_bounds_hand_computed():
     # weights 3,3,3,3 with target 5: totals before each item are 0,3,6,9 -> chunks by 0//5,3//5,6//5,9//5 = 0,0,1,1
     assert chunks.bounds([3, 3, 3, 3], target=5) == [(0, 2), (2, 4)]
@@ -91,11 +100,13 @@ def test_signatures_independent_of_threads_and_chunk_size(monkeypatch, scheme):
     try:
         numba.set_num_threads(1)
         monkeypatch.setattr(chunks, "TARGET", 10 ** 9)  # one chunk: the whole sample at once
+        monkeypatch.setattr(chunks, "MIN_TARGET", 10 ** 9)
         whole = signatures_from_texts(texts, rep)
         sets_whole = shingle_hashes(texts, rep, unique=True)
         numba.set_num_threads(2)
         for target in (1, 37, 500):  # one document a chunk, a few, many
             monkeypatch.setattr(chunks, "TARGET", target)
+            monkeypatch.setattr(chunks, "MIN_TARGET", target)
             assert len(chunks.bounds([len(t) for t in texts])) > 1
             assert np.array_equal(signatures_from_texts(texts, rep), whole)
             sets = shingle_hashes(texts, rep, unique=True)
