@@ -8,14 +8,16 @@ only what needs Unicode tables runs in Python:
 * an ASCII text (most of them) is NFKC-invariant, and its lowercase,
   punctuation and whitespace rules are byte-table look-ups: it is encoded
   as is (a copy) and normalized by the compiled kernel;
-* a text with a non-ASCII character goes through NFKC, ``str.lower`` and the
-  punctuation rule in Python (C-level string methods), and only the
-  whitespace collapse runs in the kernel (Unicode whitespace decoded from
-  UTF-8: the 25 code points ``str.split()`` splits on).
+* a text with a non-ASCII character goes through NFKC (and the punctuation
+  rule) in Python, then the kernel lowercases it code point by code point
+  (a table of ``str.lower``) and collapses its whitespace (the 25 code points
+  ``str.split()`` splits on). Python lowercases only a text holding a capital
+  sigma (its lowercase depends on the letters around it) or under the
+  punctuation rule (which comes after the lowercase).
 
 The kernel releases the GIL (numba ``nogil``): :mod:`calib.chunks` runs
-chunks of documents through it in parallel threads. ASCII look-ups applied to an already-normalized non-ASCII text
-change nothing (no A-Z or ASCII punctuation is left), so one kernel serves both.
+chunks of documents through it in parallel threads, and the less of a text
+Python touches, the less the threads wait for each other.
 """
 
 from __future__ import annotations
@@ -55,24 +57,23 @@ def _ascii_table(lower: bool, punct: bool, collapse: bool) -> np.ndarray:
     return tab
 
 
-@njit(inline="always")
-def _wide_space(buf, p, e, wide):
-    """Length in bytes of the Unicode whitespace character at p (lead byte >= 0xC0), or 0."""
-    b0 = np.int64(buf[p])
-    if b0 < 0xE0:
-        n, cp = 2, b0 & 0x1F
-    elif b0 < 0xF0:
-        n, cp = 3, b0 & 0x0F
-    else:
-        return 0  # no whitespace above U+FFFF
-    if p + n > e:
-        return 0
-    for t in range(1, n):
-        cp = (cp << 6) | (np.int64(buf[p + t]) & 0x3F)
-    for w in wide:
-        if w == cp:
-            return n
-    return 0
+# str.lower() is context-free for every code point but U+03A3 (capital sigma:
+# final or not depends on the letters around it), maps one code point to one
+# except U+0130 (-> "i" + U+0307), changes nothing above U+1E921, and is
+# idempotent; a test checks all four against the running Python.
+SIGMA = "\u03a3"
+_DOTTED_I = 0x130
+_EMPTY_TABLE = np.zeros(0, dtype=np.uint32)
+
+
+@lru_cache(maxsize=1)
+def _lower_table() -> np.ndarray:
+    """ord(chr(c).lower()) for every code point c below the last one lower()
+    changes (U+0130 maps to 'i'; the kernel adds its U+0307)."""
+    import sys
+
+    last = max(c for c in range(sys.maxunicode + 1) if chr(c).lower() != chr(c))
+    return np.array([ord(chr(c).lower()[0]) for c in range(last + 1)], dtype=np.uint32)
 
 
 @njit(inline="always")
@@ -126,46 +127,100 @@ def _collapse_ascii(text, res, o):
 
 
 @njit(inline="always")
-def _collapse_unicode(text, res, o, tab, wide):
-    """:func:`_collapse_ascii` for a non-ASCII text: bytes mapped through tab as
-    they are read, and the Unicode whitespace in ``wide`` counted as space."""
+def _put_utf8(res, o, cp):
+    """UTF-8 of code point cp (surrogates too, as surrogatepass writes them) at res[o]; the new o."""
+    if cp < 0x80:
+        res[o] = cp
+        return o + 1
+    if cp < 0x800:
+        res[o] = 0xC0 | (cp >> 6)
+        res[o + 1] = 0x80 | (cp & 0x3F)
+        return o + 2
+    if cp < 0x10000:
+        res[o] = 0xE0 | (cp >> 12)
+        res[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
+        res[o + 2] = 0x80 | (cp & 0x3F)
+        return o + 3
+    res[o] = 0xF0 | (cp >> 18)
+    res[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
+    res[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    res[o + 3] = 0x80 | (cp & 0x3F)
+    return o + 4
+
+
+@njit(inline="always")
+def _unicode_doc(text, res, o, tab, wide, collapse, lower_cp):
+    """Append a non-ASCII text (UTF-8) to res[o:]: ASCII bytes mapped through
+    tab, other code points through ``lower_cp`` (when not empty), and with
+    ``collapse`` whitespace runs (the Unicode whitespace in ``wide`` too) as
+    one space, none at either end. Returns the new o."""
     n = len(text)
     start = o
     pending = False  # a whitespace run after some text: one space if more text follows
     p = 0
     while p < n:
-        c = tab[text[p]]  # identity on bytes >= 0x80 (lead and continuation bytes)
-        w = 0
-        if c == 32:
-            w = 1
-        elif c >= 0xC0:
-            w = _wide_space(text, p, n, wide)
-        if w > 0:
-            pending = o > start
-            p += w
+        b0 = np.int64(text[p])
+        if b0 < 0x80:
+            c = tab[b0]
+            if collapse and c == 32:
+                pending = o > start
+                p += 1
+                continue
+            if pending:
+                res[o] = 32
+                o += 1
+                pending = False
+            res[o] = c
+            o += 1
+            p += 1
             continue
+        if b0 < 0xE0:
+            m, cp = 2, b0 & 0x1F
+        elif b0 < 0xF0:
+            m, cp = 3, b0 & 0x0F
+        else:
+            m, cp = 4, b0 & 0x07
+        for t in range(1, m):
+            cp = (cp << 6) | (np.int64(text[p + t]) & 0x3F)
+        p += m
+        if collapse:
+            space = False
+            for w in wide:
+                space |= w == cp
+            if space:
+                pending = o > start
+                continue
         if pending:
             res[o] = 32
             o += 1
             pending = False
-        res[o] = c
-        o += 1
-        p += 1
+        if cp < len(lower_cp):
+            if cp == _DOTTED_I:
+                res[o] = 0x69  # "i", then U+0307 COMBINING DOT ABOVE
+                o += 1
+                cp = 0x307
+            else:
+                cp = np.int64(lower_cp[cp])
+        o = _put_utf8(res, o, cp)
     return o
 
 
 @njit(cache=True, nogil=True)
-def _normalize(buf, off, ascii_, tab, wide, collapse):
-    """Map bytes through tab (in ``buf``); with ``collapse`` also collapse
-    whitespace runs to one space and strip the ends (in non-ASCII documents
-    the Unicode whitespace in ``wide`` too). Returns (bytes, offsets): ``buf``
-    itself when nothing collapses, else a new buffer."""
+def _normalize(buf, off, ascii_, tab, wide, collapse, lower_cp):
+    """Map ASCII bytes through tab and (with a non-empty ``lower_cp``) other
+    code points of non-ASCII documents through it; with ``collapse`` also
+    collapse whitespace runs to one space and strip the ends. Returns (bytes,
+    offsets): ``buf`` itself, mapped in place, when no length can change."""
     n = len(off) - 1
-    if not collapse:
+    if not collapse and (len(lower_cp) == 0 or ascii_.all()):
         for p in range(len(buf)):
             buf[p] = tab[buf[p]]
         return buf, off
-    res = np.empty(len(buf), dtype=np.uint8)  # output never outgrows input
+    room = len(buf)
+    for d in range(n):
+        if not ascii_[d]:
+            room += (off[d + 1] - off[d]) // 2  # lower() turns a few 2-byte letters into 3 bytes
+    res = np.empty(room, dtype=np.uint8)
     new_off = np.zeros(n + 1, dtype=np.int64)
     o = 0
     for d in range(n):
@@ -174,9 +229,13 @@ def _normalize(buf, off, ascii_, tab, wide, collapse):
         if ascii_[d]:
             for p in range(len(text)):
                 text[p] = tab[text[p]]  # vectorizes
-            o = _collapse_ascii(text, res, o)
+            if collapse:
+                o = _collapse_ascii(text, res, o)
+            else:
+                _copy(res[o:o + len(text)], text)
+                o += len(text)
         else:
-            o = _collapse_unicode(text, res, o, tab, wide)
+            o = _unicode_doc(text, res, o, tab, wide, collapse, lower_cp)
         new_off[d + 1] = o
     return res[:o], new_off
 
@@ -194,15 +253,17 @@ def compact(values, off, length):
     return res, new_off
 
 
-def _python_part(text: str, rep) -> str:
-    """The steps of ``normalize`` that need Unicode tables, for a non-ASCII text."""
+def _python_part(text: str, rep, kernel_lower: bool) -> str:
+    """The steps of ``normalize`` that need Unicode tables, for a non-ASCII
+    text. With ``kernel_lower`` the kernel lowercases, unless the text holds a
+    capital sigma after NFKC (which makes one of U+03F9 too)."""
     from .represent import _punct_re
 
     if rep.strip_punct:
         text = _punct_re().sub(" ", text)
     if rep.nfkc:
         text = unicodedata.normalize("NFKC", text)
-    if rep.lowercase:
+    if rep.lowercase and (not kernel_lower or SIGMA in text):
         text = text.lower()
     if rep.strip_punct:
         text = _punct_re().sub(" ", text)
@@ -212,7 +273,13 @@ def _python_part(text: str, rep) -> str:
 def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
     ascii_ = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts))
-    parts = [t.encode("ascii") if a else _python_part(t, rep).encode("utf-8", "surrogatepass")
+    # The kernel lowercases non-ASCII texts by code point, except a text with a
+    # capital sigma (context-dependent) and with strip_punct (whose second pass
+    # comes after the lowercase); Python's lower() first is harmless there,
+    # since lowering twice changes nothing.
+    kernel_lower = rep.lowercase and not rep.strip_punct
+    parts = [t.encode("ascii") if a else
+             _python_part(t, rep, kernel_lower).encode("utf-8", "surrogatepass")
              for t, a in zip(texts, ascii_.tolist())]
     off = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=off[1:])
@@ -221,4 +288,6 @@ def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     collapse = rep.collapse_ws or rep.shingle == "word"
     if not (rep.lowercase or rep.strip_punct or collapse):
         return buf, off
-    return _normalize(buf, off, ascii_, _ascii_table(rep.lowercase, rep.strip_punct, collapse), _WS_WIDE, collapse)
+    lower_cp = _lower_table() if kernel_lower and not ascii_.all() else _EMPTY_TABLE
+    return _normalize(buf, off, ascii_, _ascii_table(rep.lowercase, rep.strip_punct, collapse), _WS_WIDE,
+                      collapse, lower_cp)

@@ -89,3 +89,30 @@ def test_edge_cases():
     assert split(*encode([], rep)) == []
     texts = ["", " ", "\u3000", "A", " A\u00a0 B ", "x\u2028\u2029y", "\u00a0\u00a0"]
     assert split(*encode(texts, rep)) == [b"", b"", b"", b"a", b"a b", b"x y", b""]
+
+
+def test_lower_table_facts_hold_for_this_python():
+    # calib.encode lowercases non-ASCII texts by code point in the kernel; that
+    # is str.lower() only because of these facts about the running Python
+    from calib.encode import _lower_table
+
+    table = _lower_table()
+    every = [c for c in range(sys.maxunicode + 1)]
+    changed = [c for c in every if chr(c).lower() != chr(c)]
+    assert max(changed) == len(table) - 1
+    assert [c for c in every if len(chr(c).lower()) != 1] == [0x130]
+    assert all(chr(c).lower().lower() == chr(c).lower() for c in changed)  # idempotent
+    assert all(table[c] == ord(chr(c).lower()[0]) for c in changed)
+
+
+@pytest.mark.parametrize("rep", [R(), R(shingle="char"), R(shingle="char", collapse_ws=False), R(nfkc=False)])
+def test_every_code_point_lower_changes_the_length_of(rep):
+    # each letter whose lowercase has another UTF-8 length, alone, between words, twice,
+    # and in texts with a capital sigma (handed to Python's lower: final sigma depends on context)
+    odd = [chr(c) for c in range(sys.maxunicode + 1)
+           if chr(c).lower() != chr(c) and len(chr(c).lower().encode()) != len(chr(c).encode())]
+    assert len(odd) >= 20
+    texts = [c for c in odd] + [f"Ab {c}{c} cd" for c in odd] + ["".join(odd)]
+    texts += ["ΟΔΟΣ ΟΔΟΣ.", "ΑΣ", "Σ", "AΣb", "ȺΣ İ", "ΣΑΣ  σ", "ΑϹ", "ϹϹ b"]  # NFKC makes U+03F9 a sigma
+    buf, off = encode(texts, rep)
+    assert split(buf, off) == reference(texts, rep)
