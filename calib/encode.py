@@ -66,14 +66,14 @@ _DOTTED_I = 0x130
 _EMPTY_TABLE = np.zeros(0, dtype=np.uint32)
 
 
+_LAST_CASED = 0x1E921  # ADLAM CAPITAL LETTER SHA, the last code point lower() changes
+
+
 @lru_cache(maxsize=1)
 def _lower_table() -> np.ndarray:
-    """ord(chr(c).lower()) for every code point c below the last one lower()
+    """ord(chr(c).lower()) for every code point c up to the last one lower()
     changes (U+0130 maps to 'i'; the kernel adds its U+0307)."""
-    import sys
-
-    last = max(c for c in range(sys.maxunicode + 1) if chr(c).lower() != chr(c))
-    return np.array([ord(chr(c).lower()[0]) for c in range(last + 1)], dtype=np.uint32)
+    return np.array([ord(chr(c).lower()[0]) for c in range(_LAST_CASED + 1)], dtype=np.uint32)
 
 
 @njit(inline="always")
