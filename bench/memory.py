@@ -488,7 +488,7 @@ def write_report(rows: list[dict], out: Path, n_words: int) -> None:
         f"`PYTHONPATH=. python bench/memory.py` on {os.cpu_count()} shared cores, Python "
         f"{sys.version.split()[0]}. Documents: 20-60 words drawn (seeded) from {n_words:,} distinct words of "
         "/usr/share/common-licenses/*, one JSONL line each, streamed line by line; signatures: "
-        f"`calib.minhash.signatures_from_texts` per batch, word 5-grams, num_perm={NUM_PERM}, fast scheme, written "
+        f"`calib.minhash.signatures_from_texts` per batch, word 5-grams, num_perm={NUM_PERM}, `prefix` scheme, written "
         "into a preallocated (n, 128) uint32 matrix (plain array; `memmap` = `np.lib.format.open_memmap` .npy "
         "file). Each case runs in a fresh interpreter; peak RSS is its `ru_maxrss`. This is pass 1 of `calib "
         "apply` alone; the whole command is measured below.\n\n"
@@ -497,19 +497,20 @@ def write_report(rows: list[dict], out: Path, n_words: int) -> None:
 
 READING = """## Reading
 
-Peak RSS is the interpreter with numpy/numba/pandas loaded (~156 MB, column "RSS after imports"), plus the
+Peak RSS is the interpreter with numpy/numba/pandas loaded (~159 MB, column "RSS after imports"), plus the
 signature matrix (n x 128 x 4 bytes), plus a working set set by the batch size alone: the last column
-(peak - imports - matrix) stays at ~12-22 MB at batch 10,000 while n grows 100-fold (10k -> 1M documents) and
-the text read grows from 3 MB to 321 MB, and at fixed n = 100,000 it grows with the batch (about 2, 22, 76 and
-117 MB for batches of 1k, 10k, 50k and 100k documents: roughly 1.2 KB per document in flight, i.e. its text,
-normalized copy, token list, shingle hashes and signature row). The texts are never all in memory: only one
+(peak - imports - matrix) stays at ~12 MB at batch 10,000 while n grows 100-fold (10k -> 1M documents) and
+the text read grows from 3 MB to 321 MB, and at fixed n = 100,000 it grows with the batch (about 1, 12, 52 and
+95 MB for batches of 1k, 10k, 50k and 100k documents: roughly 0.9 KB per document held, its line, text and
+signature row; normalizing, shingling and hashing run in chunks of about 1 M characters a thread,
+`calib.chunks`, so their arrays no longer grow with the batch). The texts are never all in memory: only one
 batch of lines is. The signature rows are identical for every batch size (same checksum in every 100k row).
-Batches below ~10k cost throughput (per-call overhead: 1k docs per call is ~2-3x slower than 10k-100k);
+Batches below ~10k cost throughput (per-call overhead: 1k docs per call is ~1.4x slower than 10k-100k);
 10k-50k is the sweet spot. With the matrix as an `open_memmap` file the RSS is the same, because written
 pages of a file mapping count in RSS until the kernel writes them back; they are file-backed and reclaimable
 (not anonymous memory), so under memory pressure the memmap variant pages out instead of failing: use it
-when n x num_perm x 4 bytes approaches RAM. At 1M documents the pipeline streams ~35-50k docs/s on 2 shared
-cores.
+when n x num_perm x 4 bytes approaches RAM. At 1M documents the pipeline streams ~75-90k docs/s on 2 shared
+cores (reading and parsing the JSONL lines included).
 """
 
 if __name__ == "__main__":
