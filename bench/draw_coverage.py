@@ -25,7 +25,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.draw_labels import CONFIG, SAMPLE, _label  # noqa: E402
+from bench.draw_labels import CONFIG, SAMPLE, _label, oracle_and_truth  # noqa: E402
 from calib.draw import draw, write_drawn  # noqa: E402
 from calib.samples import load_sample  # noqa: E402
 from calib.sweep import Workspace, evaluate  # noqa: E402
@@ -37,9 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "draw_coverage.md"))
     a = ap.parse_args(argv)
-    docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
-    oracle = dict(zip(docs["id"], docs["group"]))
-    truth = evaluate(load_sample(SAMPLE), CONFIG).row
+    oracle, truth = oracle_and_truth()
     rows = []
     for m in (int(x) for x in a.pairs.split(",")):
         for seed in range(a.seeds):

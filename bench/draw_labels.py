@@ -38,6 +38,13 @@ SAMPLE = ROOT / "data" / "sample"
 CONFIG = Config(rep=Representation(shingle="char", k=5), b=16, r=8, threshold=0.8)
 
 
+def oracle_and_truth() -> tuple[dict, dict]:
+    """The shipped sample's groups as the oracle (id -> group), and CONFIG's
+    rates on the whole sample (every pair labeled by its groups)."""
+    docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
+    return dict(zip(docs["id"], docs["group"])), evaluate(load_sample(SAMPLE), CONFIG).row
+
+
 def _label(directory: Path, oracle: dict) -> None:
     p = pd.read_csv(directory / "pairs.csv", dtype=str, keep_default_na=False)
     ga, gb = p["id_a"].map(oracle), p["id_b"].map(oracle)
@@ -61,9 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--min-rounds", type=int, default=1, help="keep labeling for at least this many rounds")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "draw_labels.md"))
     a = ap.parse_args(argv)
-    docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
-    oracle = dict(zip(docs["id"], docs["group"]))
-    truth = evaluate(load_sample(SAMPLE), CONFIG).row
+    oracle, truth = oracle_and_truth()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp) / "drawn"
