@@ -184,6 +184,10 @@ def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
     except Exception as exc:
         raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
     names = pf.schema_arrow.names
+    for f in (id_field, text_field, *extra_fields):
+        if names.count(f) > 1:  # pyarrow would hand over the last one without a word
+            raise ApplyError(f"{path}: duplicate column {f!r} (columns {', '.join(str(k + 1) for k, c in enumerate(names) if c == f)}): "
+                             "which one is meant is ambiguous")
     for f in (id_field, text_field):
         if f not in names:
             raise ApplyError(f"{path}: missing column {f!r} (columns: {', '.join(names)})")
@@ -203,6 +207,9 @@ def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_fi
     """Refuse, before any work, fields to keep that the corpus does not have (Parquet: its
     columns; JSONL: its first record) or that are the id or text field."""
     path = Path(path)
+    twice = sorted({f for f in fields if fields.count(f) > 1})
+    if twice:
+        raise ApplyError(f"--keep-fields: {twice[0]!r} is named twice (each field once)")
     for f in fields:
         if f in (id_field, text_field):
             raise ApplyError(f"--keep-fields: {f!r} is the {'id' if f == id_field else 'text'} field; the manifest "

@@ -247,6 +247,12 @@ def with_reviews(sample, db: str):
     return sample
 
 
+def _say_if_sampled(truth) -> None:
+    if truth.sampled:
+        print(f"note: the groups hold {truth.total_positive:,} duplicate pairs: rates over duplicate pairs are "
+              f"measured on a seeded uniform sample of {truth.n_positive:,} of them", file=sys.stderr)
+
+
 def _no_labels(sample) -> bool:
     from .truth import truth_from_sample
     return truth_from_sample(sample).n_positive == 0
@@ -260,6 +266,7 @@ def cmd_sweep(a) -> int:
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
+    sample_hash = sample.content_hash()  # as loaded (before --reviews): what export --from-sweep loads and checks
     if a.reviews:
         sample = with_reviews(sample, a.reviews)
     try:
@@ -271,6 +278,7 @@ def cmd_sweep(a) -> int:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
               f"measured and nothing is recommended (exit status {NO_LABELS})", file=sys.stderr)
     print(f"{sample}\n{grid}", file=sys.stderr)
+    _say_if_sampled(ws.truth)
     results = sweep(ws, grid, progress=tqdm_progress("sweep"))
     table, over = results, ""
     if results["seed"].nunique() > 1:  # hash luck measured: recommend on the across-seed figures
@@ -281,7 +289,7 @@ def cmd_sweep(a) -> int:
     # (across_seeds keeps the lowest seed's fingerprint), so --from-sweep exports it.
     chosen = set(table.loc[table["recommended"], "config_fingerprint"])
     results = results.drop(columns=["recommended"], errors="ignore").assign(
-        recommended=results["config_fingerprint"].isin(chosen).to_numpy(bool))
+        recommended=results["config_fingerprint"].isin(chosen).to_numpy(bool), sample_hash=sample_hash)
     write_table_atomic(results, out)
     print(f"wrote {len(results)} rows to {out}", file=sys.stderr)
     if over:
@@ -324,7 +332,27 @@ def row_from_sweep(path: str, fingerprint: str | None):
     rows = results[results["recommended"].astype(str).str.lower() == "true"]
     if rows.empty:
         raise CliError(f"--from-sweep {p}: no recommended row (nothing fit the sweep's budget): pass --fingerprint")
+    chosen = rows["config_fingerprint"].astype(str).unique()
+    if len(chosen) > 1:  # one sweep marks one configuration: an edited or concatenated table
+        raise CliError(f"--from-sweep {p}: {len(chosen)} configurations are marked recommended "
+                       f"({', '.join(chosen[:3])}{', ...' if len(chosen) > 3 else ''}): pass --fingerprint")
     return rows.iloc[0]
+
+
+def check_swept_row(path: str, row, config, sample) -> None:
+    """The row describes ``config`` (its recorded fingerprint is the recomputed one: no edited
+    cell) and was swept on ``sample`` (its recorded sample_hash, when the table has one)."""
+    recorded = str(row.get("config_fingerprint"))
+    if config.fingerprint() != recorded:
+        raise CliError(f"--from-sweep {path}: row {recorded}: its configuration columns give fingerprint "
+                       f"{config.fingerprint()}: the row was edited (or the table is damaged)")
+    swept_on = row.get("sample_hash")
+    if swept_on is None or (isinstance(swept_on, float) and swept_on != swept_on):
+        print(f"warning: --from-sweep {path}: no sample_hash column (a table from an older calib): "
+              f"cannot check it was swept on {sample.name}", file=sys.stderr)
+    elif str(swept_on) != sample.content_hash():
+        raise CliError(f"--from-sweep {path}: swept on another sample (sample_hash {str(swept_on)[:12]}..., "
+                       f"this --sample {sample.content_hash()[:12]}...): sweep this sample, or pass the one swept")
 
 
 def _load_exported(path: str):
@@ -372,6 +400,8 @@ def cmd_export(a) -> int:
         selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
                      "config_fingerprint": config.fingerprint()}
     sample = load(a.sample, a.pairs, a.missing_values)
+    if a.from_sweep:
+        check_swept_row(a.from_sweep, row, config, sample)
     try:
         ws = Workspace(sample)
     except ValueError as exc:
@@ -390,6 +420,7 @@ def cmd_export(a) -> int:
         config = config_from_row(results[results["recommended"]].iloc[0])
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
                      "grid_size": int(len(results))}
+    _say_if_sampled(ws.truth)
     evaluation = evaluate(ws, config)
     if evaluation.clustering is None:
         raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")

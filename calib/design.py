@@ -56,7 +56,7 @@ class Design:
 
     def __post_init__(self) -> None:
         e = np.asarray(self.edges, dtype=float)
-        if len(e) < 2 or np.any(np.diff(e) <= 0) or e[0] <= 0 or e[-1] > 1:
+        if len(e) < 2 or not np.all(np.isfinite(e)) or np.any(np.diff(e) <= 0) or e[0] <= 0 or e[-1] > 1:
             raise ValueError(f"band edges must increase within (0, 1], got {list(self.edges)}")
         if len(self.population) != len(self.strata) or len(self.drawn) != len(self.strata):
             raise ValueError(f"the design has {len(self.strata)} strata, population/drawn give "

@@ -105,6 +105,7 @@ def allocate(total: int, population, uniform_share: float = 0.2) -> np.ndarray:
     ``total`` to the last stratum, the rest equally over the others; no
     stratum gets more than it holds, the excess goes to those with room."""
     pop = np.asarray(population, dtype=np.int64)
+    total = min(int(total), int(pop.sum()))  # more than the strata hold: all of them (and no int64 overflow)
     want = np.zeros(len(pop), dtype=float)
     want[-1] = uniform_share * total
     want[:-1] = (total - want[-1]) / max(len(pop) - 1, 1)
@@ -203,6 +204,10 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
         raise DrawError(f"--pairs must be >= 1, got {pairs}")
     if not 0.0 <= uniform_share <= 1.0:
         raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
+    if not 0 <= seed < 2**63:
+        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+    if max_pairs is not None and max_pairs < 0:
+        raise DrawError(f"--max-pairs must be >= 0, got {max_pairs}")
     Design(rep, tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges before the pass
     try:
         ids, texts, N, skipped = reservoir(corpus, docs, seed, batch_size=batch_size, id_field=id_field,
@@ -383,7 +388,10 @@ def _parse_shingle(text: str) -> Representation:
     m = re.fullmatch(r"(word|char)(\d+)", text.strip())
     if not m:
         raise DrawError(f"--shingle {text!r}: expected word<k> or char<k>, e.g. char5")
-    return Representation(shingle=m.group(1), k=int(m.group(2)))
+    try:
+        return Representation(shingle=m.group(1), k=int(m.group(2)))
+    except ValueError as exc:
+        raise DrawError(f"--shingle {text!r}: {exc}") from None
 
 
 def cmd_draw(a) -> int:

@@ -31,6 +31,7 @@ from . import __version__, _api
 from .atomic import cleanup_temp_files, write_bytes_atomic, write_frame_atomic, write_text_atomic  # noqa: F401
 from .jsondoc import dumps, json_value
 from .manifest import NOTICE  # noqa: F401 (the export's notice is the manifest's)
+from .reading import _DuplicateKey, _no_duplicate_keys  # the loaders' duplicate-key rule
 
 if TYPE_CHECKING:  # imported lazily: writing files needs neither numba nor scipy
     from .config import Config
@@ -194,7 +195,10 @@ def load_config(path) -> tuple[Config, dict]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ExportError(f"cannot read: {exc}", None, str(p))
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:  # the loaders' rule: which value is meant is ambiguous
+        raise ExportError(f"duplicate key {exc.key!r} in one JSON object (which value is meant is ambiguous)",
+                          None, str(p))
     except json.JSONDecodeError as exc:
         raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", None, str(p))
     except RecursionError:  # e.g. arrays nested 100,000 deep

@@ -10,6 +10,12 @@ An explicit pair label wins over the group rule (the loaders refuse samples
 where the two contradict). Without groups, a pair nobody labeled is
 *unlabeled* (-1): metrics report it as such and never count it as right or
 wrong.
+
+A group of m documents holds m(m-1)/2 duplicate pairs (450M for m = 30,000):
+the group pairs are counted first, and above ``MAX_GROUP_PAIRS`` a seeded
+uniform sample of that many is kept (plus every explicitly labeled pair), so
+rates over duplicate pairs become estimates on a uniform sample of them
+(``Truth.sampled``, ``Truth.total_positive``) instead of an out-of-memory error.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from .pairs import decode, pair_codes
 from .samples import Sample
 
 DUPLICATE, NOT_DUPLICATE, UNLABELED = np.int8(1), np.int8(0), np.int8(-1)
+MAX_GROUP_PAIRS = 5_000_000  # group pairs kept (a sample above it): ~0.5 GB of per-pair arrays in a sweep
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,12 +42,19 @@ class Truth:
     codes: np.ndarray    # int64, sorted: i * n + j of explicitly labeled pairs
     labels: np.ndarray   # int8 aligned with codes (1 duplicate, 0 not)
     groups: np.ndarray | None  # int64 group code per row, or None
-    pos_i: np.ndarray    # every duplicate pair (i < j), sorted
+    pos_i: np.ndarray    # every duplicate pair (i < j), sorted; a uniform sample of them when `sampled`
     pos_j: np.ndarray
+    total_positive: int = -1  # duplicate pairs in the sample (-1: len(pos_i))
 
     @property
     def n_positive(self) -> int:
+        """Duplicate pairs measured (those in pos_i / pos_j)."""
         return len(self.pos_i)
+
+    @property
+    def sampled(self) -> bool:
+        """True when pos_i / pos_j are a uniform sample of the duplicate pairs (groups too large to list)."""
+        return self.total_positive > len(self.pos_i)
 
     @property
     def complete(self) -> bool:
@@ -65,8 +79,11 @@ class Truth:
 
     def clusters(self) -> np.ndarray:
         """True duplicate clusters: components of the duplicate-pair graph (int64[n])."""
-        g = sparse.coo_matrix((np.ones(self.n_positive, dtype=np.int8), (self.pos_i, self.pos_j)),
-                              shape=(self.n, self.n))
+        i, j = self.pos_i, self.pos_j
+        if self.sampled:  # sampled pairs need not connect a group: join each member to its group's first
+            si, sj = _group_star(self.groups)
+            i, j = np.r_[i, si], np.r_[j, sj]
+        g = sparse.coo_matrix((np.ones(len(i), dtype=np.int8), (i, j)), shape=(self.n, self.n))
         return csgraph.connected_components(g, directed=False)[1].astype(np.int64)
 
 
@@ -80,7 +97,11 @@ def largest_cluster_share(truth: Truth) -> tuple[float, int, int]:
     comp = truth.clusters()
     pairs = np.bincount(comp[truth.pos_i], minlength=comp.max() + 1)
     top = int(pairs.argmax())
-    return float(pairs[top] / truth.n_positive), int((comp == top).sum()), int(pairs[top])
+    share = float(pairs[top] / truth.n_positive)
+    if truth.sampled:  # the sample's share estimates the whole's; a whole group's pairs are known
+        size = int((comp == top).sum())
+        return share, size, int(round(share * truth.total_positive))
+    return share, int((comp == top).sum()), int(pairs[top])
 
 
 def truth_from_sample(sample: Sample) -> Truth:
@@ -97,25 +118,56 @@ def truth_from_sample(sample: Sample) -> Truth:
     codes, lab = codes[keep], lab[keep]
     groups = sample.group_codes() if sample.has_groups else None
     pos = [codes[lab == 1]]
+    total = -1
     if groups is not None:
-        pos.append(_group_pair_codes(groups, n))
+        group_codes, group_total = _group_pair_codes(groups, n)
+        pos.append(group_codes)
+        if group_total > len(group_codes):  # sampled: every duplicate pair = the group pairs + explicit ones outside
+            xi, xj = decode(codes[lab == 1], n)
+            total = group_total + int(np.sum(groups[xi] != groups[xj]))
     allpos = np.unique(np.concatenate(pos)) if pos else np.empty(0, np.int64)
     if len(codes):  # an explicit not-duplicate overrides the group rule
         neg = codes[lab == 0]
         allpos = allpos[~np.isin(allpos, neg)]
     pos_i, pos_j = decode(allpos, n)
-    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=pos_i, pos_j=pos_j)
+    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=pos_i, pos_j=pos_j, total_positive=total)
 
 
-def _group_pair_codes(groups: np.ndarray, n: int) -> np.ndarray:
-    """Codes i*n+j of all pairs inside each group (groups of size >= 2)."""
+def _groups_sorted(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows sorted by group, start of each group in it, its size)."""
     order = np.argsort(groups, kind="stable")
     g = groups[order]
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    sizes = np.diff(np.r_[starts, len(g)])
-    out = []
-    for s, m in zip(starts[sizes > 1], sizes[sizes > 1]):
-        rows = np.sort(order[s:s + m])
-        a, b = np.triu_indices(m, 1)
-        out.append(pair_codes(rows[a], rows[b], n))
-    return np.concatenate(out) if out else np.empty(0, np.int64)
+    return order, starts, np.diff(np.r_[starts, len(g)])
+
+
+def _group_star(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One edge from each document to the first of its group: the groups as connected graphs, in O(n)."""
+    order, starts, sizes = _groups_sorted(groups)
+    first = np.repeat(order[starts], sizes)
+    keep = first != order
+    return first[keep], order[keep]
+
+
+def _group_pair_codes(groups: np.ndarray, n: int, max_pairs: int = MAX_GROUP_PAIRS) -> tuple[np.ndarray, int]:
+    """(codes i*n+j of the pairs inside each group, their number), counted before any
+    is built: all of them when at most ``max_pairs``, else a seeded uniform sample
+    of about ``max_pairs`` (distinct: a few repeats drawn are dropped)."""
+    order, starts, sizes = _groups_sorted(groups)
+    starts, sizes = starts[sizes > 1], sizes[sizes > 1]
+    per_group = sizes * (sizes - 1) // 2
+    total = int(per_group.sum())
+    if total <= max_pairs:
+        out = []
+        for s, m in zip(starts, sizes):
+            rows = np.sort(order[s:s + m])
+            a, b = np.triu_indices(m, 1)
+            out.append(pair_codes(rows[a], rows[b], n))
+        return (np.concatenate(out) if out else np.empty(0, np.int64)), total
+    rng = np.random.default_rng(0)
+    g = rng.choice(len(sizes), size=max_pairs, p=per_group / total)  # a group in proportion to its pairs
+    a = rng.integers(0, sizes[g])
+    b = rng.integers(0, sizes[g] - 1)
+    b = b + (b >= a)  # a second, different member
+    x, y = order[starts[g] + a], order[starts[g] + b]
+    return np.unique(pair_codes(np.minimum(x, y), np.maximum(x, y), n)), total
