@@ -31,6 +31,15 @@ DEFAULT_EDGES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 FORMAT = 1
 
 
+MAX_COUNT = 2**53  # document and pair counts beyond this are no draw's (and lose float precision)
+
+
+def _check_count(name: str, v) -> None:
+    """A count read from design.json: an integer in [0, 2**53], not 1e308 or 1.5."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= MAX_COUNT:
+        raise ValueError(f"{name} must be an integer in [0, 2**53], got {v!r}")
+
+
 def band_names(edges) -> tuple[str, ...]:
     """``J0.10-0.20`` ... one name per band between consecutive edges."""
     return tuple(f"J{lo:.2f}-{hi:.2f}" for lo, hi in zip(edges[:-1], edges[1:]))
@@ -58,6 +67,13 @@ class Design:
         e = np.asarray(self.edges, dtype=float)
         if len(e) < 2 or not np.all(np.isfinite(e)) or np.any(np.diff(e) <= 0) or e[0] <= 0 or e[-1] > 1:
             raise ValueError(f"band edges must increase within (0, 1], got {list(self.edges)}")
+        for name in ("corpus_docs", "sample_docs", "seed", "skipped_empty", "draws"):
+            _check_count(name, getattr(self, name))
+        for name in ("population", "drawn"):
+            for v in getattr(self, name):
+                _check_count(name, v)
+        if self.sample_docs > self.corpus_docs:
+            raise ValueError(f"sample_docs {self.sample_docs:,} is more than corpus_docs {self.corpus_docs:,}")
         if len(self.population) != len(self.strata) or len(self.drawn) != len(self.strata):
             raise ValueError(f"the design has {len(self.strata)} strata, population/drawn give "
                              f"{len(self.population)}/{len(self.drawn)}")
@@ -110,7 +126,12 @@ class Design:
         d["rep"] = Representation.from_dict(d["rep"])
         for k in ("edges", "population", "drawn"):
             d[k] = tuple(d[k])
-        return cls(**d)
+        design = cls(**d)
+        pairs = design.sample_docs * (design.sample_docs - 1) // 2
+        if sum(design.population) != pairs:  # a draw's strata partition the sample's pairs
+            raise ValueError(f"population sums to {sum(design.population):,}, not the {pairs:,} pairs of "
+                             f"sample_docs {design.sample_docs:,}")
+        return design
 
     def __str__(self) -> str:
         return (f"stratified draw: {self.sample_docs:,} of {self.corpus_docs:,} documents, "

@@ -414,6 +414,7 @@ class _PairRow:
     line: int
     stratum: str | None = None  # a drawn set's pairs.csv (calib.draw): its stratum and inclusion probability
     pi: float | None = None
+    similarity: float | None = None  # and the exact J that put the pair in its stratum
 
 
 def _pairs_from_table(table: _Table, missing: frozenset[str] = missing_set()) -> list[_PairRow]:
@@ -429,10 +430,10 @@ def _pairs_from_table(table: _Table, missing: frozenset[str] = missing_set()) ->
     return out
 
 
-def _drawn_fields(rec: dict, file: str, line: int) -> tuple[str | None, float | None]:
-    """(stratum, inclusion_probability) of a drawn set's pair row, (None, None) elsewhere."""
+def _drawn_fields(rec: dict, file: str, line: int) -> tuple[str | None, float | None, float | None]:
+    """(stratum, inclusion_probability, similarity) of a drawn set's pair row, Nones elsewhere."""
     if "inclusion_probability" not in rec:  # a stratum column alone is an ordinary extra column
-        return None, None
+        return None, None, None
     stratum = _as_category(rec.get("stratum"))
     try:
         pi = float(rec.get("inclusion_probability"))
@@ -442,7 +443,16 @@ def _drawn_fields(rec: dict, file: str, line: int) -> tuple[str | None, float | 
         bad = "stratum" if not stratum else "inclusion_probability"
         raise SampleError(f"{bad} must be {'a stratum name' if not stratum else 'a probability in (0, 1]'}, got "
                           f"{rec.get(bad)!r}", file=file, line=line, field=bad)
-    return stratum, pi
+    if "similarity" not in rec:
+        return stratum, pi, None
+    try:
+        sim = float(rec.get("similarity"))
+    except (TypeError, ValueError):
+        sim = float("nan")
+    if not 0.0 <= sim <= 1.0:
+        raise SampleError(f"similarity must be a number in [0, 1], got {rec.get('similarity')!r}",
+                          file=file, line=line, field="similarity")
+    return stratum, pi, sim
 
 
 def _resolve_pairs(rows: list[_PairRow], docs: _Docs, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
@@ -573,7 +583,25 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
         r = next(r for r in rows if r.stratum not in design.strata)
         raise SampleError(f"stratum {r.stratum!r} is not one of design.json's ({', '.join(design.strata)})",
                           file=r.file, line=r.line, field="stratum")
+    if design is not None:
+        _check_drawn_rows(design, rows, len(table.records), table.file)
     return _assemble(docs, table.file, table.typed, rows, name, missing, design)
+
+
+def _check_drawn_rows(design, rows: list[_PairRow], n_docs: int, docs_file: str) -> None:
+    """A drawn set as its design says: as many documents as sampled, and every pair in the
+    stratum its similarity falls in (a swapped stratum name would reweight it silently)."""
+    if design.sample_docs != n_docs:
+        raise SampleError(f"{n_docs:,} documents, but design.json says sample_docs {design.sample_docs:,}",
+                          file=docs_file)
+    drawn = [r for r in rows if r.similarity is not None]
+    if not drawn:
+        return
+    names = np.asarray(design.strata, dtype=object)[design.stratum_index([r.similarity for r in drawn])]
+    for r, name in zip(drawn, names):
+        if r.stratum != name:
+            raise SampleError(f"stratum {r.stratum!r} contradicts the row's similarity {r.similarity:g} "
+                              f"(stratum {name!r})", file=r.file, line=r.line, field="stratum")
 
 
 def _read_design(directory: Path):
