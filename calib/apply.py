@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import _api, lsh
+from .budget import check_banding, check_pair_budget
 from .clusters import Clustering, Representative, cluster_pairs
 from .config import Config, Verify
 from .copies import Copies, copies_from_digests, set_digests, spread
@@ -312,6 +313,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
     n_total = count_documents(corpus)
+    check_pair_budget(max_pairs, "apply", most_pairs=n_total * (n_total - 1) // 2)
+    check_banding(n_total, rep.num_perm, config.b, f"{corpus}")
 
     # pass 1: signatures, ids, sizes
     sig = np.empty((n_total, rep.num_perm), dtype=np.uint32)

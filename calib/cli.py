@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from .budget import MemoryBudgetError
 from .represent import HASH_FUNCTIONS, Representation
 
 
@@ -247,6 +248,13 @@ def with_reviews(sample, db: str):
     return sample
 
 
+def check_sweep_memory(n: int, max_pairs: int | None, num_perms, b: int) -> None:
+    """The pair budget and the largest signatures and bands of a sweep fit in memory, before any work."""
+    from .budget import check_banding, check_pair_budget
+    check_pair_budget(max_pairs, "sweep", most_pairs=n * (n - 1) // 2)
+    check_banding(n, max(num_perms), b, "the sample")
+
+
 def _say_if_sampled(truth) -> None:
     if truth.sampled:
         print(f"note: the groups hold {truth.total_positive:,} duplicate pairs: rates over duplicate pairs are "
@@ -273,6 +281,7 @@ def cmd_sweep(a) -> int:
         ws = Workspace(sample)  # refuses a sample of fewer than 2 documents: that error alone, before any notice
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
+    check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms, max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     no_labels = _no_labels(sample)
     if no_labels:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
@@ -421,6 +430,7 @@ def cmd_export(a) -> int:
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
                      "grid_size": int(len(results))}
     _say_if_sampled(ws.truth)
+    check_sweep_memory(sample.n, 20_000_000, (config.rep.num_perm,), config.b)  # evaluate's default pair budget
     evaluation = evaluate(ws, config)
     if evaluation.clustering is None:
         raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
@@ -550,9 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     a = parser.parse_args(argv)
     try:
         return int(a.func(a) or 0)
-    except CliError as exc:
+    except (CliError, MemoryBudgetError) as exc:
         print(f"calib {a.command}: error: {exc}", file=sys.stderr)
-        return exc.status
+        return getattr(exc, "status", 2)
     except OSError as exc:  # disk full, permission lost mid-run: one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"calib {a.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)

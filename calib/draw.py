@@ -36,6 +36,7 @@ import pandas as pd
 
 from .apply import ApplyError, iter_corpus
 from .atomic import atomic_folder, write_bytes_atomic
+from .budget import check_pair_budget
 from .design import DEFAULT_EDGES, UNIFORM, Design
 from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from .represent import Representation
@@ -216,6 +217,7 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
         raise DrawError(str(exc)) from None
     if len(ids) < 2:
         raise DrawError(f"{corpus}: {len(ids)} non-empty document{'s' if len(ids) != 1 else ''}; a draw needs 2")
+    check_pair_budget(max_pairs, "draw", most_pairs=len(ids) * (len(ids) - 1) // 2)
     st = _Strata(texts, rep, edges, max_pairs)
     alloc = allocate(pairs, st.population, uniform_share)
     rng = np.random.default_rng([seed, 1])
