@@ -148,6 +148,18 @@ def _java_error(exc: Exception) -> str:
     return str(java.toString()) if java is not None else (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
+def _root_cause(exc: Exception) -> str:
+    """The innermost Java cause of a failed job (e.g. ``java.io.EOFException: Unexpected end of input
+    stream`` for a truncated .gz), else the first line of the Python error."""
+    java = getattr(exc, "java_exception", None)
+    while java is not None and java.getCause() is not None:
+        java = java.getCause()
+    if java is not None:
+        return str(java.toString())
+    lines = [ln.strip() for ln in str(exc).splitlines() if "Exception:" in ln or "Error:" in ln]
+    return lines[-1] if lines else _java_error(exc)
+
+
 def _fs(spark, path: str):
     """(Hadoop FileSystem, Path) of ``path``; an unknown scheme or missing connector is an ApplyError."""
     jvm = spark.sparkContext._jvm
@@ -774,6 +786,8 @@ def cli_apply(a) -> int:
         from calib.apply import check_fields
         check_fields(_local(a.corpus), slices, id_field=a.id_field, text_field=a.text_field)
     spark = session()
+    if spark.sparkContext.master.startswith("local"):  # a failed task's Java stack is not logged: its cause is reported
+        spark.sparkContext.setLogLevel("OFF")
     if not _is_local(a.out):
         check_out(spark, a.out, a.overwrite)
     if not _is_local(a.config):
@@ -786,6 +800,10 @@ def cli_apply(a) -> int:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
                         slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,
                         missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
+    except Exception as exc:  # a failed Spark job (truncated .gz, unreadable file): its root cause, one line
+        if not type(exc).__module__.startswith(("py4j", "pyspark")):
+            raise
+        raise ApplyError(f"{a.corpus}: the Spark job failed: {_root_cause(exc)}") from None
     finally:
         if store is not None:
             store.close()

@@ -149,10 +149,11 @@ def _group_star(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[keep], order[keep]
 
 
-def _group_pair_codes(groups: np.ndarray, n: int, max_pairs: int = MAX_GROUP_PAIRS) -> tuple[np.ndarray, int]:
+def _group_pair_codes(groups: np.ndarray, n: int, max_pairs: int | None = None) -> tuple[np.ndarray, int]:
     """(codes i*n+j of the pairs inside each group, their number), counted before any
     is built: all of them when at most ``max_pairs``, else a seeded uniform sample
-    of about ``max_pairs`` (distinct: a few repeats drawn are dropped)."""
+    of about ``max_pairs`` (default MAX_GROUP_PAIRS; distinct: a few repeats drawn are dropped)."""
+    max_pairs = MAX_GROUP_PAIRS if max_pairs is None else max_pairs
     order, starts, sizes = _groups_sorted(groups)
     starts, sizes = starts[sizes > 1], sizes[sizes > 1]
     per_group = sizes * (sizes - 1) // 2
