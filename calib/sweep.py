@@ -353,6 +353,10 @@ class Grid:
             object.__setattr__(self, "seeds", tuple(int(x) for x in self.seeds))
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
             raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not f.metadata["fixed"] and value is not None and not len(value):
+                raise ValueError(f"Grid.{f.name} ({f.metadata['flag'] or f.name}) is empty: nothing to sweep")
         for _ in self.configs():  # every configuration valid now, not a traceback midway through a sweep
             pass
 

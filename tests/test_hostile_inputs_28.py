@@ -358,3 +358,77 @@ def test_spark_apply_on_a_truncated_gzip_says_one_line(tmp_path, corpus):
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and "\tat org.apache" not in out.stderr, out.stderr[-3000:]
     assert "calib apply: error: " in out.stderr and "Unexpected end of input stream" in out.stderr
+
+
+# -- every argument of every subcommand, out of range ------------------------------------------
+
+BAD_VALUES = ("-1", "0", "99999999999999999999", "1e308", "nan", "inf", "", "garbage", ",")
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = cli.build_parser()
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def _value_flags(command: str) -> list[str]:
+    """Every option of ``command`` that takes a value, read from the parser (a new flag is walked too)."""
+    return [a.option_strings[-1] for a in _subparsers()[command]._actions
+            if a.option_strings and a.nargs != 0 and not isinstance(a, argparse._HelpAction)]
+
+
+WALKED = [(c, f) for c in _subparsers() if c != "samples" for f in _value_flags(c)]
+
+
+@pytest.fixture(scope="module")
+def walk_inputs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("walk")
+    cfg = d / "config.json"
+    write_config(cfg, Config(Representation(shingle="word", k=3, num_perm=32), 8, 4, threshold=0.7))
+    return {"sample": write_labeled(d / "sample", groups=12), "corpus": write_corpus(d / "c.jsonl", 60), "config": cfg}
+
+
+def _base_argv(command: str, inputs: dict, out: Path) -> list[str]:
+    return {"sweep": ["--sample", inputs["sample"], "--out", out / "r.csv", "--overwrite", *TINY_GRID],
+            "export": ["--sample", inputs["sample"], "--config", inputs["config"], "--out", out / "e", "--overwrite"],
+            "apply": ["--config", inputs["config"], "--corpus", inputs["corpus"], "--out", out / "a", "--overwrite"],
+            "draw": ["--corpus", inputs["corpus"], "--out", out / "d", "--overwrite", "--docs", "30", "--pairs", "10"],
+            }[command]
+
+
+def _with_value(argv: list, flag: str, value: str) -> list:
+    argv = [str(a) for a in argv]
+    if flag in argv:
+        argv[argv.index(flag) + 1] = value
+        return argv
+    return argv + [flag, value]
+
+
+def _assert_clean_exit(code, lines, argv):
+    assert code in (0, 2, 3), (argv, code, lines)
+    assert not any("Traceback" in x for x in lines), (argv, lines)
+    if code:
+        errors = [x for x in lines if "error:" in x]
+        assert len(errors) == 1 and errors[0] == lines[-1], (argv, lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command,flag", WALKED, ids=[f"{c}{f}" for c, f in WALKED])
+def test_every_argument_out_of_range_exits_cleanly(command, flag, walk_inputs, tmp_path, capsys, monkeypatch):
+    """Negative, zero, huge, nan, inf, empty and garbage values of each option: exit status 0, 2 or 3,
+    one error line last on stderr, never a traceback (an exception escaping main fails the test)."""
+    monkeypatch.chdir(tmp_path)  # an empty --out is the current folder: this one
+    for value in BAD_VALUES:
+        argv = [command, *_with_value(_base_argv(command, walk_inputs, tmp_path), flag, value)]
+        code, lines = run(capsys, *argv)
+        _assert_clean_exit(code, lines, argv)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", BAD_VALUES)
+def test_samples_subcommands_out_of_range_exit_cleanly(value, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for argv in (["samples", "summary", value], ["samples", "summary", str(REPO / "data" / "sample"), value],
+                 ["samples", "build", "--out", str(tmp_path / "b"), "--base", str(tmp_path / "nope.gz"),
+                  "--seed", value]):
+        code, lines = run(capsys, *argv)
+        _assert_clean_exit(code, lines, argv)
