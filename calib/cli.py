@@ -277,11 +277,12 @@ def cmd_sweep(a) -> int:
     sample_hash = sample.content_hash()  # as loaded (before --reviews): what export --from-sweep loads and checks
     if a.reviews:
         sample = with_reviews(sample, a.reviews)
+    check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
+                       max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:
         ws = Workspace(sample)  # refuses a sample of fewer than 2 documents: that error alone, before any notice
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
-    check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms, max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     no_labels = _no_labels(sample)
     if no_labels:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
