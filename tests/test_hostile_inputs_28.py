@@ -424,11 +424,53 @@ def test_every_argument_out_of_range_exits_cleanly(command, flag, walk_inputs, t
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("command", sorted({c for c, _ in WALKED}))
+def test_the_walked_command_lines_run_as_given(command, walk_inputs, tmp_path, capsys, monkeypatch):
+    """The walk's base command lines are valid: each refusal above is the bad value's."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run(capsys, command, *_base_argv(command, walk_inputs, tmp_path))
+    assert code == 0, lines
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_VALUES)
 def test_samples_subcommands_out_of_range_exit_cleanly(value, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for argv in (["samples", "summary", value], ["samples", "summary", str(REPO / "data" / "sample"), value],
                  ["samples", "build", "--out", str(tmp_path / "b"), "--base", str(tmp_path / "nope.gz"),
                   "--seed", value]):
+        code, lines = run(capsys, *argv)
+        _assert_clean_exit(code, lines, argv)
+
+
+@pytest.fixture(scope="module")
+def labeled_drawn(tmp_path_factory):
+    """A drawn set of near-copies with every pair labeled (duplicate when J >= 0.6): what --more needs."""
+    d = tmp_path_factory.mktemp("labeled_drawn")
+    corpus = write_labeled(d / "src", groups=15) / "docs.jsonl"
+    assert cli.main(["draw", "--corpus", str(corpus), "--out", str(d / "set"), "--docs", "60", "--pairs", "80",
+                     "--shingle", "word3"]) == 0
+    pairs = pd.read_csv(d / "set" / "pairs.csv", dtype=str, keep_default_na=False)
+    pairs["label"] = np.where(pairs["similarity"].astype(float) >= 0.6, "duplicate", "not_duplicate")
+    (d / "set" / "pairs.csv").write_text(pairs.to_csv(index=False))
+    write_config(d / "config.json", Config(Representation(shingle="word", k=3, num_perm=32), 8, 4, threshold=0.6))
+    return d / "set", d / "config.json"
+
+
+MORE_FLAGS = ("--more", "--width", "--budget", "--config", "--seed")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flag", MORE_FLAGS)
+def test_draw_more_arguments_out_of_range_exit_cleanly(flag, labeled_drawn, tmp_path, capsys, monkeypatch):
+    """``calib draw --more`` on a labeled set: its own options walked the same way (with --config,
+    so that a run that goes through evaluates one configuration, not the default grid)."""
+    monkeypatch.chdir(tmp_path)
+    drawn_set, cfg = labeled_drawn
+    code, lines = run(capsys, "draw", "--out", _edited_copy(drawn_set, tmp_path / "base"), "--more", "5", "--config", cfg)
+    assert code == 0, lines  # the base command line is valid
+    for k, value in enumerate(BAD_VALUES):
+        out = _edited_copy(drawn_set, tmp_path / f"set{k}")
+        argv = ["draw", *_with_value(["--out", out, "--more", "5", "--config", cfg], flag, value)]
         code, lines = run(capsys, *argv)
         _assert_clean_exit(code, lines, argv)
