@@ -40,7 +40,8 @@ def parse_size(text: str) -> int:
 def _cgroup_limit() -> int | None:
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
-            text = open(path).read().strip()
+            with open(path) as fh:
+                text = fh.read().strip()
         except OSError:
             continue
         if text.isdigit() and int(text) < 2**60:
@@ -85,6 +86,11 @@ def check_pair_budget(max_pairs: int | None, command: str, option: str = "--max-
     limit = memory_limit()
     check_memory(pairs * per, f"{option} {max_pairs:,} (~{per} bytes a pair)",
                  f"lower {option} to at most {limit // per:,}")
+
+
+def affordable_pairs(command: str) -> int:
+    """The most pairs ``command`` can hold in :func:`memory_limit`."""
+    return memory_limit() // BYTES_PER_PAIR[command]
 
 
 def check_banding(n: int, num_perm: int, b: int, what: str) -> None:

@@ -31,6 +31,7 @@ class CliError(Exception):
         self.status = status
 
 
+APPLY_MAX_PAIRS = 50_000_000  # calib apply's default pair budget (lowered to fit memory when it does not)
 NO_LABELS = 3  # exit status of a sweep on a sample without duplicate labels (nothing can be recommended)
 
 
@@ -255,6 +256,18 @@ def check_sweep_memory(n: int, max_pairs: int | None, num_perms, b: int) -> None
     check_banding(n, max(num_perms), b, "the sample")
 
 
+def fit_default_pairs(max_pairs: int | None, default: int, command: str) -> int | None:
+    """The default pair budget lowered to what memory holds (said on stderr); a budget the user
+    chose is kept, and refused before the work if it does not fit (:mod:`calib.budget`)."""
+    from .budget import affordable_pairs, gib, memory_limit
+    if max_pairs != default or max_pairs <= affordable_pairs(command):
+        return max_pairs
+    fit = affordable_pairs(command)
+    print(f"note: --max-pairs lowered from the default {default:,} to {fit:,}, what the {gib(memory_limit())} "
+          f"this process may use holds", file=sys.stderr)
+    return fit
+
+
 def _say_if_sampled(truth) -> None:
     if truth.sampled:
         print(f"note: the groups hold {truth.total_positive:,} duplicate pairs: rates over duplicate pairs are "
@@ -267,10 +280,13 @@ def _no_labels(sample) -> bool:
 
 
 def cmd_sweep(a) -> int:
-    from .sweep import Workspace, across_seeds, sweep, with_recommendation
+    from .sweep import Grid, Workspace, across_seeds, sweep, with_recommendation
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
     grid = grid_from_args(a)  # every option checked before the sample is read
+    from dataclasses import replace
+    default_pairs = Grid.__dataclass_fields__["max_pairs"].default
+    grid = replace(grid, max_pairs=fit_default_pairs(grid.max_pairs, default_pairs, "sweep"))
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
@@ -464,6 +480,7 @@ def cmd_apply(a) -> int:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
     if a.max_pairs < 0:
         raise CliError(f"--max-pairs must be >= 0, got {a.max_pairs}")
+    a.max_pairs = fit_default_pairs(a.max_pairs, APPLY_MAX_PAIRS, "apply")
     if a.engine == "spark":  # its own input/output checks: paths may be object-storage URIs
         from .spark_apply import cli_apply
         try:
@@ -538,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--keep-fields", metavar="F1,F2", default="",
                     help="corpus fields/columns to carry into the manifest (comma-separated, e.g. source,url); "
                          "default: none")
-    ap.add_argument("--max-pairs", type=int, default=50_000_000,
+    ap.add_argument("--max-pairs", type=int, default=APPLY_MAX_PAIRS,
                     help="distinct candidate pairs above which the corpus is refused before any pair is materialized "
                          "(memory: ~40 bytes a pair; default 50000000)")
     add_missing_option(ap)

@@ -209,6 +209,22 @@ def test_huge_max_pairs_is_refused_before_the_work(tmp_path, capsys, monkeypatch
                "--max-pairs", 10**12)[0] == 0
 
 
+def test_the_default_pair_budget_is_lowered_to_fit_memory(tmp_path, capsys, monkeypatch):
+    corpus = write_corpus(tmp_path / "c.jsonl", 200)
+    cfg = tmp_path / "config.json"
+    write_config(cfg, Config())
+    monkeypatch.setenv("CALIB_MAX_MEMORY", "1G")
+    code, lines = run(capsys, "apply", "--config", cfg, "--corpus", corpus, "--out", tmp_path / "a")
+    assert code == 0, lines
+    assert f"--max-pairs lowered from the default 50,000,000 to {2**30 // 130:,}" in lines[0]
+    sample = write_labeled(tmp_path / "s")
+    code, lines = run(capsys, "sweep", "--sample", sample, "--out", tmp_path / "r.csv", *TINY_GRID)
+    assert code == 0 and f"lowered from the default 20,000,000 to {2**30 // 200:,}" in lines[0], lines
+    # a budget the user chose is not lowered: refused
+    one_line(run(capsys, "apply", "--config", cfg, "--corpus", write_corpus(tmp_path / "big.jsonl", 5000),
+                 "--out", tmp_path / "a2", "--max-pairs", 10_000_000), "lower --max-pairs to at most")
+
+
 def test_signatures_and_bands_past_memory_are_refused_before_they_are_built(tmp_path, capsys, monkeypatch):
     """num_perm 8192, b 8192, r 1 (valid): n x (4 x 8192 + 32 x 8192) bytes; 60k documents asked 3.66 GiB
     in one argsort. Here 4,000 documents against a 1 GiB budget: 1.1 GiB, refused, nothing written."""
@@ -216,13 +232,14 @@ def test_signatures_and_bands_past_memory_are_refused_before_they_are_built(tmp_
     cfg = tmp_path / "config.json"
     write_config(cfg, Config(Representation(num_perm=8192), 8192, 1))
     monkeypatch.setenv("CALIB_MAX_MEMORY", "1G")
-    one_line(run(capsys, "apply", "--config", cfg, "--corpus", corpus, "--out", tmp_path / "a"),
+    one_line(run(capsys, "apply", "--config", cfg, "--corpus", corpus, "--out", tmp_path / "a", "--max-pairs", 1000),
              "4,000 documents x num_perm 8192 x b 8192", "~1.1 GiB", "fewer hashes and bands")
     assert not (tmp_path / "a").exists()
     sample = write_labeled(tmp_path / "s", groups=30)
     monkeypatch.setenv("CALIB_MAX_MEMORY", "4M")
     one_line(run(capsys, "sweep", "--sample", sample, "--out", tmp_path / "r.csv", "--num-perm", "8192",
-                 "--splits", "8192x1", "--thresholds", "0.8", "--shingles", "word3"), "num_perm 8192 x b 8192")
+                 "--splits", "8192x1", "--thresholds", "0.8", "--shingles", "word3", "--max-pairs", 1000),
+             "num_perm 8192 x b 8192")
 
 
 # -- arguments that ended in a traceback ---------------------------------------------------
