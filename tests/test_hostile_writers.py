@@ -135,6 +135,7 @@ def test_a_held_output_refuses_every_cli_writer_before_work(tmp_path, capsys):
         "apply": (tmp_path / "a", ["apply", "--config", cfg, "--corpus", sample / "docs.jsonl", "--overwrite"]),
         "draw": (tmp_path / "d", ["draw", "--corpus", sample / "docs.jsonl", "--overwrite"]),
         "draw --more": (drawn, ["draw", "--more", "5", "--config", cfg]),
+        "samples build": (tmp_path / "built", ["samples", "build"]),
     }
     for name, (out, argv) in cases.items():
         with Holder(out) as h:
