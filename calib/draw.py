@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .apply import ApplyError, iter_corpus
-from .atomic import atomic_folder, csv_quoting, csv_safe, csv_values, write_bytes_atomic
+from .atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from .design import DEFAULT_EDGES, UNIFORM, Design
 from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from .represent import Representation
@@ -314,6 +314,18 @@ def with_decisions(pairs: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def write_labels(directory, latest: pd.DataFrame | None) -> DrawnSet:
+    """Fill the drawn set's labels from the review store's latest decisions
+    (:func:`with_decisions`) and write it back, read and written under the
+    folder's claim (:func:`calib.atomic.claim_output`): rows another writer
+    (``calib draw --more``) added since the caller last read the set are kept."""
+    with claim_output(directory):
+        drawn = read_drawn(directory)
+        filled = DrawnSet(drawn.docs, with_decisions(drawn.pairs, latest).drop(columns=["decision"]), drawn.design)
+        write_drawn(directory, filled)
+    return filled
+
+
 def progress(pairs: pd.DataFrame, design: Design) -> pd.DataFrame:
     """Per stratum: drawn pairs, labeled (duplicate / not duplicate), skipped, left."""
     lab = pairs["label"].fillna("").astype(str).str.strip()
@@ -328,7 +340,8 @@ def progress(pairs: pd.DataFrame, design: Design) -> pd.DataFrame:
     return g.reset_index()
 
 
-__all__ = ["DrawError", "DrawnSet", "UNIFORM", "allocate", "draw", "more", "read_drawn", "reservoir", "write_drawn"]
+__all__ = ["DrawError", "DrawnSet", "UNIFORM", "allocate", "draw", "more", "read_drawn", "reservoir", "write_drawn",
+           "write_labels"]
 
 
 # ---------------------------------------------------------------------------

@@ -205,6 +205,32 @@ def test_two_draw_more_at_once_lose_no_rows(tmp_path):
         assert added == 120 and len(grown.pairs) == 420
 
 
+def test_label_write_back_keeps_rows_added_since_the_read(tmp_path):
+    """The Label page writes labels through write_labels: the set is re-read under the folder's claim,
+    so pairs a `draw --more` added after the page read the folder are kept, and labelled."""
+    from calib.draw import more, write_labels
+    d = tmp_path / "d"
+    write_drawn(d, draw(docs_file(tmp_path / "c.jsonl", 40), docs=40, pairs=20, seed=0))
+    seen = read_drawn(d)  # what the page read
+    add = np.zeros(len(seen.design.strata), dtype=int)
+    add[-1] = 15
+    write_drawn(d, more(seen, add))  # another writer, in between
+    grown = read_drawn(d)
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db) as store:
+        store.record(seen.pairs["id_a"][0], seen.pairs["id_b"][0], "duplicate", "ana")
+        store.record(grown.pairs["id_a"][30], grown.pairs["id_b"][30], "not_duplicate", "ana")
+        written = write_labels(d, store.latest())
+    back = read_drawn(d)
+    assert len(back.pairs) == len(written.pairs) == 35
+    assert back.pairs[["id_a", "id_b"]].equals(grown.pairs[["id_a", "id_b"]])
+    assert back.pairs["label"][0] == "duplicate" and back.pairs["label"][30] == "not_duplicate"
+    assert (back.pairs["label"].drop([0, 30]) == "").all()
+    with Holder(d):
+        with pytest.raises(atomic.OutputBusy):
+            write_labels(d, None)
+
+
 # ---------------------------------------------------------------------------
 # Item 9: CSV injection
 # ---------------------------------------------------------------------------
