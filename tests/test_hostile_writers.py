@@ -119,6 +119,12 @@ def test_claim_is_exclusive_across_processes_and_threads(tmp_path):
     assert not atomic.lock_path(out).exists()  # released and removed
     with atomic.claim_output(out):  # free again after release
         pass
+    h = Holder(out)
+    h.proc.kill()  # SIGKILL: the kernel drops the flock; the lock file left behind holds nothing
+    h.proc.wait(timeout=30)
+    assert atomic.lock_path(out).exists()
+    with atomic.claim_output(out):
+        pass
 
 
 def test_a_held_output_refuses_every_cli_writer_before_work(tmp_path, capsys):
