@@ -313,8 +313,9 @@ def cmd_sweep(a) -> int:
         return NO_LABELS
     if not (results["status"] == "ok").any():
         counts = ", ".join(f"{n} {s}" for s, n in results["status"].value_counts().sort_index().items())
-        print(f"nothing was measured: every configuration exceeded the pair budget ({counts}); raise --max-pairs "
-              f"(memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)", file=sys.stderr)
+        print(f"nothing was measured: every configuration exceeded the pair budget ({counts}); raise "
+              "--max-pairs (memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)",
+              file=sys.stderr)
     elif not table["recommended"].any():
         print(f"no configuration keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
     else:

@@ -111,8 +111,9 @@ class Design:
             raise ValueError(f"no 'format' field (a design written by calib draw has \"format\": {FORMAT})")
         fmt = d.pop("format")
         if fmt != FORMAT:
+            newer = isinstance(fmt, int) and fmt > FORMAT
             raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads"
-                             + (" (written by a newer calib: upgrade it)" if isinstance(fmt, int) and fmt > FORMAT else ""))
+                             + (" (written by a newer calib: upgrade it)" if newer else ""))
         d.pop("strata", None)
         known = {f.name for f in fields(cls)}
         missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING

@@ -161,8 +161,8 @@ class _Strata:
             i, j, s = all_pairs_above(self.sets, float(edges[0]), max_pairs=max_pairs)
         except TooManyPairs as exc:
             raise DrawError(f"{exc.found:,}+ pairs of the document sample have J >= {edges[0]:g}, more than the pair "
-                            f"budget {exc.limit:,}: raise the floor (the first of --edges), draw fewer documents (--docs) "
-                            "or raise --max-pairs") from None
+                            f"budget {exc.limit:,}: raise the floor (the first of --edges), draw fewer documents "
+                            "(--docs) or raise --max-pairs") from None
         self.codes = i * np.int64(self.n) + j
         self.sim = s
         self.design_probe = Design(rep, tuple(edges), self.n, self.n, (0,) * len(edges), (0,) * len(edges), 0)
