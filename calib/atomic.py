@@ -13,16 +13,25 @@
   set or the new one, never config.json of one run beside manifest.csv of
   another. A target folder holding files the new set does not write is
   refused rather than replaced: nothing the user put there is deleted.
+* Ownership (:func:`claim_output`): a writer holds an exclusive ``flock`` on
+  a hidden ``.<name>.calib-lock`` beside its output from before the work
+  until the output is in place, so two processes never write one output at
+  once: the second is refused in one line (:class:`OutputBusy`) instead of
+  replacing the first's work or losing its rows.
 """
 
 from __future__ import annotations
 
+import csv
 import ctypes
+import errno
+import fcntl
 import io
 import os
 import re
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -43,9 +52,11 @@ def write_bytes_atomic(path, data: bytes) -> Path:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk names no file: say which one
+            exc.filename = str(path)
         raise
     return path
 
@@ -60,11 +71,67 @@ def write_text_atomic(path, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_safe_cell(value):
+    """A text cell as written to CSV: one a spreadsheet would run as a formula
+    (starting with ``= + - @``, tab or CR, and not a plain number such as
+    ``-0.5``) gets a leading ``'`` (OWASP, CSV injection); so does one that
+    already starts with ``'``, so that :func:`csv_cell_value` undoes it exactly.
+    Anything but a ``str`` is returned as it is."""
+    if not isinstance(value, str) or not value:
+        return value
+    if value[0] == "'" or (value[0] in _FORMULA_START and not _PLAIN_NUMBER.fullmatch(value)):
+        return "'" + value
+    return value
+
+
+def csv_cell_value(value):
+    """The value of a text cell read back from a CSV calib wrote: one leading ``'`` dropped."""
+    return value[1:] if isinstance(value, str) and value.startswith("'") else value
+
+
+def _map_text(frame: pd.DataFrame, fn, columns=None) -> pd.DataFrame:
+    """``frame`` with ``fn`` applied to every cell of its text ``columns`` (default: all text columns)."""
+    cols = [c for c in (frame.columns if columns is None else columns)
+            if c in frame.columns and (pd.api.types.is_object_dtype(frame[c]) or pd.api.types.is_string_dtype(frame[c]))]
+    if not cols:
+        return frame
+    out = frame.copy()
+    for c in cols:
+        out[c] = frame[c].map(fn, na_action="ignore")
+    return out
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell through :func:`csv_safe_cell` (numeric,
+    boolean and date columns untouched)."""
+    return _map_text(frame, csv_safe_cell)
+
+
+def csv_values(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """A table read back from a CSV calib wrote, its text ``columns`` (default: all
+    text columns) through :func:`csv_cell_value`."""
+    return _map_text(frame, csv_cell_value, columns)
+
+
+def csv_quoting(frame: pd.DataFrame) -> int:
+    """The ``csv`` quoting for ``frame`` written with ``\\n`` line ends: Python's
+    csv quotes only around the line terminator's characters, so a text cell
+    holding a bare ``\\r`` needs every text cell quoted to read back whole."""
+    has_cr = any(frame[c].astype(str).str.contains("\r", regex=False).any()
+                 for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
+    return csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL
+
+
 def frame_bytes(frame: pd.DataFrame, suffix: str) -> bytes:
-    """The bytes of a table as CSV (UTF-8, ``\\n`` line ends), Parquet or JSONL."""
+    """The bytes of a table as CSV (UTF-8, ``\\n`` line ends, text cells
+    through :func:`csv_safe_cell`), Parquet or JSONL."""
     suffix = suffix.lower().lstrip(".")
     if suffix == "csv":
-        return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+        return csv_safe(frame).to_csv(index=False, lineterminator="\n", quoting=csv_quoting(frame)).encode("utf-8")
     if suffix == "parquet":
         buf = io.BytesIO()
         frame.to_parquet(buf, index=False)
@@ -175,6 +242,94 @@ def check_replaceable(out_dir, names) -> None:
                              "folder (choose an empty or new --out)")
 
 
+class OutputBusy(OSError):
+    """Another process (or thread) is writing the same output."""
+
+
+_held: dict[Path, tuple[int, int]] = {}  # lock file -> (thread id, depth): a claim nests in its own thread
+_held_guard = threading.Lock()
+
+
+def lock_path(path) -> Path:
+    """The lock file of an output (a file or a folder): ``.<name>.calib-lock`` beside it."""
+    p = Path(os.path.abspath(path))
+    return p.parent / f".{p.name}.calib-lock"
+
+
+@contextmanager
+def claim_output(path) -> Iterator[Path]:
+    """Hold ``path`` (a file or folder about to be written) exclusively: an
+    ``flock`` on its lock file, taken without waiting. Raises
+    :class:`OutputBusy` naming the holder's pid when another process or
+    thread holds it; any ``OSError`` creating the lock file (a read-only or
+    pseudo file system, a full disk) comes before the work, which is the
+    point of claiming early. Nested claims of one thread are free."""
+    lock = lock_path(path)
+    me = threading.get_ident()
+    with _held_guard:
+        owner = _held.get(lock)
+        if owner is not None and owner[0] == me:
+            _held[lock] = (me, owner[1] + 1)
+            nested = True
+        else:
+            nested = False
+    if nested:
+        try:
+            yield lock
+        finally:
+            with _held_guard:
+                _held[lock] = (me, _held[lock][1] - 1)
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = _locked_fd(lock, path)
+    with _held_guard:
+        _held[lock] = (me, 1)
+    try:
+        yield lock
+    finally:
+        with _held_guard:
+            _held.pop(lock, None)
+        # unlinked while still locked: a process that opened the old file sees a different inode and retries
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def _locked_fd(lock: Path, path) -> int:
+    """An fd holding the flock of ``lock``, the file now at that path (a holder
+    unlinks it on release, so a lock taken on an unlinked file is retried)."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666 & ~_umask())
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = _read_pid(fd)
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            who = f"process {holder}" if holder and holder != os.getpid() else "another writer"
+            raise OutputBusy(errno.EBUSY, f"{path}: {who} is writing it now; wait until it has finished "
+                                          "(or choose another output)") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            return fd
+        os.close(fd)
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        return int(os.pread(fd, 32, 0).decode().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
 @contextmanager
 def atomic_folder(out_dir) -> Iterator[Path]:
     """Write a set of files into the yielded temp folder; on a clean exit the
@@ -183,10 +338,20 @@ def atomic_folder(out_dir) -> Iterator[Path]:
     out = Path(out_dir)
     parent = out.parent
     parent.mkdir(parents=True, exist_ok=True)
+    with claim_output(out):
+        yield from _swapped_in(out, parent)
+
+
+def _swapped_in(out: Path, parent: Path) -> Iterator[Path]:
     cleanup_temp_files(parent, out.name)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.calib-tmp-pid{os.getpid()}-", dir=parent))
     try:
-        yield tmp
+        try:
+            yield tmp
+        except OSError as exc:  # name the file of the set, not its hidden temp copy
+            if exc.filename and Path(exc.filename).is_relative_to(tmp):
+                exc.filename = str(out / Path(exc.filename).relative_to(tmp))
+            raise
         names = sorted(p.name for p in tmp.iterdir())
         check_replaceable(out, names)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700

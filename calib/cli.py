@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from .budget import MemoryBudgetError
@@ -52,31 +53,53 @@ def _check_parent(out: Path, flag: str) -> None:
             return
 
 
+_claims = ExitStack()  # outputs this command holds (calib.atomic.claim_output), released when main() returns
+
+
+def claim(out: Path, flag: str = "--out") -> Path:
+    """Take ``out`` for this command before any work: a second calib writing
+    the same output at once is refused in one line, and an output folder that
+    cannot hold a file (a read-only or pseudo file system) fails here, not
+    after the work."""
+    from .atomic import OutputBusy, claim_output
+    try:
+        _claims.enter_context(claim_output(out))
+    except OutputBusy as exc:
+        raise CliError(f"{flag} {exc.strerror}")
+    except OSError as exc:
+        raise CliError(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
+    return out
+
+
 def check_out_file(path: str, suffixes: tuple[str, ...], overwrite: bool, flag: str = "--out") -> Path:
-    """An output file that can be written: right suffix, not an existing file unless --overwrite."""
+    """An output file that can be written: right suffix, not an existing file unless --overwrite;
+    claimed for this command (:func:`claim`) before the existence check, so two runs cannot both pass it."""
     out = Path(path)
     if out.suffix.lower() not in suffixes:
         raise CliError(f"{flag} {out}: must end in {' or '.join(suffixes)}")
     if out.is_dir():
         raise CliError(f"{flag} {out}: is a folder, not a file")
+    _check_parent(out, flag)
+    claim(out, flag)
     if out.exists() and not overwrite:
         raise CliError(f"{flag} {out}: already exists (pass --overwrite to replace it)")
-    _check_parent(out, flag)
     return out
 
 
 def check_out_dir(path: str, overwrite: bool, flag: str = "--out") -> Path:
-    """An output folder that can be written: not a file, not a non-empty folder unless --overwrite."""
+    """An output folder that can be written: not a file, not a non-empty folder unless --overwrite;
+    claimed for this command (:func:`claim`) before those checks."""
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise CliError(f"{flag} {out}: is a file, not a folder")
+    if not out.is_dir():
+        _check_parent(out, flag)
+    claim(out, flag)
     if out.is_dir():
         if any(out.iterdir()) and not overwrite:
             raise CliError(f"{flag} {out}: folder exists and is not empty (pass --overwrite to write into it)")
         if not os.access(out, os.W_OK | os.X_OK):
             raise CliError(f"{flag} {out}: folder is not writable")
-    else:
-        _check_parent(out, flag)
     return out
 
 
@@ -239,9 +262,7 @@ def write_table_atomic(frame, out: Path) -> None:
 def with_reviews(sample, db: str):
     """The sample with the review database's latest decisions as pair labels."""
     from .review import with_review_labels
-    if not Path(db).is_file():
-        raise CliError(f"{db}: no such review database")
-    with _review_store(db) as store:
+    with _review_store(db, "--reviews") as store:
         labels = store.as_pair_labels()
     sample, used, skipped = with_review_labels(sample, labels)
     print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
@@ -324,7 +345,12 @@ def cmd_sweep(a) -> int:
         print(f"wrote {len(table)} across-seed rows (mean, min, max per configuration) to {agg_out}", file=sys.stderr)
     if no_labels:
         return NO_LABELS
-    if not table["recommended"].any():
+    if not (results["status"] == "ok").any():
+        counts = ", ".join(f"{n} {s}" for s, n in results["status"].value_counts().sort_index().items())
+        print(f"nothing was measured: every configuration exceeded the pair budget ({counts}); raise "
+              "--max-pairs (memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)",
+              file=sys.stderr)
+    elif not table["recommended"].any():
         print(f"no configuration keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
     else:
         best = table[table["recommended"]].iloc[0]
@@ -343,7 +369,11 @@ def row_from_sweep(path: str, fingerprint: str | None):
     import pandas as pd
     p = Path(path)
     try:
-        results = pd.read_parquet(p) if p.suffix.lower() == ".parquet" else pd.read_csv(p)
+        if p.suffix.lower() == ".parquet":
+            results = pd.read_parquet(p)
+        else:
+            from .atomic import csv_values
+            results = csv_values(pd.read_csv(p))  # text cells as they were before the CSV-injection guard
     except Exception as exc:  # noqa: BLE001 - any unreadable table is one user error
         raise CliError(f"--from-sweep {p}: not a readable results table ({exc})")
     if "config_fingerprint" not in results:
@@ -389,16 +419,23 @@ def _load_exported(path: str):
         raise CliError(str(exc))
 
 
-def _review_store(path: str | None):
+def _review_store(path: str | None, flag: str = "--reviews"):
+    """The existing review store at ``path`` (None for None); a missing path, a folder or another
+    application's SQLite file is one line, and the file is left untouched."""
     if path is None:
         return None
-    if not Path(path).exists():
-        raise CliError(f"{path}: no such review store")
+    p = Path(path)
+    if not p.exists():
+        raise CliError(f"{flag} {path}: no such review store")
+    if p.is_dir():
+        raise CliError(f"{flag} {path}: is a folder, not a review store (a .sqlite file)")
     from .review import ReviewStore
     try:
         return ReviewStore(path)
-    except Exception as exc:  # sqlite3 errors, newer schema
-        raise CliError(f"{path}: not a usable review store ({exc})")
+    except ValueError as exc:  # not a review store, newer schema: the message names the file
+        raise CliError(f"{flag} {exc}")
+    except Exception as exc:  # sqlite3 errors
+        raise CliError(f"{flag} {path}: not a usable review store ({exc})")
 
 
 def cmd_export(a) -> int:
@@ -577,7 +614,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     try:
-        return int(a.func(a) or 0)
+        with _claims:
+            return int(a.func(a) or 0)
     except (CliError, MemoryBudgetError) as exc:
         print(f"calib {a.command}: error: {exc}", file=sys.stderr)
         return getattr(exc, "status", 2)

@@ -20,7 +20,7 @@ is the same for every pair and cancels in every ratio.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 
 import numpy as np
 
@@ -120,11 +120,31 @@ class Design:
     @classmethod
     def from_json(cls, text: str) -> "Design":
         d = json.loads(text)
-        if d.pop("format", None) != FORMAT:
-            raise ValueError(f"design format {d.get('format')!r} is not {FORMAT}")
+        if not isinstance(d, dict):
+            kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(d), "a number")
+            raise ValueError(f"a design is a JSON object, got {kind}")
+        if "format" not in d:
+            raise ValueError(f"no 'format' field (a design written by calib draw has \"format\": {FORMAT})")
+        fmt = d.pop("format")
+        if fmt != FORMAT:
+            newer = isinstance(fmt, int) and fmt > FORMAT
+            raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads"
+                             + (" (written by a newer calib: upgrade it)" if newer else ""))
         d.pop("strata", None)
+        known = {f.name for f in fields(cls)}
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
+                   and f.name not in d]
+        if missing:
+            raise ValueError(f"no {missing[0]!r} field")
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}")
+        if not isinstance(d["rep"], dict):
+            raise ValueError("field 'rep' must be a JSON object")
         d["rep"] = Representation.from_dict(d["rep"])
         for k in ("edges", "population", "drawn"):
+            if not isinstance(d[k], list):
+                raise ValueError(f"field {k!r} must be a JSON array")
             d[k] = tuple(d[k])
         design = cls(**d)
         pairs = design.sample_docs * (design.sample_docs - 1) // 2

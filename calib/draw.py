@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .apply import ApplyError, iter_corpus
-from .atomic import atomic_folder, write_bytes_atomic
+from .atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from .budget import check_pair_budget
 from .design import DEFAULT_EDGES, UNIFORM, Design
 from .jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
@@ -163,8 +163,8 @@ class _Strata:
             i, j, s = all_pairs_above(self.sets, float(edges[0]), max_pairs=max_pairs)
         except TooManyPairs as exc:
             raise DrawError(f"{exc.found:,}+ pairs of the document sample have J >= {edges[0]:g}, more than the pair "
-                            f"budget {exc.limit:,}: raise the floor (--floor), draw fewer documents (--docs) or raise "
-                            "--max-pairs") from None
+                            f"budget {exc.limit:,}: raise the floor (the first of --edges), draw fewer documents "
+                            "(--docs) or raise --max-pairs") from None
         self.codes = i * np.int64(self.n) + j
         self.sim = s
         self.design_probe = Design(rep, tuple(edges), self.n, self.n, (0,) * len(edges), (0,) * len(edges), 0)
@@ -239,9 +239,11 @@ def _docs_bytes(docs: pd.DataFrame) -> bytes:
 
 
 def pairs_bytes(pairs: pd.DataFrame) -> bytes:
-    """pairs.csv as written: the columns of PAIR_COLUMNS (plus any others after them), floats in full precision."""
+    """pairs.csv as written: the columns of PAIR_COLUMNS (plus any others after them), floats in full
+    precision, text cells a spreadsheet would run as formulas behind a ``'`` (:func:`calib.atomic.csv_safe_cell`)."""
     cols = list(PAIR_COLUMNS) + [c for c in pairs.columns if c not in PAIR_COLUMNS]
-    return pairs[cols].to_csv(index=False, lineterminator="\n", float_format="%.17g").encode("utf-8")
+    return csv_safe(pairs[cols]).to_csv(index=False, lineterminator="\n", float_format="%.17g",
+                                        quoting=csv_quoting(pairs[cols])).encode("utf-8")
 
 
 def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
@@ -266,8 +268,8 @@ def read_drawn(directory) -> DrawnSet:
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
     docs = pd.read_json(d / "documents.jsonl", lines=True, dtype={"id": str, "text": str})
-    pairs = pd.read_csv(d / "pairs.csv", dtype={"id_a": str, "id_b": str, "stratum": str, "label": str},
-                        keep_default_na=False)
+    pairs = csv_values(pd.read_csv(d / "pairs.csv", dtype={"id_a": str, "id_b": str, "stratum": str, "label": str},
+                                   keep_default_na=False))
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
     if missing:
         raise DrawError(f"{d / 'pairs.csv'}: line 1: missing column {missing[0]!r}")
@@ -319,6 +321,18 @@ def with_decisions(pairs: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def write_labels(directory, latest: pd.DataFrame | None) -> DrawnSet:
+    """Fill the drawn set's labels from the review store's latest decisions
+    (:func:`with_decisions`) and write it back, read and written under the
+    folder's claim (:func:`calib.atomic.claim_output`): rows another writer
+    (``calib draw --more``) added since the caller last read the set are kept."""
+    with claim_output(directory):
+        drawn = read_drawn(directory)
+        filled = DrawnSet(drawn.docs, with_decisions(drawn.pairs, latest).drop(columns=["decision"]), drawn.design)
+        write_drawn(directory, filled)
+    return filled
+
+
 def progress(pairs: pd.DataFrame, design: Design) -> pd.DataFrame:
     """Per stratum: drawn pairs, labeled (duplicate / not duplicate), skipped, left."""
     lab = pairs["label"].fillna("").astype(str).str.strip()
@@ -333,7 +347,8 @@ def progress(pairs: pd.DataFrame, design: Design) -> pd.DataFrame:
     return g.reset_index()
 
 
-__all__ = ["DrawError", "DrawnSet", "UNIFORM", "allocate", "draw", "more", "read_drawn", "reservoir", "write_drawn"]
+__all__ = ["DrawError", "DrawnSet", "UNIFORM", "allocate", "draw", "more", "read_drawn", "reservoir", "write_drawn",
+           "write_labels"]
 
 
 # ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from . import __version__, _api
 from .atomic import cleanup_temp_files, write_bytes_atomic, write_frame_atomic, write_text_atomic  # noqa: F401
 from .jsondoc import dumps, json_value
+from .reading import json_message
 from .manifest import NOTICE  # noqa: F401 (the export's notice is the manifest's)
 from .reading import _DuplicateKey, _no_duplicate_keys  # the loaders' duplicate-key rule
 
@@ -200,7 +201,7 @@ def load_config(path) -> tuple[Config, dict]:
         raise ExportError(f"duplicate key {exc.key!r} in one JSON object (which value is meant is ambiguous)",
                           None, str(p))
     except json.JSONDecodeError as exc:
-        raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", None, str(p))
+        raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {json_message(exc)})", None, str(p))
     except RecursionError:  # e.g. arrays nested 100,000 deep
         raise ExportError("not valid JSON (nested too deeply)", None, str(p))
     except ValueError as exc:  # e.g. an integer of 5,000 digits

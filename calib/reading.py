@@ -201,6 +201,11 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+def json_message(exc: json.JSONDecodeError) -> str:
+    """The decoder's message without its dangling "at" ("Invalid control character at"): callers add where."""
+    return exc.msg.removesuffix(" at")
+
+
 def loads_strict(text: str, file: str, line: int | None = None):
     """``json.loads`` whose every failure (bad syntax, a duplicate key, an
     integer of thousands of digits, nesting past the recursion limit) is a
@@ -212,7 +217,7 @@ def loads_strict(text: str, file: str, line: int | None = None):
                           file=file, line=line, field=e.key) from None
     except json.JSONDecodeError as e:
         at = line if line is not None else e.lineno
-        raise SampleError(f"invalid JSON ({e.msg} at column {e.colno})", file=file, line=at) from None
+        raise SampleError(f"invalid JSON ({json_message(e)} at column {e.colno})", file=file, line=at) from None
     except RecursionError:
         raise SampleError("invalid JSON (nested too deeply)", file=file, line=line) from None
     except ValueError as e:  # e.g. an integer past sys.get_int_max_str_digits()

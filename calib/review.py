@@ -1,7 +1,10 @@
 """Append-only review store for proposed removals (stdlib sqlite3), and the review queue.
 
 Every decision is a new row; nothing is updated or deleted (triggers refuse
-it). The decision in force for a pair is the latest one (see below);
+it). The file is created by the first decision, not by opening it; an existing
+file is inspected read-only first, and one that is not a review store (another
+application's SQLite file) is refused before anything in it changes. The
+decision in force for a pair is the latest one (see below);
 ``created_at`` (ISO-8601 UTC, microseconds) is kept for the record. Pairs are stored
 with ``id_a < id_b``; ``id_b`` is NULL for a decision on a single proposed
 removal. WAL journal, a busy timeout, one transaction per write, so several
@@ -102,14 +105,31 @@ class ReviewStore:
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000):
         self.path = Path(path)
         self._con = None
+        self._closed = False
+        self._busy_ms = int(busy_timeout_ms)
         self.readonly = self.path.exists() and not (os.access(self.path, os.W_OK)
                                                     and os.access(self.path.parent, os.W_OK))
-        if self.readonly:
-            self._open_readonly(busy_timeout_ms)
+        if not self.path.exists():
+            return  # created by the first decision, not by opening: reads see an empty store until then
+        if self.path.is_dir():
+            raise ValueError(f"{self.path}: is a folder, not a review store (a SQLite file)")
+        if self.path.stat().st_size == 0:  # an empty file (touched): a new store
+            self._open_writable()
             return
+        # Inspected read-only first: a foreign SQLite file or a newer schema is refused before anything
+        # (journal mode, tables) is changed in it.
+        con = self._open_readonly()
+        if self.readonly:
+            self._con = con
+            return
+        con.close()
+        self._open_writable()
+
+    def _open_writable(self) -> None:
+        """Connect for writing (creating the file and the schema if needed), WAL journal."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(self.path, timeout=busy_timeout_ms / 1000, isolation_level=None)
-        self._con.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        self._con = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
+        self._con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         self._con.execute("PRAGMA journal_mode = WAL")
         with self._transaction() as cur:
             for stmt in _SCHEMA.split(";\n"):
@@ -121,12 +141,13 @@ class ReviewStore:
             elif row[0] > SCHEMA_VERSION:
                 raise ValueError(f"{self.path}: schema version {row[0]} is newer than this code ({SCHEMA_VERSION})")
 
-    def _open_readonly(self, busy_timeout_ms: int) -> None:
-        """Open without writing anything (no journal-mode change, no schema);
+    def _open_readonly(self) -> sqlite3.Connection:
+        """A connection that writes nothing (no journal-mode change, no schema),
+        after checking the file is a review store of this schema or older;
         ``immutable`` when even the WAL index cannot be created beside it."""
         uri = self.path.resolve().as_uri()
         for query in ("mode=ro", "mode=ro&immutable=1"):
-            con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None)
+            con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=self._busy_ms / 1000, isolation_level=None)
             try:
                 tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 break
@@ -134,14 +155,22 @@ class ReviewStore:
                 con.close()
                 if query.endswith("immutable=1"):
                     raise
+            except sqlite3.DatabaseError as exc:  # not a database at all
+                con.close()
+                raise ValueError(f"{self.path}: not a usable review store ({exc})") from None
         if not {"decisions", "schema_version"} <= tables:
             con.close()
             raise ValueError(f"{self.path}: not a review store (no decisions table)")
+        columns = {r[1] for r in con.execute("PRAGMA table_info(decisions)")}
+        if not set(COLUMNS) <= columns:
+            con.close()
+            raise ValueError(f"{self.path}: not a review store (its decisions table has no column "
+                             f"{sorted(set(COLUMNS) - columns)[0]!r})")
         version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
         if version is not None and version > SCHEMA_VERSION:
             con.close()
             raise ValueError(f"{self.path}: schema version {version} is newer than this code ({SCHEMA_VERSION})")
-        self._con = con
+        return con
 
     # -- plumbing
     class _Tx:
@@ -157,16 +186,18 @@ class ReviewStore:
             self.cur.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
     def _transaction(self) -> "ReviewStore._Tx":
-        if self._con is None:
+        if self._closed:
             raise ValueError(f"{self.path}: the review store is closed")
         if self.readonly:
             raise ValueError(f"{self.path}: the review store is read-only (no write permission); nothing recorded")
+        if self._con is None:  # the first decision creates the file
+            self._open_writable()
         return ReviewStore._Tx(self._con)
 
     def _frame(self, sql: str, params: tuple = ()) -> pd.DataFrame:
-        if self._con is None:
+        if self._closed:
             raise ValueError(f"{self.path}: the review store is closed")
-        rows = self._con.execute(sql, params).fetchall()
+        rows = [] if self._con is None else self._con.execute(sql, params).fetchall()
         df = pd.DataFrame(rows, columns=list(COLUMNS))
         df["id"] = df["id"].astype(np.int64)
         return df
@@ -236,10 +267,13 @@ class ReviewStore:
                              "category": "review"})
 
     def __len__(self) -> int:
+        if self._con is None:
+            return 0
         return int(self._con.execute("SELECT count(*) FROM decisions").fetchone()[0])
 
     # -- lifetime
     def close(self) -> None:
+        self._closed = True
         if self._con is not None:
             self._con.close()
             self._con = None

@@ -557,14 +557,20 @@ def main(argv=None) -> int:
     sm.add_argument("path")
     sm.add_argument("pairs", nargs="?")
     args = ap.parse_args(argv)
+    from .atomic import OutputBusy, claim_output
     try:
         if args.cmd == "extract-base":
-            print(f"wrote {extract_base(args.out)}")
+            with claim_output(args.out):  # one writer at a time (calib.atomic)
+                print(f"wrote {extract_base(args.out)}")
         elif args.cmd == "build":
-            s = build_sample(args.out, base=args.base, seed=args.seed)
+            with claim_output(args.out):
+                s = build_sample(args.out, base=args.base, seed=args.seed)
             print(s)
         else:
             print(json.dumps(summary(load_sample(args.path, args.pairs)), indent=2, ensure_ascii=False))
+    except OutputBusy as err:
+        print(f"error: --out {err.strerror}", file=__import__("sys").stderr)
+        return 2
     except SampleError as err:
         print(f"error: {err}", file=__import__("sys").stderr)
         return 2

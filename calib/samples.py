@@ -12,7 +12,7 @@ import io
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -579,6 +579,9 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
         return _assemble(docs, table.file, True, rows, name, missing)
     docs = _collect_docs(table)
     rows = _pairs_from_table(_read_table(Path(pairs), pairs_root), missing) if pairs is not None else []
+    if design is not None and Path(pairs).suffix.lower() == ".csv":  # calib draw wrote it: ids as written, ' dropped
+        from .atomic import csv_cell_value
+        rows = [replace(r, a=csv_cell_value(r.a), b=csv_cell_value(r.b)) for r in rows]
     if design is not None and not all(r.stratum in design.strata for r in rows):
         r = next(r for r in rows if r.stratum not in design.strata)
         raise SampleError(f"stratum {r.stratum!r} is not one of design.json's ({', '.join(design.strata)})",
@@ -733,11 +736,8 @@ def _write_frame(frame: pd.DataFrame, out: Path, fmt: str) -> None:
         text = frame.to_json(orient="records", lines=True, force_ascii=False)
         out.write_bytes(text.encode("utf-8") if text.endswith("\n") or not text else (text + "\n").encode("utf-8"))
     elif fmt == "csv":
-        # csv quotes only around "\n" for this line terminator: a bare "\r" needs full quoting
-        has_cr = any(frame[c].astype(str).str.contains("\r", regex=False).any()
-                     for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
-        frame.to_csv(out, index=False, lineterminator="\n", encoding="utf-8",
-                     quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
+        from .atomic import csv_quoting
+        frame.to_csv(out, index=False, lineterminator="\n", encoding="utf-8", quoting=csv_quoting(frame))
     elif fmt == "parquet":
         frame.to_parquet(out, index=False)
     else:

@@ -54,7 +54,7 @@ from calib.clusters import Representative, cluster_pairs
 from calib.config import Config
 from calib.jaccard import pairs_jaccard
 from calib.minhash import estimate_jaccard, signatures
-from calib.reading import MISSING_VALUES, SampleError, parse_record
+from calib.reading import MISSING_VALUES, SampleError, json_message, parse_record
 from calib.copies import set_digests
 from calib.shingles import ShingleSets, shingle_hashes
 
@@ -283,7 +283,7 @@ def load_config_any(path: str, spark=None) -> tuple[Config, dict]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", None, path)
+        raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {json_message(exc)})", None, path)
     validate_doc(doc, path=path)
     return config_from_doc(doc), doc
 

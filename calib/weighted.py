@@ -317,8 +317,9 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
 def cmd_more(a) -> int:
     """``calib draw --more K --out DIR``: label-next proposal and K more pairs."""
     import sys
+    from pathlib import Path
 
-    from .cli import CliError
+    from .cli import CliError, claim
     from .draw import DrawError, more, read_drawn, write_drawn
     from .samples import SampleError, load_sample
     from .sweep import Grid, Workspace, evaluate, recommend, sweep
@@ -326,6 +327,8 @@ def cmd_more(a) -> int:
         raise CliError(f"--more must be >= 0, got {a.more}")
     if not 0 < a.width < 0.5:
         raise CliError(f"--width must be in (0, 0.5), got {a.width:g}")
+    if Path(a.out).is_dir():  # held from this read to the write: a second --more at once is refused, not lost
+        claim(Path(a.out))
     try:
         drawn = read_drawn(a.out)
         sample = load_sample(a.out)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from appui import charts, engine, state, tables
 from appui.errors import guard, message
+from calib import atomic
 from calib.minhash import SCHEMES, canonical_scheme, scheme_names
 from calib.represent import HASH_FUNCTIONS, Representation
 from calib.config import VERIFY_RULES, config_from_row
@@ -197,7 +198,7 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
             state.set_config(cfg, "picked from the sweep table")
             state.changed("Current configuration set to the selected row; the other pages now use it.")
     download = results if per_seed is None else per_seed  # the per-seed rows, never the aggregate only
-    st.download_button("Download results (CSV)", download.to_csv(index=False).encode(), "sweep-results.csv",
+    st.download_button("Download results (CSV)", atomic.frame_bytes(download, "csv"), "sweep-results.csv",
                        "text/csv", key="dl_results")
 
 

@@ -10,7 +10,7 @@ from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
 from appui.text import md
-from calib.draw import pairs_bytes, progress, read_drawn, with_decisions, write_drawn
+from calib.draw import pairs_bytes, progress, read_drawn, with_decisions, write_labels
 from calib.review import ReviewStore
 
 KEYS = {"duplicate": "d", "not_duplicate": "n", "unsure": "s"}
@@ -81,7 +81,7 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame) -> None:
         st.rerun()
 
 
-def export_section(folder: Path, drawn, pairs: pd.DataFrame) -> None:
+def export_section(folder: Path, pairs: pd.DataFrame, latest: pd.DataFrame) -> None:
     st.subheader("Export")
     filled = pairs.drop(columns=["decision"])
     c = st.columns(3)
@@ -89,14 +89,15 @@ def export_section(folder: Path, drawn, pairs: pd.DataFrame) -> None:
                          key="label_download")
     if c[1].button("Write the labels into the folder", key="label_write"):
         try:
-            write_drawn(folder, type(drawn)(drawn.docs, filled, drawn.design))
+            written = write_labels(folder, latest)  # re-read under the claim: rows `draw --more` added stay
         except Exception as exc:  # noqa: BLE001
             st.error(f"Could not write {md(folder)}: {message(exc)}")
         else:
-            state.changed(f"Wrote {int((filled['label'].str.strip() != '').sum()):,} labels into {md(folder)}/pairs.csv.")
+            state.changed(f"Wrote {int((written.pairs['label'].str.strip() != '').sum()):,} labels into "
+                          f"{md(folder)}/pairs.csv.")
     if c[2].button("Use this drawn set as the sample", key="label_use"):
         try:
-            write_drawn(folder, type(drawn)(drawn.docs, filled, drawn.design))
+            write_labels(folder, latest)
             state.set_sample(load_path(str(folder)))
         except Exception as exc:  # noqa: BLE001
             st.error(message(exc))
@@ -153,6 +154,6 @@ with guard("The Label page"):
                     pairs = with_decisions(drawn.pairs, store.latest())
                     progress_section(pairs, drawn.design)
                     label_section(store, drawn, pairs)
-                    export_section(folder, drawn, pairs)
+                    export_section(folder, pairs, store.latest())
             if store is not None:
                 next_section(folder)
