@@ -34,7 +34,7 @@ def test_cold_cache_is_detected_and_warm_up_compiles_every_kernel(tmp_path):
     steps = len(calls) - 1
     assert [m.split(":")[0] for _, m in calls[:-1]] == [f"step {k} of {steps}" for k in range(1, steps + 1)]
     compiled = [int(re.search(r"\((\d+) of (\d+) kernels compiled\)", m).group(1)) for _, m in calls[:-1]]
-    assert compiled == sorted(compiled) and compiled[0] == 0 and compiled[-1] < len(before)
+    assert compiled == sorted(compiled) and compiled[0] == 0 and compiled[-1] <= len(before)
     assert calls[-1][1] == f"done: {len(before)} of {len(before)} kernels compiled"
     # a second process finds everything cached
     again = subprocess.run([sys.executable, "-c", "from calib.warmup import cold_kernels; print(cold_kernels())"],
