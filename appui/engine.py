@@ -52,27 +52,31 @@ def _handle(content_hash: str, _sample: Sample) -> Handle:
 
 
 _KERNELS_READY = threading.Event()
+COMPILE_TIME = "about 45 s of CPU: 1 to 2.5 minutes"  # measured cold compiles: README, Performance
 
 
 @st.cache_resource(show_spinner=False)
-def _warm_up() -> float:
-    return warm_up()
+def _warm_up(_progress=None) -> float:
+    return warm_up(progress=_progress)
 
 
 def ensure_kernels() -> None:
     """Before a page's first engine call in this server process: when numba's
     on-disk cache lacks kernels (first run after install or an update), compile
-    them now under a visible message instead of a silent spinner later."""
+    them now under a progress bar (step and kernels compiled so far) instead of
+    a silent spinner later. A second session arriving meanwhile waits for the
+    first one's compilation under the same message, without the bar's steps."""
     if _KERNELS_READY.is_set():
         return
     cold = cold_kernels()
     if cold:
         with st.status(f"Compiling {len(cold)} numba kernels: first run after installing or updating only "
-                       "(about 20 s on an idle 2-core machine, longer on a busy one); later runs load them "
-                       "from the cache", expanded=False) as box:
-            seconds = _warm_up()
+                       f"({COMPILE_TIME} on 2 shared cores); later runs load them from the cache",
+                       expanded=True) as box:
+            bar = st.progress(0.0, text="Starting the compilation...")
+            seconds = _warm_up(lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text))
             box.update(label=f"Compiled the numba kernels in {seconds:.0f} s (cached for the next runs)",
-                       state="complete")
+                       state="complete", expanded=False)
     _KERNELS_READY.set()
 
 

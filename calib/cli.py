@@ -603,9 +603,10 @@ def build_parser() -> argparse.ArgumentParser:
     __import__("calib.draw", fromlist=["add_parser"]).add_parser(sub)  # calib draw (calib/draw.py)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
                         description="subcommands: build (rebuild data/sample from data/base, deterministic), "
-                                    "extract-base (collect the base text, run once), summary PATH [PAIRS] "
+                                    "extract-base (collect the base text, run once), corpus (rebuild the unlabeled corpus "
+                                    "data/corpus/docs.jsonl.gz, deterministic), summary PATH [PAIRS] "
                                     "(a sample's counts as JSON); calib samples SUBCOMMAND -h for its options")
-    sm.add_argument("args", nargs=argparse.REMAINDER, metavar="{build,extract-base,summary} ...")
+    sm.add_argument("args", nargs=argparse.REMAINDER, metavar="{build,extract-base,corpus,summary} ...")
     sm.set_defaults(func=lambda a: __import__("calib.sample_build", fromlist=["main"]).main(a.args))
     return p
 

@@ -438,15 +438,27 @@ def cmd_draw(a) -> int:
     d = drawn.design
     print(f"{d}\nwrote {out}/documents.jsonl ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
           f"label empty), design.json", file=sys.stderr)
+    print(inclusion_note(d), file=sys.stderr)
     print(strata_table(d).to_string(index=False), file=sys.stderr)
     return 0
 
 
+def inclusion_note(design: Design) -> str:
+    """What a printed inclusion probability is made of (a stratum drawn whole
+    still has one below 1: its pairs first had to be in the document sample)."""
+    return (f"inclusion probability = drawn share (drawn / pairs of the stratum in the document sample) x "
+            f"document-sample factor {design.pi1:.4g} (the chance that both documents of a corpus pair are among "
+            f"the {design.sample_docs:,} of {design.corpus_docs:,} documents sampled: n(n-1)/(N(N-1)))")
+
+
 def strata_table(design: Design, labeled: pd.Series | None = None) -> pd.DataFrame:
-    """One row per stratum: pairs in the document sample, drawn, inclusion
+    """One row per stratum: pairs in the document sample, drawn, the drawn
+    share, the document-sample factor and their product, the inclusion
     probability (and labeled, when ``labeled`` counts them by stratum name)."""
+    pop = np.asarray(design.population, dtype=float)
     t = pd.DataFrame({"stratum": design.strata, "pairs": design.population, "drawn": design.drawn,
-                      "inclusion_probability": design.inclusion_probability()})
+                      "drawn_share": np.where(pop > 0, np.asarray(design.drawn) / np.maximum(pop, 1), 0.0),
+                      "x_document_factor": design.pi1, "inclusion_probability": design.inclusion_probability()})
     if labeled is not None:
         t["labeled"] = labeled.reindex(design.strata).fillna(0).astype(int).to_numpy()
     return t

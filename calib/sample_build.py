@@ -543,7 +543,7 @@ def write_docs_pairs(sample: Sample, out) -> None:
 
 
 def main(argv=None) -> int:
-    """``calib samples extract-base|build|summary`` (also ``python -m calib.sample_build``)."""
+    """``calib samples extract-base|build|corpus|summary`` (also ``python -m calib.sample_build``)."""
     import argparse
     ap = argparse.ArgumentParser(prog="calib samples", description="Build the shipped sample or summarize a sample.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -553,6 +553,10 @@ def main(argv=None) -> int:
     bld.add_argument("--out", default=str(SAMPLE_DIR))
     bld.add_argument("--base", default=str(BASE_FILE))
     bld.add_argument("--seed", type=int, default=BUILD_SEED)
+    co = sub.add_parser("corpus", help="build the shipped unlabeled corpus data/corpus/docs.jsonl.gz from the base file")
+    co.add_argument("--out", default=None, help="output .jsonl.gz (default data/corpus/docs.jsonl.gz)")
+    co.add_argument("--base", default=str(BASE_FILE))
+    co.add_argument("--seed", type=int, default=None)
     sm = sub.add_parser("summary", help="load a sample and print its summary as JSON")
     sm.add_argument("path")
     sm.add_argument("pairs", nargs="?")
@@ -566,6 +570,11 @@ def main(argv=None) -> int:
             with claim_output(args.out):
                 s = build_sample(args.out, base=args.base, seed=args.seed)
             print(s)
+        elif args.cmd == "corpus":
+            from .corpus_build import CORPUS_FILE, CORPUS_SEED, build_corpus
+            counts = build_corpus(args.out or CORPUS_FILE, base=args.base,
+                                  seed=CORPUS_SEED if args.seed is None else args.seed)
+            print(json.dumps(counts))
         else:
             print(json.dumps(summary(load_sample(args.path, args.pairs)), indent=2, ensure_ascii=False))
     except OutputBusy as err:

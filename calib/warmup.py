@@ -1,7 +1,7 @@
 """Compile the numba kernels ahead of real work.
 
-numba compiles each kernel on its first call (about 20 s for all of calib's
-on 2 cores) and keeps the machine code in its on-disk cache
+numba compiles each kernel on its first call (about 45 s of CPU for all of
+calib's: 63-152 s measured on 2 shared cores, see the README's Performance) and keeps the machine code in its on-disk cache
 (``cache=True``), valid until the source changes. :func:`cold_kernels` says
 which kernels have no cache entry for their current source; :func:`warm_up`
 runs a tiny sample through every step (each scheme, both shingle types,
@@ -43,8 +43,11 @@ def cold_kernels() -> list[str]:
     return cold
 
 
-def warm_up() -> float:
-    """Run a tiny sample through every step; returns the seconds it took."""
+def warm_up(progress=None) -> float:
+    """Run a tiny sample through every step; returns the seconds it took.
+    ``progress(fraction, message)``, when given, is called before each step
+    and at the end with how many of the kernels cold at the start are compiled
+    ("step 3 of 12: banding (7 of 22 kernels compiled)")."""
     import pandas as pd
 
     from .config import Config
@@ -54,6 +57,7 @@ def warm_up() -> float:
     from .sweep import Grid, collision_curve, evaluate, sweep, Workspace
 
     t0 = time.perf_counter()
+    cold = set(cold_kernels()) if progress else set()
     texts = ["the quick brown fox jumps over the lazy dog", "The quick brown fox jumped over the lazy dog!",
              "Une phrase en français, très différente", "the quick brown fox jumps over the lazy dog",
              "lorem ipsum dolor sit amet consectetur", "lorem ipsum dolor sit amet, consectetur"]
@@ -63,15 +67,36 @@ def warm_up() -> float:
     ws = Workspace(from_frames(docs, pairs, name="warm-up"))
     reps = tuple(Representation(shingle=sh, k=3, scheme=s) for sh in ("word", "char") for s in scheme_names())
     reps += (Representation(shingle="char", k=3, hashfunc="sha1"),)
-    sweep(ws, Grid(representations=reps, num_perms=(16,), splits=((4, 4),), verify=("exact", "estimated", "none"),
-                   thresholds=(0.5,), policies=("connected", "star")))
+    first, grid = reps[0], dict(num_perms=(16,), splits=((4, 4),), verify=("exact", "estimated", "none"),
+                                thresholds=(0.5,), policies=("connected", "star"))
     cfg = Config(Representation(shingle="char", k=3, num_perm=16), b=4, r=4)
-    evaluate(ws, cfg)
-    collision_curve(ws, cfg.rep, 4, 4, random_pairs=10)
+    # one stage at a time for the first representation (most kernels), then the rest per representation
+    steps = [("normalization and shingle hashing", lambda: ws.sets(first)),
+             ("signatures", lambda: ws.signatures(first)),
+             ("banding", lambda: ws.candidates(first, 4, 4, None)),
+             ("exact Jaccard and the all-pairs join", lambda: ws.reference_pairs(first, 0.5))]
+    steps += [(f"sweep of {rep.shingle_label()} {rep.scheme} {rep.hashfunc}",
+               lambda rep=rep: sweep(ws, Grid(representations=(rep,), **grid))) for rep in reps]
+    steps += [("evaluation and collision curve", lambda: (evaluate(ws, cfg), collision_curve(ws, cfg.rep, 4, 4,
+                                                                                              random_pairs=10)))]
+    for k, (label, run) in enumerate(steps):
+        if progress:
+            progress(k / len(steps), f"step {k + 1} of {len(steps)}: {label} ({_compiled(cold)})")
+        run()
+    if progress:
+        progress(1.0, f"done: {_compiled(cold)}")
     return time.perf_counter() - t0
+
+
+def _compiled(cold: set[str]) -> str:
+    """How many of the kernels that were ``cold`` are cached now."""
+    if not cold:
+        return "every kernel was cached"
+    return f"{len(cold) - len(cold.intersection(cold_kernels()))} of {len(cold)} kernels compiled"
 
 
 if __name__ == "__main__":
     cold = cold_kernels()
     print(f"{len(cold)} kernel(s) to compile" + (f": {', '.join(cold)}" if cold else ""), flush=True)
-    print(f"warm-up took {warm_up():.1f} s; now cold: {len(cold_kernels())}")
+    seconds = warm_up(progress=lambda fraction, message: print(f"  {message}", flush=True))
+    print(f"warm-up took {seconds:.1f} s; now cold: {len(cold_kernels())}")

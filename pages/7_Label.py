@@ -22,7 +22,7 @@ def choose_folder() -> Path | None:
     st.caption("A folder written by `calib draw --corpus CORPUS --out DIR` (documents.jsonl, pairs.csv, design.json), "
                "inside the allowed folders of the Sample page.")
     text = st.text_input("Drawn set folder", value=ss.get(FOLDER, ""), key="label_folder_input",
-                         placeholder="e.g. drawn/ (from calib draw)")
+                         placeholder="e.g. work/drawn (from calib draw)")
     if not text.strip():
         return None
     try:

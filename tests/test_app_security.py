@@ -157,6 +157,70 @@ def test_typed_path_edge_cases(tmp_path, monkeypatch):
     assert resolve_allowed(str(allowed / "ok")) == (allowed / "ok").resolve()
 
 
+def _clone_beside(tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """A fake clone in ``tmp_path/parent`` (appui.paths reads REPO_ROOT) and the
+    ``../shared/corpora`` folder next to it, holding a docs.csv."""
+    import appui.paths as paths
+    parent = tmp_path / "parent"
+    clone, corpora = parent / "clone", parent / "shared" / "corpora"
+    (clone / "data").mkdir(parents=True)
+    corpora.mkdir(parents=True)
+    (corpora / "docs.csv").write_bytes(DOCS_CSV)
+    for d in (parent, parent / "shared", corpora):
+        d.chmod(0o755)
+    monkeypatch.setattr(paths, "REPO_ROOT", clone)
+    return clone, corpora
+
+
+def test_shared_corpora_root_is_allowed_only_when_nobody_else_could_have_made_it(tmp_path, monkeypatch):
+    import appui.paths as paths
+    clone, corpora = _clone_beside(tmp_path, monkeypatch)
+    assert corpora.resolve() in paths.allowed_roots()
+    assert resolve_allowed("../shared/corpora/docs.csv") == (corpora / "docs.csv").resolve()
+    # a clone in a world-writable folder (/tmp): anyone could have created shared/corpora beside it
+    (corpora.parent).chmod(0o777)
+    assert corpora.resolve() not in paths.allowed_roots()
+    with pytest.raises(PathNotAllowed, match=r"outside the allowed folders.*corpora is not allowed: .*shared is "
+                                             r"writable by every user"):
+        resolve_allowed("../shared/corpora/docs.csv")
+    corpora.parent.chmod(0o755)
+    corpora.chmod(0o777)
+    with pytest.raises(PathNotAllowed, match="corpora is writable by every user"):
+        resolve_allowed("../shared/corpora/docs.csv")
+    corpora.chmod(0o755)
+    if os.getuid() == 0:  # only root can give a folder to another user
+        os.chown(corpora, 65534, 65534)
+        assert "belongs to another user (uid 65534)" in paths.trust_problem(corpora)
+        with pytest.raises(PathNotAllowed, match="belongs to another user"):
+            resolve_allowed("../shared/corpora/docs.csv")
+        os.chown(corpora, 0, 0)
+    assert paths.trust_problem(corpora) is None
+    # absent: not a root, and the refusal does not mention it
+    (corpora / "docs.csv").unlink()
+    corpora.rmdir()
+    assert paths.trust_problem(corpora) == "does not exist"
+    assert [p.name for p in paths.allowed_roots()] == ["data"]
+
+
+def test_work_folder_of_the_clone_is_allowed_once_it_exists(tmp_path, monkeypatch):
+    """The README's commands write into work/ (git-ignored): what calib draw writes there
+    opens on the Label page without CALIB_ALLOWED_DIRS."""
+    import appui.paths as paths
+    clone, _ = _clone_beside(tmp_path, monkeypatch)
+    with pytest.raises(PathNotAllowed, match="outside the allowed folders"):
+        resolve_allowed("work/drawn")
+    (clone / "work" / "drawn").mkdir(parents=True)
+    (clone / "work").chmod(0o755)
+    assert resolve_allowed("work/drawn") == (clone / "work" / "drawn").resolve()
+    (clone / "work").chmod(0o777)
+    with pytest.raises(PathNotAllowed, match="work is writable by every user"):
+        resolve_allowed("work/drawn")
+
+
+def test_work_folder_is_git_ignored():
+    assert "/work/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
 def test_typed_path_on_the_page_shows_the_refusal():
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("pages/1_Sample.py").run()

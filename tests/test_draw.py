@@ -185,3 +185,25 @@ def test_more_cli_proposes_and_draws(tmp_path, oracle):
     assert load_sample(d).design == grown.design
     proc = _run("draw", "--more", "5", "--out", str(tmp_path / "nowhere"))
     assert proc.returncode == 2 and "not a folder written by calib draw" in proc.stderr
+
+
+def test_printed_inclusion_probability_says_it_holds_the_document_sample_factor(tmp_path, capsys):
+    """Every pair drawn (--pairs above the 15 pairs of 6 documents): each stratum
+    is taken whole, yet its inclusion probability is 6*5/(12*11) = 0.2273, the
+    chance that a corpus pair is in the document sample; the output says so."""
+    corpus = _corpus(tmp_path / "c.jsonl", 12)
+    assert main(["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "6", "--pairs", "100"]) == 0
+    err = capsys.readouterr().err
+    assert ("inclusion probability = drawn share (drawn / pairs of the stratum in the document sample) x "
+            "document-sample factor 0.2273 (the chance that both documents of a corpus pair are among the 6 of "
+            "12 documents sampled: n(n-1)/(N(N-1)))") in err
+    lines = err.splitlines()
+    header = next(k for k, line in enumerate(lines) if line.split()[:1] == ["stratum"])
+    assert lines[header].split() == ["stratum", "pairs", "drawn", "drawn_share", "x_document_factor",
+                                     "inclusion_probability"]
+    rows = [line.split() for line in lines[header + 1:]]
+    assert sum(int(r[1]) for r in rows) == 15 and sum(int(r[2]) for r in rows) == 15
+    for stratum, pairs, drawn, share, factor, pi in rows:
+        assert float(factor) == pytest.approx(30 / 132, abs=1e-6)
+        assert float(share) == (1.0 if int(pairs) else 0.0) and int(drawn) == int(pairs)
+        assert float(pi) == pytest.approx(float(share) * 30 / 132, abs=1e-6)

@@ -55,3 +55,29 @@ def test_label_page_records_decisions_and_exports(drawn, tmp_path):
     s = at.session_state["calib_sample"]
     assert s.design is not None and len(s.pairs) == 2
     assert any("What to label next" in h.value for h in at.subheader)
+
+
+def test_label_page_opens_what_calib_draw_wrote_into_work(monkeypatch, tmp_path):
+    """The README's path: `calib draw ... --out work/drawn/` in the clone, then the Label
+    page with the folder typed as `work/drawn`, without CALIB_ALLOWED_DIRS."""
+    import appui.paths as paths
+    from calib.cli import main
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    monkeypatch.setattr(paths, "REPO_ROOT", clone)
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
+    monkeypatch.chdir(clone)
+    assert main(["draw", "--corpus", str(ROOT / "data" / "corpus" / "docs.jsonl.gz"), "--out", "work/drawn/",
+                 "--docs", "300", "--pairs", "30", "--seed", "0"]) == 0
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+        at.switch_page("pages/7_Label.py").run()
+        at.text_input(key="label_folder_input").input("work/drawn").run()
+        assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+        assert any("0 of 30 drawn pairs decided" in s.value for s in at.subheader)
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
