@@ -120,11 +120,14 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     points = alt.Chart(df).mark_point(filled=True, opacity=0.6).encode(
         x=x, y=y,
         size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(format=",.0f", orient="right")),
-        color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis")),
+                      legend=alt.Legend(format="~s", orient="bottom", direction="horizontal", columns=3)),
+        # colour and size below the plot, compact: on its right they squeezed it to a third at 1000 px
+        color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis"),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
         # the representation legend above the plot, where it is read first and never pushed off the bottom
         shape=alt.Shape("representation:N", title="Representation", scale=alt.Scale(domain=reps),
                         legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
+                                          columns=2 if len(reps) > 2 else None,  # wraps instead of being cut
                                           symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
         tooltip=tooltip)
     expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8).encode(
@@ -141,24 +144,41 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     if f"{objective}_min" in df:  # results across seeds: the range the seeds showed
         layers.insert(0, alt.Chart(df).mark_rule(color="#888", size=1.5).encode(
             x=x, y=alt.Y(f"{objective}_min:Q"), y2=f"{objective}_max:Q", tooltip=tooltip))
-    marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
+    marked = marked_rows(df, recommended_fp, current_fp)
+    if len(marked):
+        # a legend names the marks (text beside the points sat on the crowd of points near x = 0)
+        domain = [k for k in MARKS if k in set(marked["mark"])]  # only the marks shown, as every legend here
+        layers.append(alt.Chart(marked).mark_point(size=450, filled=False, strokeWidth=2.5).encode(
+            x=x, y=y, tooltip=tooltip,
+            shape=alt.Shape("mark:N", title="Marked", scale=alt.Scale(domain=domain,
+                                                                     range=[MARKS[k][1] for k in domain]),
+                            legend=MARK_LEGEND),
+            color=alt.Color("mark:N", title="Marked", scale=alt.Scale(domain=domain,
+                                                                     range=[MARKS[k][0] for k in domain]),
+                            legend=MARK_LEGEND)))
+    seeds = "; grey bar: range over seeds" if f"{objective}_min" in df else ""
+    chart = alt.layer(*layers).resolve_scale(color="independent", shape="independent")
+    return chart.properties(
+        # a short title and subtitle lines that fit at 1000 px (one long title was cut)
+        title=alt.TitleParams(f"{y_title.split(' (')[0]} vs false-removal rate", anchor="start", subtitle=[
+            "Shape = representation, colour = verify threshold, size = candidate pairs.",
+            f"Dark tick: {y_title.split(' (')[0].lower()} expected from exact J{seeds}."]),
+        height=560).interactive()  # Streamlit fits title, legends and plot into this height
+
+
+# inside the plot's lower right corner, where a sweep has few points (high false removals, low recall)
+MARK_LEGEND = alt.Legend(orient="bottom-right", symbolSize=140, fillColor="white", strokeColor="#ccc", padding=6)
+MARKS = {"recommended": ("black", "diamond"), "current": ("#e377c2", "square"),
+         "recommended = current": ("black", "diamond")}
+
+
+def marked_rows(df: pd.DataFrame, recommended_fp: str | None, current_fp: str | None) -> pd.DataFrame:
+    """The recommended and the current row with their mark ('recommended = current' when one row is both)."""
+    marks = [(recommended_fp, "recommended"), (current_fp, "current")]
     if recommended_fp is not None and recommended_fp == current_fp:
-        marks = [(recommended_fp, "recommended = current", "black", "diamond")]
-    for fp, label, color, shape in marks:
-        if fp is not None and (df["config_fingerprint"] == fp).any():
-            m = df[df["config_fingerprint"] == fp].head(1).assign(mark=label)
-            base = alt.Chart(m)
-            layers.append(base.mark_point(shape=shape, size=450, filled=False, color=color, strokeWidth=2.5)
-                          .encode(x=x, y=y, tooltip=tooltip))
-            # beside the point (not above it: the best row is often at the top edge), current below
-            layers.append(base.mark_text(dx=16, dy=14 if label == "current" else 0, align="left",
-                                         baseline="middle", fontWeight="bold", color=color)
-                          .encode(x=x, y=y, text="mark:N"))
-    return alt.layer(*layers).properties(
-        title=f"{y_title.split(' (')[0]} vs false-removal rate (shape = representation, colour = threshold, "
-              f"size = candidate pairs; dark tick: expected from exact J"
-              f"{'; grey bar: range over seeds' if f'{objective}_min' in df else ''})",
-        height=460).interactive()
+        marks = [(recommended_fp, "recommended = current")]
+    rows = [df[df["config_fingerprint"] == fp].head(1).assign(mark=label) for fp, label in marks if fp is not None]
+    return pd.concat(rows, ignore_index=True) if rows else df.head(0).assign(mark="")
 
 
 def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFrame | None = None,
@@ -221,6 +241,7 @@ def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -
     s = np.linspace(0, 1, 101)
     sd = estimate_sd(s, num_perm)
     band = pd.DataFrame({"exact": s, "lo": np.clip(s - 2 * sd, 0, 1), "hi": np.clip(s + 2 * sd, 0, 1)})
+    kinds = [k for k in LABEL_COLORS if k in set(df["kind"])]
     x = alt.X("exact:Q", title="Exact Jaccard of the shingle sets", scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("estimated:Q", title=f"MinHash estimate ({num_perm} hashes)", scale=alt.Scale(domain=[0, 1]))
     layers = [
@@ -228,8 +249,9 @@ def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -
         alt.Chart(band).mark_line(color="#666", strokeDash=[3, 3]).encode(x=x, y=alt.Y("exact:Q")),
         alt.Chart(df).mark_circle(size=36, opacity=0.65).encode(
             x=x, y=y,
-            color=alt.Color("kind:N", title="Pair", scale=alt.Scale(domain=list(LABEL_COLORS),
-                                                                   range=list(LABEL_COLORS.values()))),
+            # the legend names only the kinds plotted (it listed "unlabeled" with no such point)
+            color=alt.Color("kind:N", title="Pair", scale=alt.Scale(domain=kinds,
+                                                                   range=[LABEL_COLORS[k] for k in kinds])),
             tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
                      alt.Tooltip("category:N", title="Category"),
                      alt.Tooltip("exact:Q", title="Exact J", format=".3f"),
@@ -286,6 +308,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
     xe = alt.X("x:Q", axis=noaxis, scale=sx)
     ye = alt.Y("y:Q", axis=noaxis, scale=sx)
     lo = float(edges["sim"].min()) if len(edges) else 0.0
+    roles = [k for k in ROLE_COLORS if k in set(nodes["role"])]
     e = alt.Chart(edges).mark_rule(strokeWidth=3 if len(edges) <= 40 else 1.5, opacity=0.85).encode(
         x=xe, y=ye, x2="x2:Q", y2="y2:Q",
         color=alt.Color("sim:Q", title="Verified similarity",
@@ -294,19 +317,38 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
                  alt.Tooltip("sim:Q", title="Similarity", format=".3f")])
     n = alt.Chart(nodes).mark_circle(size=380, opacity=1, stroke="white", strokeWidth=1.5).encode(
         x=xe, y=ye,
-        color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=list(ROLE_COLORS),
-                                                                    range=list(ROLE_COLORS.values())),
+        # only the roles drawn (as the estimate scatter's legend)
+        color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=roles,
+                                                                    range=[ROLE_COLORS[k] for k in roles])),
                         legend=alt.Legend(labelLimit=400)),
         tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
                  alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
                  alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
     layers = [e, n]
     if len(nodes) <= 30:  # beyond that, ids only in the tooltips and the table
-        lab = nodes.assign(lx=nodes["x"] * 1.17, ly=nodes["y"] * 1.13 + np.where(nodes["x"].abs() + nodes["y"].abs()
-                                                                               < 1e-9, 0.12, 0.0))
-        layers.append(alt.Chart(lab).mark_text(fontSize=11).encode(
-            x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
+        lab = label_positions(nodes)
+        for align, part in lab.groupby("align", sort=True):
+            layers.append(alt.Chart(part).mark_text(fontSize=11, align=align, baseline="middle").encode(
+                x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
     return alt.layer(*layers).properties(title=title, height=460)
+
+
+def label_positions(nodes: pd.DataFrame, gap: float = 0.14) -> pd.DataFrame:
+    """Where each node's id is written, clear of the edges: a member on the circle
+    gets its label outside the circle (its edges go inwards); the node in the centre,
+    whose edges go out to every member, gets it halfway between the first two members'
+    directions (circle_layout starts at the top and goes round evenly), where no edge
+    of the star runs. Adds lx, ly and align (text anchored on the side of the node)."""
+    x, y = nodes["x"].to_numpy(float), nodes["y"].to_numpy(float)
+    radius = np.hypot(x, y)
+    centre = radius < 1e-9
+    n = int((~centre).sum())
+    free = np.pi / 2 + np.pi / max(n, 1)  # bisects the gap between member 0 (at the top) and member 1
+    angle = np.where(centre, free, np.arctan2(y, x))
+    reach = np.where(centre, 0.0, radius) + gap
+    cos, sin = np.cos(angle), np.sin(angle)
+    align = np.where(cos > 0.35, "left", np.where(cos < -0.35, "right", "center"))
+    return nodes.assign(lx=reach * cos, ly=reach * sin, align=align)
 
 
 def containment_curve_chart(curves: pd.DataFrame, threshold: float | None) -> alt.LayerChart:
@@ -322,5 +364,6 @@ def containment_curve_chart(curves: pd.DataFrame, threshold: float | None) -> al
     if threshold is not None:
         layers.append(alt.Chart(pd.DataFrame({"c": [threshold]})).mark_rule(color="#d62728", strokeDash=[6, 4])
                       .encode(x="c:Q"))
-    return alt.layer(*layers).properties(height=320, title="Containment S-curve: candidacy by containment, per size "
-                                                          "ratio (a larger B dilutes Jaccard)")
+    return alt.layer(*layers).properties(height=320, title=alt.TitleParams(
+        "Candidacy by containment, per size ratio", anchor="start",
+        subtitle="A larger B dilutes the Jaccard that banding sees."))

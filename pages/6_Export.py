@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import engine, export, reviews, state
+from appui import engine, export, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import md
 from calib import export as cx
@@ -54,7 +54,7 @@ def config_section(cfg, ev, s) -> None:
     m = (doc.get("evidence") or {}).get("metrics") or {}
     if m:
         def pct(k):
-            return "-" if m.get(k) is None else f"{m[k]:.1%}"
+            return "-" if m.get(k) is None else tables.pct(m[k], k.removesuffix("_high"))
         st.caption(f"Evidence stored with it: the sample named **{md(s.name)}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
                    f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
                    f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
