@@ -319,7 +319,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         x=xe, y=ye,
         # only the roles drawn (as the estimate scatter's legend)
         color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=roles,
-                                                                    range=[ROLE_COLORS[k] for k in roles])),
+                                                                    range=[ROLE_COLORS[k] for k in roles]),
                         legend=alt.Legend(labelLimit=400)),
         tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
                  alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
