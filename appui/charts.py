@@ -10,6 +10,9 @@ from calib import lsh
 from calib.minhash import estimate_sd
 
 PCT = ".0%"
+# Vega label expression: 0, 750, 12k, 1.5M (a shared SI prefix wrote 0 as "0M")
+COMPACT = ("datum.value >= 1e6 ? format(datum.value / 1e6, '.3~f') + 'M' : datum.value >= 1e4 ? "
+           "format(datum.value / 1e3, '.3~f') + 'k' : format(datum.value, ',')")
 REP_ROLE, VERIFIED_ROLE, CHAINED_ROLE = ("kept (representative)", "removed, verified with the representative",
                                          "removed by chaining only")
 ROLE_COLORS = {REP_ROLE: "#1f77b4", VERIFIED_ROLE: "#ff7f0e", CHAINED_ROLE: "#d62728"}
@@ -120,7 +123,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     points = alt.Chart(df).mark_point(filled=True, opacity=0.6).encode(
         x=x, y=y,
         size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(format="~s", orient="bottom", direction="horizontal", columns=3)),
+                      legend=alt.Legend(orient="bottom", direction="horizontal", columns=3, labelExpr=COMPACT)),
         # colour and size below the plot, compact: on its right they squeezed it to a third at 1000 px
         color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis"),
                         legend=alt.Legend(orient="bottom", direction="horizontal")),
@@ -163,7 +166,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
         title=alt.TitleParams(f"{y_title.split(' (')[0]} vs false-removal rate", anchor="start", subtitle=[
             "Shape = representation, colour = verify threshold, size = candidate pairs.",
             f"Dark tick: {y_title.split(' (')[0].lower()} expected from exact J{seeds}."]),
-        height=560).interactive()  # Streamlit fits title, legends and plot into this height
+        height=640).interactive()  # Streamlit fits title, legends and plot into this height
 
 
 # inside the plot's lower right corner, where a sweep has few points (high false removals, low recall)

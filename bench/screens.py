@@ -115,6 +115,8 @@ def main() -> None:
             idle(page)
             shoot(page, a.out, "03_sweep")
             visit(page, "Curves", "S-curve for b=", "What datasketch")
+            page.get_by_text("Collision rates per bin (table)").click()  # the per-bin table's headers
+            idle(page)
             shoot(page, a.out, "04_curves")
             visit(page, "Clusters", "Compare two documents")
             shoot(page, a.out, "05_clusters")
@@ -125,6 +127,8 @@ def main() -> None:
             for _ in range(2):
                 page.get_by_role("button", name="Not duplicate").first.click()
                 idle(page, "Recorded")
+            page.get_by_text("pairs in the queue").first.click()
+            idle(page)
             shoot(page, a.out, "06_review")
             visit(page, "Export", "Download config.json")
             shoot(page, a.out, "07_export")
