@@ -130,7 +130,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
         # the representation legend above the plot, where it is read first and never pushed off the bottom
         shape=alt.Shape("representation:N", title="Representation", scale=alt.Scale(domain=reps),
                         legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
-                                          columns=2 if len(reps) > 2 else None,  # wraps instead of being cut
+                                          columns=2 if len(reps) > 2 else alt.Undefined,  # wraps, not cut
                                           symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
         tooltip=tooltip)
     expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8).encode(
