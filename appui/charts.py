@@ -329,29 +329,48 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
                  alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
     layers = [e, n]
     if len(nodes) <= 30:  # beyond that, ids only in the tooltips and the table
-        lab = label_positions(nodes)
+        lab = label_positions(nodes, edges)
         for align, part in lab.groupby("align", sort=True):
             layers.append(alt.Chart(part).mark_text(fontSize=11, align=align, baseline="middle").encode(
                 x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
     return alt.layer(*layers).properties(title=title, height=460)
 
 
-def label_positions(nodes: pd.DataFrame, gap: float = 0.14) -> pd.DataFrame:
+def label_positions(nodes: pd.DataFrame, edges: pd.DataFrame | None = None, gap: float = 0.14) -> pd.DataFrame:
     """Where each node's id is written, clear of the edges: a member on the circle
-    gets its label outside the circle (its edges go inwards); the node in the centre,
-    whose edges go out to every member, gets it halfway between the first two members'
-    directions (circle_layout starts at the top and goes round evenly), where no edge
-    of the star runs. Adds lx, ly and align (text anchored on the side of the node)."""
+    gets its label outside the circle (its edges go inwards); the node in the centre
+    gets it in the middle of the widest angle between its own edges (``edges``: x, y,
+    x2, y2; without them, every member counts as a neighbour). Adds lx, ly and align
+    (text anchored on the side of the node)."""
     x, y = nodes["x"].to_numpy(float), nodes["y"].to_numpy(float)
     radius = np.hypot(x, y)
     centre = radius < 1e-9
-    n = int((~centre).sum())
-    free = np.pi / 2 + np.pi / max(n, 1)  # bisects the gap between member 0 (at the top) and member 1
-    angle = np.where(centre, free, np.arctan2(y, x))
+    angle = np.arctan2(y, x)
+    angle[centre] = widest_gap(spoke_angles(x[~centre], y[~centre], edges))
     reach = np.where(centre, 0.0, radius) + gap
     cos, sin = np.cos(angle), np.sin(angle)
     align = np.where(cos > 0.35, "left", np.where(cos < -0.35, "right", "center"))
     return nodes.assign(lx=reach * cos, ly=reach * sin, align=align)
+
+
+def spoke_angles(x: np.ndarray, y: np.ndarray, edges: pd.DataFrame | None) -> np.ndarray:
+    """Directions of the edges leaving the centre (0, 0); without ``edges``, of every member."""
+    if edges is None:
+        return np.arctan2(y, x)
+    e = edges[["x", "y", "x2", "y2"]].to_numpy(float)
+    at_centre = np.hypot(e[:, 0], e[:, 1]) < 1e-9
+    ends = np.vstack([e[at_centre][:, 2:], e[np.hypot(e[:, 2], e[:, 3]) < 1e-9][:, :2]])
+    return np.arctan2(ends[:, 1], ends[:, 0])
+
+
+def widest_gap(angles: np.ndarray) -> float:
+    """The direction halfway across the widest empty angle between ``angles`` (below the node if none)."""
+    if len(angles) == 0:
+        return -np.pi / 2
+    a = np.sort(np.mod(angles, 2 * np.pi))
+    gaps = np.diff(np.append(a, a[0] + 2 * np.pi))
+    k = int(np.argmax(gaps))
+    return float(a[k] + gaps[k] / 2)
 
 
 def containment_curve_chart(curves: pd.DataFrame, threshold: float | None) -> alt.LayerChart:

@@ -132,19 +132,27 @@ def test_estimate_scatter_legend_lists_only_kinds_present():
 
 
 def test_graph_labels_stay_off_the_edges():
-    """A star: the centre's label lies between two spokes, each member's outside the circle."""
+    """The centre's label lies in the widest angle between its own edges, each member's outside the circle."""
     for n in (1, 2, 3, 5):
         rows = np.arange(n + 1)
         pos = charts.circle_layout(rows, 0)
         nodes = pd.DataFrame({"row": rows, "x": [pos[r][0] for r in rows], "y": [pos[r][1] for r in rows]})
-        lab = charts.label_positions(nodes)
-        centre = lab.iloc[0]
-        label_angle = np.arctan2(centre["ly"], centre["lx"])
+        lab = charts.label_positions(nodes)  # a full star: every member is a spoke
+        label_angle = np.arctan2(lab["ly"].iloc[0], lab["lx"].iloc[0])
         spokes = np.arctan2(nodes["y"][1:], nodes["x"][1:])
         gap = np.abs((spokes - label_angle + np.pi) % (2 * np.pi) - np.pi).min()
         assert gap == pytest.approx(np.pi / n)  # as far from every spoke as the layout allows
         member = lab.iloc[1:]
         assert (np.hypot(member["lx"], member["ly"]) > 1.1).all()  # outside the unit circle
+    # only two spokes, to the top (90°) and to the right (0°), in either direction of the edge:
+    # the widest empty angle is 90°..360°, so the label goes to 225° (down and left)
+    nodes = pd.DataFrame({"x": [0.0, 0.0, 1.0, -1.0], "y": [0.0, 1.0, 0.0, 0.0]})
+    edges = pd.DataFrame({"x": [0.0, 1.0, 1.0], "y": [0.0, 0.0, 0.0], "x2": [0.0, 0.0, -1.0],
+                          "y2": [1.0, 0.0, 0.0]})  # centre-top, right-centre, and a chord
+    centre = charts.label_positions(nodes, edges).iloc[0]
+    assert np.degrees(np.arctan2(centre["ly"], centre["lx"])) % 360 == pytest.approx(225)
+    assert centre["align"] == "right"
+    assert charts.widest_gap(np.array([])) == pytest.approx(-np.pi / 2)  # no edge: below the node
 
 
 def test_clusters_tables_put_risk_and_false_removals_first():
