@@ -307,15 +307,17 @@ def cluster_frames(ev, sample, cid: int, sim_fn, verified_sim: np.ndarray, max_n
 def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.LayerChart:
     """nodes: x, y, id, role, words, preview; edges: x, y, x2, y2, sim, id_a, id_b."""
     noaxis = alt.Axis(labels=False, ticks=False, grid=False, domain=False, title=None)
-    sx = alt.Scale(domain=[-1.35, 1.35])
+    sx = alt.Scale(domain=[-1.5, 1.5])  # room for the labels outside the circle
     xe = alt.X("x:Q", axis=noaxis, scale=sx)
     ye = alt.Y("y:Q", axis=noaxis, scale=sx)
     lo = float(edges["sim"].min()) if len(edges) else 0.0
     roles = [k for k in ROLE_COLORS if k in set(nodes["role"])]
     e = alt.Chart(edges).mark_rule(strokeWidth=3 if len(edges) <= 40 else 1.5, opacity=0.85).encode(
         x=xe, y=ye, x2="x2:Q", y2="y2:Q",
+        # legends below the graph: on its right they left it a third of the width at 1000 px
         color=alt.Color("sim:Q", title="Verified similarity",
-                        scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0])),
+                        scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
         tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
                  alt.Tooltip("sim:Q", title="Similarity", format=".3f")])
     n = alt.Chart(nodes).mark_circle(size=380, opacity=1, stroke="white", strokeWidth=1.5).encode(
@@ -323,7 +325,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         # only the roles drawn (as the estimate scatter's legend)
         color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=roles,
                                                                     range=[ROLE_COLORS[k] for k in roles]),
-                        legend=alt.Legend(labelLimit=400)),
+                        legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
                  alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
                  alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
@@ -333,7 +335,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         for align, part in lab.groupby("align", sort=True):
             layers.append(alt.Chart(part).mark_text(fontSize=11, align=align, baseline="middle").encode(
                 x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
-    return alt.layer(*layers).properties(title=title, height=460)
+    return alt.layer(*layers).properties(title=title, height=560)  # graph and legends
 
 
 def label_positions(nodes: pd.DataFrame, edges: pd.DataFrame | None = None, gap: float = 0.14) -> pd.DataFrame:
