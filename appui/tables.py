@@ -50,7 +50,7 @@ LABELS = {
 LABELS.update({
     "bin_low": "J from", "bin_high": "J to", "pairs": "pairs", "mean_similarity": "mean J", "rate": "measured rate",
     "rate_low": "95% low", "rate_high": "95% high", "rate_interval": "CI method", "expected": "expected (mean P(J))",
-    "theory": "theory at mean J", "id": "decision #", "id_a": "document A", "id_b": "document B",
+    "theory": "theory at mean J", "id_a": "document A", "id_b": "document B",
     "decision": "decision", "reviewer": "reviewer", "note": "note", "created_at": "recorded at (UTC)",
     "sample_label": "sample label", "contradicts": "contradicts sample label", "sim": "exact J",
     "chained": "chained only", "distance": "|J - threshold|", "stratum": "stratum", "drawn": "drawn",

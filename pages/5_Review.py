@@ -102,7 +102,7 @@ def decisions_section(store: ReviewStore) -> None:
                              decision=shown["decision"].str.replace("_", " "))
         first = ["id_a", "id_b", "decision", "sample_label", "contradicts"]  # what the warning is about, on screen
         frame, config = tables.view(shown[first + [c for c in shown.columns if c not in first]],
-                                    formats={"id": "%d"})
+                                    {"id": "decision #"}, formats={"id": "%d"})
         st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
     labels = store.as_pair_labels()
     if st.button(f"Use reviews as labels ({count(len(labels), 'pair label')})", key="use_reviews",
