@@ -233,10 +233,11 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
         layers.append(one.mark_rule(color=row["color"], strokeDash=row["dash"], size=2).encode(x="x:Q"))
         layers.append(one.mark_text(color=row["color"], align=row["align"], baseline="top", dx=row["dx"],
                                     fontWeight="bold").encode(x="x:Q", y=alt.value(row["y"]), text="what:N"))
-    title = f"S-curve for b={b} bands x r={r} rows"
-    if empirical is not None:
-        title += " (orange: measured rate per exact-J bin, 95% interval; blue tick: expected)"
-    return alt.layer(*layers).properties(title=title, height=400)
+    # a short title; the key in a subtitle (one long title was cut at 1000 px)
+    key = ("Orange: measured rate per exact-J bin, 95% interval; blue tick: expected." if empirical is not None
+           else alt.Undefined)
+    return alt.layer(*layers).properties(title=alt.TitleParams(f"S-curve for b={b} bands x r={r} rows", anchor="start",
+                                                               subtitle=key), height=400)
 
 
 def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -> alt.LayerChart:

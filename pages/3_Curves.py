@@ -73,7 +73,7 @@ def s_curve_section() -> None:
         emp = engine.collision(cfg.rep, b, r)
     hits, pairs, measured = rate_at_or_above(emp, t)
     expected = expected_at_or_above(emp, t)
-    k = st.columns(6)
+    k = st.columns(3) + st.columns(3)  # two rows: six in one cut the values to "94…" at 1000 px
     k[0].metric("P at threshold", f"{lsh.s_curve(t, b, r):.1%}",
                 help="Probability that a pair with Jaccard = threshold becomes an LSH candidate")
     k[1].metric("50% point", f"{lsh.s_at_probability(b, r, 0.5):.3f}")
