@@ -266,7 +266,8 @@ def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -
         layers.append(t.mark_rule(color="#d62728", strokeDash=[6, 4]).encode(x="t:Q"))
         layers.append(t.mark_rule(color="#d62728", strokeDash=[6, 4]).encode(y="t:Q"))
     return alt.layer(*layers).properties(
-        title="MinHash estimate vs exact Jaccard (grey band: +-2 standard deviations of the estimate)",
+        title=alt.TitleParams("MinHash estimate vs exact Jaccard", anchor="start",
+                              subtitle="Grey band: ±2 standard deviations of the estimate."),
         height=420)
 
 
