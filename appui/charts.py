@@ -10,6 +10,9 @@ from calib import lsh
 from calib.minhash import estimate_sd
 
 PCT = ".0%"
+# Vega label expression: 0, 750, 12k, 1.5M (a shared SI prefix wrote 0 as "0M")
+COMPACT = ("datum.value >= 1e6 ? format(datum.value / 1e6, '.3~f') + 'M' : datum.value >= 1e4 ? "
+           "format(datum.value / 1e3, '.3~f') + 'k' : format(datum.value, ',')")
 REP_ROLE, VERIFIED_ROLE, CHAINED_ROLE = ("kept (representative)", "removed, verified with the representative",
                                          "removed by chaining only")
 ROLE_COLORS = {REP_ROLE: "#1f77b4", VERIFIED_ROLE: "#ff7f0e", CHAINED_ROLE: "#d62728"}
@@ -120,11 +123,14 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     points = alt.Chart(df).mark_point(filled=True, opacity=0.6).encode(
         x=x, y=y,
         size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(format=",.0f", orient="right")),
-        color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis")),
+                      legend=alt.Legend(orient="bottom", direction="horizontal", columns=3, labelExpr=COMPACT)),
+        # colour and size below the plot, compact: on its right they squeezed it to a third at 1000 px
+        color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis"),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
         # the representation legend above the plot, where it is read first and never pushed off the bottom
         shape=alt.Shape("representation:N", title="Representation", scale=alt.Scale(domain=reps),
                         legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
+                                          columns=2 if len(reps) > 2 else alt.Undefined,  # wraps, not cut
                                           symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
         tooltip=tooltip)
     expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8).encode(
@@ -141,24 +147,41 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     if f"{objective}_min" in df:  # results across seeds: the range the seeds showed
         layers.insert(0, alt.Chart(df).mark_rule(color="#888", size=1.5).encode(
             x=x, y=alt.Y(f"{objective}_min:Q"), y2=f"{objective}_max:Q", tooltip=tooltip))
-    marks = [(recommended_fp, "recommended", "black", "diamond"), (current_fp, "current", "#e377c2", "square")]
+    marked = marked_rows(df, recommended_fp, current_fp)
+    if len(marked):
+        # a legend names the marks (text beside the points sat on the crowd of points near x = 0)
+        domain = [k for k in MARKS if k in set(marked["mark"])]  # only the marks shown, as every legend here
+        layers.append(alt.Chart(marked).mark_point(size=450, filled=False, strokeWidth=2.5).encode(
+            x=x, y=y, tooltip=tooltip,
+            shape=alt.Shape("mark:N", title="Marked", scale=alt.Scale(domain=domain,
+                                                                     range=[MARKS[k][1] for k in domain]),
+                            legend=MARK_LEGEND),
+            color=alt.Color("mark:N", title="Marked", scale=alt.Scale(domain=domain,
+                                                                     range=[MARKS[k][0] for k in domain]),
+                            legend=MARK_LEGEND)))
+    seeds = "; grey bar: range over seeds" if f"{objective}_min" in df else ""
+    chart = alt.layer(*layers).resolve_scale(color="independent", shape="independent")
+    return chart.properties(
+        # a short title and subtitle lines that fit at 1000 px (one long title was cut)
+        title=alt.TitleParams(f"{y_title.split(' (')[0]} vs false-removal rate", anchor="start", subtitle=[
+            "Shape = representation, colour = verify threshold, size = candidate pairs.",
+            f"Dark tick: {y_title.split(' (')[0].lower()} expected from exact J{seeds}."]),
+        height=640).interactive()  # Streamlit fits title, legends and plot into this height
+
+
+# inside the plot's lower right corner, where a sweep has few points (high false removals, low recall)
+MARK_LEGEND = alt.Legend(orient="bottom-right", symbolSize=140, fillColor="white", strokeColor="#ccc", padding=6)
+MARKS = {"recommended": ("black", "diamond"), "current": ("#e377c2", "square"),
+         "recommended = current": ("black", "diamond")}
+
+
+def marked_rows(df: pd.DataFrame, recommended_fp: str | None, current_fp: str | None) -> pd.DataFrame:
+    """The recommended and the current row with their mark ('recommended = current' when one row is both)."""
+    marks = [(recommended_fp, "recommended"), (current_fp, "current")]
     if recommended_fp is not None and recommended_fp == current_fp:
-        marks = [(recommended_fp, "recommended = current", "black", "diamond")]
-    for fp, label, color, shape in marks:
-        if fp is not None and (df["config_fingerprint"] == fp).any():
-            m = df[df["config_fingerprint"] == fp].head(1).assign(mark=label)
-            base = alt.Chart(m)
-            layers.append(base.mark_point(shape=shape, size=450, filled=False, color=color, strokeWidth=2.5)
-                          .encode(x=x, y=y, tooltip=tooltip))
-            # beside the point (not above it: the best row is often at the top edge), current below
-            layers.append(base.mark_text(dx=16, dy=14 if label == "current" else 0, align="left",
-                                         baseline="middle", fontWeight="bold", color=color)
-                          .encode(x=x, y=y, text="mark:N"))
-    return alt.layer(*layers).properties(
-        title=f"{y_title.split(' (')[0]} vs false-removal rate (shape = representation, colour = threshold, "
-              f"size = candidate pairs; dark tick: expected from exact J"
-              f"{'; grey bar: range over seeds' if f'{objective}_min' in df else ''})",
-        height=460).interactive()
+        marks = [(recommended_fp, "recommended = current")]
+    rows = [df[df["config_fingerprint"] == fp].head(1).assign(mark=label) for fp, label in marks if fp is not None]
+    return pd.concat(rows, ignore_index=True) if rows else df.head(0).assign(mark="")
 
 
 def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFrame | None = None,
@@ -210,10 +233,11 @@ def s_curve_chart(b: int, r: int, threshold: float | None, empirical: pd.DataFra
         layers.append(one.mark_rule(color=row["color"], strokeDash=row["dash"], size=2).encode(x="x:Q"))
         layers.append(one.mark_text(color=row["color"], align=row["align"], baseline="top", dx=row["dx"],
                                     fontWeight="bold").encode(x="x:Q", y=alt.value(row["y"]), text="what:N"))
-    title = f"S-curve for b={b} bands x r={r} rows"
-    if empirical is not None:
-        title += " (orange: measured rate per exact-J bin, 95% interval; blue tick: expected)"
-    return alt.layer(*layers).properties(title=title, height=400)
+    # a short title; the key in a subtitle (one long title was cut at 1000 px)
+    key = ("Orange: measured rate per exact-J bin, 95% interval; blue tick: expected." if empirical is not None
+           else alt.Undefined)
+    return alt.layer(*layers).properties(title=alt.TitleParams(f"S-curve for b={b} bands x r={r} rows", anchor="start",
+                                                               subtitle=key), height=400)
 
 
 def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -> alt.LayerChart:
@@ -221,6 +245,7 @@ def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -
     s = np.linspace(0, 1, 101)
     sd = estimate_sd(s, num_perm)
     band = pd.DataFrame({"exact": s, "lo": np.clip(s - 2 * sd, 0, 1), "hi": np.clip(s + 2 * sd, 0, 1)})
+    kinds = [k for k in LABEL_COLORS if k in set(df["kind"])]
     x = alt.X("exact:Q", title="Exact Jaccard of the shingle sets", scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("estimated:Q", title=f"MinHash estimate ({num_perm} hashes)", scale=alt.Scale(domain=[0, 1]))
     layers = [
@@ -228,8 +253,9 @@ def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -
         alt.Chart(band).mark_line(color="#666", strokeDash=[3, 3]).encode(x=x, y=alt.Y("exact:Q")),
         alt.Chart(df).mark_circle(size=36, opacity=0.65).encode(
             x=x, y=y,
-            color=alt.Color("kind:N", title="Pair", scale=alt.Scale(domain=list(LABEL_COLORS),
-                                                                   range=list(LABEL_COLORS.values()))),
+            # the legend names only the kinds plotted (it listed "unlabeled" with no such point)
+            color=alt.Color("kind:N", title="Pair", scale=alt.Scale(domain=kinds,
+                                                                   range=[LABEL_COLORS[k] for k in kinds])),
             tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
                      alt.Tooltip("category:N", title="Category"),
                      alt.Tooltip("exact:Q", title="Exact J", format=".3f"),
@@ -240,7 +266,8 @@ def estimate_scatter(df: pd.DataFrame, num_perm: int, threshold: float | None) -
         layers.append(t.mark_rule(color="#d62728", strokeDash=[6, 4]).encode(x="t:Q"))
         layers.append(t.mark_rule(color="#d62728", strokeDash=[6, 4]).encode(y="t:Q"))
     return alt.layer(*layers).properties(
-        title="MinHash estimate vs exact Jaccard (grey band: +-2 standard deviations of the estimate)",
+        title=alt.TitleParams("MinHash estimate vs exact Jaccard", anchor="start",
+                              subtitle="Grey band: ±2 standard deviations of the estimate."),
         height=420)
 
 
@@ -282,31 +309,72 @@ def cluster_frames(ev, sample, cid: int, sim_fn, verified_sim: np.ndarray, max_n
 def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.LayerChart:
     """nodes: x, y, id, role, words, preview; edges: x, y, x2, y2, sim, id_a, id_b."""
     noaxis = alt.Axis(labels=False, ticks=False, grid=False, domain=False, title=None)
-    sx = alt.Scale(domain=[-1.35, 1.35])
+    sx = alt.Scale(domain=[-1.5, 1.5])  # room for the labels outside the circle
     xe = alt.X("x:Q", axis=noaxis, scale=sx)
     ye = alt.Y("y:Q", axis=noaxis, scale=sx)
     lo = float(edges["sim"].min()) if len(edges) else 0.0
+    roles = [k for k in ROLE_COLORS if k in set(nodes["role"])]
     e = alt.Chart(edges).mark_rule(strokeWidth=3 if len(edges) <= 40 else 1.5, opacity=0.85).encode(
         x=xe, y=ye, x2="x2:Q", y2="y2:Q",
+        # legends below the graph: on its right they left it a third of the width at 1000 px
         color=alt.Color("sim:Q", title="Verified similarity",
-                        scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0])),
+                        scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
         tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
                  alt.Tooltip("sim:Q", title="Similarity", format=".3f")])
     n = alt.Chart(nodes).mark_circle(size=380, opacity=1, stroke="white", strokeWidth=1.5).encode(
         x=xe, y=ye,
-        color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=list(ROLE_COLORS),
-                                                                    range=list(ROLE_COLORS.values())),
-                        legend=alt.Legend(labelLimit=400)),
+        # only the roles drawn (as the estimate scatter's legend)
+        color=alt.Color("role:N", title="Document", scale=alt.Scale(domain=roles,
+                                                                    range=[ROLE_COLORS[k] for k in roles]),
+                        legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("id:N", title="Id"), alt.Tooltip("role:N", title="Role"),
                  alt.Tooltip("sim_to_rep:Q", title="Exact J to representative", format=".3f"),
                  alt.Tooltip("words:Q", title="Words"), alt.Tooltip("preview:N", title="Text")])
     layers = [e, n]
     if len(nodes) <= 30:  # beyond that, ids only in the tooltips and the table
-        lab = nodes.assign(lx=nodes["x"] * 1.17, ly=nodes["y"] * 1.13 + np.where(nodes["x"].abs() + nodes["y"].abs()
-                                                                               < 1e-9, 0.12, 0.0))
-        layers.append(alt.Chart(lab).mark_text(fontSize=11).encode(
-            x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
-    return alt.layer(*layers).properties(title=title, height=460)
+        lab = label_positions(nodes, edges)
+        for align, part in lab.groupby("align", sort=True):
+            layers.append(alt.Chart(part).mark_text(fontSize=11, align=align, baseline="middle").encode(
+                x=alt.X("lx:Q", axis=noaxis, scale=sx), y=alt.Y("ly:Q", axis=noaxis, scale=sx), text="id:N"))
+    return alt.layer(*layers).properties(title=title, height=560)  # graph and legends
+
+
+def label_positions(nodes: pd.DataFrame, edges: pd.DataFrame | None = None, gap: float = 0.14) -> pd.DataFrame:
+    """Where each node's id is written, clear of the edges: a member on the circle
+    gets its label outside the circle (its edges go inwards); the node in the centre
+    gets it in the middle of the widest angle between its own edges (``edges``: x, y,
+    x2, y2; without them, every member counts as a neighbour). Adds lx, ly and align
+    (text anchored on the side of the node)."""
+    x, y = nodes["x"].to_numpy(float), nodes["y"].to_numpy(float)
+    radius = np.hypot(x, y)
+    centre = radius < 1e-9
+    angle = np.arctan2(y, x)
+    angle[centre] = widest_gap(spoke_angles(x[~centre], y[~centre], edges))
+    reach = np.where(centre, 0.0, radius) + gap
+    cos, sin = np.cos(angle), np.sin(angle)
+    align = np.where(cos > 0.35, "left", np.where(cos < -0.35, "right", "center"))
+    return nodes.assign(lx=reach * cos, ly=reach * sin, align=align)
+
+
+def spoke_angles(x: np.ndarray, y: np.ndarray, edges: pd.DataFrame | None) -> np.ndarray:
+    """Directions of the edges leaving the centre (0, 0); without ``edges``, of every member."""
+    if edges is None:
+        return np.arctan2(y, x)
+    e = edges[["x", "y", "x2", "y2"]].to_numpy(float)
+    at_centre = np.hypot(e[:, 0], e[:, 1]) < 1e-9
+    ends = np.vstack([e[at_centre][:, 2:], e[np.hypot(e[:, 2], e[:, 3]) < 1e-9][:, :2]])
+    return np.arctan2(ends[:, 1], ends[:, 0])
+
+
+def widest_gap(angles: np.ndarray) -> float:
+    """The direction halfway across the widest empty angle between ``angles`` (below the node if none)."""
+    if len(angles) == 0:
+        return -np.pi / 2
+    a = np.sort(np.mod(angles, 2 * np.pi))
+    gaps = np.diff(np.append(a, a[0] + 2 * np.pi))
+    k = int(np.argmax(gaps))
+    return float(a[k] + gaps[k] / 2)
 
 
 def containment_curve_chart(curves: pd.DataFrame, threshold: float | None) -> alt.LayerChart:
@@ -322,5 +390,6 @@ def containment_curve_chart(curves: pd.DataFrame, threshold: float | None) -> al
     if threshold is not None:
         layers.append(alt.Chart(pd.DataFrame({"c": [threshold]})).mark_rule(color="#d62728", strokeDash=[6, 4])
                       .encode(x="c:Q"))
-    return alt.layer(*layers).properties(height=320, title="Containment S-curve: candidacy by containment, per size "
-                                                          "ratio (a larger B dilutes Jaccard)")
+    return alt.layer(*layers).properties(height=320, title=alt.TitleParams(
+        "Candidacy by containment, per size ratio", anchor="start",
+        subtitle="A larger B dilutes the Jaccard that banding sees."))

@@ -12,6 +12,7 @@ import streamlit as st
 from calib.config import table_columns
 
 MARK = "mark"
+MARK_WIDTH = 120  # px: the longest mark, "★ recommended", whole (it was cut to "★ curr")
 # The columns a decision reads, first: what is found (recall), how much of it is right
 # (precision), what it costs (false removals), and how much work LSH leaves (candidates).
 DECISION = ["pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95", "false_removal_rate",
@@ -44,26 +45,83 @@ LABELS = {
     "false_removal_rate_min": "false-removal, lowest seed", "false_removal_rate_max": "false-removal, highest seed",
     "candidate_recall_min": "candidate recall, lowest seed", "candidate_recall_max": "candidate recall, highest seed",
 }
+# Columns of the other pages' tables (Curves per-bin rates, Review decisions, Label progress): one
+# map, so a column reads the same wherever it appears.
+LABELS.update({
+    "bin_low": "J from", "bin_high": "J to", "pairs": "pairs", "mean_similarity": "mean J", "rate": "measured rate",
+    "rate_low": "95% low", "rate_high": "95% high", "rate_interval": "CI method", "expected": "expected (mean P(J))",
+    "theory": "theory at mean J", "id_a": "document A", "id_b": "document B",
+    "decision": "decision", "reviewer": "reviewer", "note": "note", "created_at": "recorded at (UTC)",
+    "sample_label": "sample label", "contradicts": "contradicts sample label", "sim": "exact J",
+    "chained": "chained only", "distance": "|J - threshold|", "stratum": "stratum", "drawn": "drawn",
+    "pairs_in_sample": "pairs in the document sample", "duplicate": "duplicate", "not_duplicate": "not duplicate",
+    "skipped": "skipped (unsure)", "left": "left", "labeled": "labeled",
+})
 PERCENT = {"pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate", "candidate_recall",
            "reduction", "expected_pair_recall", "pair_recall_macro", "expected_candidate_recall",
            "candidate_recall_macro", "pair_recall_min", "pair_recall_max", "false_removal_rate_min",
            "false_removal_rate_max", "candidate_recall_min", "candidate_recall_max"}
 
 
-def interval(low: pd.Series, high: pd.Series) -> pd.Series:
-    """'48.2-58.6%' per row ('' where the rate is undefined)."""
-    text = (low * 100).map("{:.1f}".format) + "–" + (high * 100).map("{:.1f}".format) + "%"
+# Percent digits: false-removal rates are read against a budget of about 1% (0.82% vs 1.00%),
+# so they keep two decimals; every other rate one. The same digits in tables, intervals
+# and metrics (pct), on every page.
+FINE_PERCENT = {"false_removal_rate", "false_removal_rate_95", "false_removal_rate_min", "false_removal_rate_max",
+                "frr_low", "frr_high", "frr_95"}
+# Counts carry thousands separators (sprintf-js as Streamlit's NumberColumn applies it).
+COUNT = "%,d"
+# Counts held as floats (NaN where a configuration stopped): integer columns are found by dtype.
+COUNTS = {"candidates", "removed", "false_removals", "unlabeled_removals", "chained_removals", "n_positive",
+          "n_negative", "labeled_removals", "removals"}
+
+
+def percent_digits(name: str) -> int:
+    return 2 if name in FINE_PERCENT else 1
+
+
+def pct(value: float, name: str = "") -> str:
+    """A rate in [0, 1] as text with the digits of column ``name``: '84.0%', '0.82%'."""
+    return f"{value:.{percent_digits(name)}%}"
+
+
+def interval(low: pd.Series, high: pd.Series, name: str = "") -> pd.Series:
+    """'48.2–58.6%' per row ('' where the rate is undefined), digits of column ``name``."""
+    fmt = f"{{:.{percent_digits(name)}f}}".format
+    text = (low * 100).map(fmt) + "–" + (high * 100).map(fmt) + "%"
     return text.where(low.notna() & high.notna(), "")
 
 
-def columns(names, labels: dict, *, percent=(), formats: dict | None = None) -> dict:
-    """``st.column_config`` for ``names``: the header from ``labels`` (else the name
-    with spaces), ``percent`` columns as percentages, ``formats`` {name: number format,
-    e.g. "%.3f" or "localized"}."""
-    formats = {**dict.fromkeys(percent, "percent"), **(formats or {})}
-    return {c: (st.column_config.NumberColumn(labels.get(c, c.replace("_", " ")), format=formats[c]) if c in formats
-                else st.column_config.Column(labels.get(c, c.replace("_", " "))))
+def header(name: str, labels: dict | None = None) -> str:
+    """A column's human header: ``labels``, then the shared map, else the name with spaces."""
+    return {**LABELS, **(labels or {})}.get(name, name.replace("_", " "))
+
+
+def columns(names, labels: dict | None = None, *, percent=(), formats: dict | None = None,
+            widths: dict | None = None) -> dict:
+    """``st.column_config`` for ``names``: the header from ``labels`` (else the shared
+    map, else the name with spaces), ``percent`` columns as percentages with their
+    column's digits (the frame must hold them x 100: use :func:`view`), ``formats``
+    {name: number format, e.g. "%.3f" or COUNT}, ``widths`` {name: "small"/"medium"/px}."""
+    formats = {**{c: f"%.{percent_digits(c)}f%%" for c in percent}, **(formats or {})}
+    widths = widths or {}
+    return {c: (st.column_config.NumberColumn(header(c, labels), format=formats[c], width=widths.get(c))
+                if c in formats else st.column_config.Column(header(c, labels), width=widths.get(c)))
             for c in names}
+
+
+def view(frame: pd.DataFrame, labels: dict | None = None, *, percent=(), formats: dict | None = None,
+         widths: dict | None = None) -> tuple[pd.DataFrame, dict]:
+    """(frame to show, column_config): human headers, ``percent`` columns x 100 with a
+    fixed number of digits (Streamlit's own "percent" format drops trailing digits, so
+    31.1% stood beside 31.75%), integer columns as counts with thousands separators
+    (unless ``formats`` says otherwise, e.g. "%d" for an id)."""
+    percent = [c for c in percent if c in frame]
+    shown = frame.copy()
+    shown[percent] = shown[percent].astype(float) * 100
+    counts = {c: COUNT for c in frame.columns if c in COUNTS or (pd.api.types.is_integer_dtype(frame[c])
+                                                                 and not pd.api.types.is_bool_dtype(frame[c]))}
+    return shown, columns(frame.columns, labels, percent=percent, formats={**counts, **(formats or {})},
+                          widths=widths)
 
 
 def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: str | None = None,
@@ -71,15 +129,15 @@ def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: s
     """The Sweep table: decision columns first (readable at 1400 px), then the
     configuration, then the details; a mark column names the recommended and the
     current row. Returns (frame, column_config)."""
-    view = results.copy()
-    fp = view["config_fingerprint"]
-    view[MARK] = ""
-    view.loc[fp == current_fp, MARK] = "current"
-    view.loc[fp == recommended_fp, MARK] = "★ recommended"
-    view.loc[(fp == recommended_fp) & (fp == current_fp), MARK] = "★ current"
+    frame = results.copy()
+    fp = frame["config_fingerprint"]
+    frame[MARK] = ""
+    frame.loc[fp == current_fp, MARK] = "current"
+    frame.loc[fp == recommended_fp, MARK] = "★ recommended"
+    frame.loc[(fp == recommended_fp) & (fp == current_fp), MARK] = "★ current"
     for name in ("pair_recall", "pair_precision", "false_removal_rate"):
-        view[f"{name}_95"] = interval(view[f"{name}_low"], view[f"{name}_high"])
+        frame[f"{name}_95"] = interval(frame[f"{name}_low"], frame[f"{name}_high"], name)
     cols = [MARK] + (DECISION + CONFIG + DETAIL if labeled else UNLABELED + CONFIG + ["status", "config_fingerprint"])
-    cols = [c for c in cols if c in view] + [c for c in SEEDS if c in view]
-    return view[cols], columns(cols, LABELS, percent=PERCENT,
-                               formats={"s50": "%.3f", "threshold": "%.2f", "candidates": "localized"})
+    cols = [c for c in cols if c in frame] + [c for c in SEEDS if c in frame]
+    return view(frame[cols], percent=sorted(PERCENT), formats={"s50": "%.3f", "threshold": "%.2f"},
+                widths={MARK: MARK_WIDTH})

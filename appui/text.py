@@ -31,3 +31,16 @@ def md(value) -> str:
     s = _SYNTAX.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
     s = _SCHEME.sub("\\1\u2060\\\\:", s)
     return _LIST.sub(r"\1\\\2", _WWW.sub(r"\1\\.", s))
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 decision', '1,234 decisions' (``plural`` for nouns not made with -s:
+    count(2, "matrix", "matrices")): every count a page prints goes through here
+    so that numbers carry thousands separators and nouns agree with them."""
+    n = int(n)
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def agree(n: int, singular: str, plural: str) -> str:
+    """The verb form for ``n`` things: agree(1, "contradicts", "contradict")."""
+    return singular if int(n) == 1 else plural

@@ -5,7 +5,7 @@ import streamlit as st
 
 from appui import charts, loading, state
 from appui.errors import guard, message
-from appui.text import md
+from appui.text import agree, count, md
 from appui.paths import ENV_VAR, allowed_roots
 from calib.samples import summary
 from calib.truth import largest_cluster_share, truth_from_sample
@@ -97,8 +97,8 @@ def show_sample() -> None:
 
     st.subheader("Validation")
     if info["excluded"]:
-        st.warning(f"{info['excluded']:,} rows were left out while loading: "
-                   + ", ".join(f"{md(k)} ({v})" for k, v in info["excluded_by_reason"].items()))
+        st.warning(f"{count(info['excluded'], 'row')} {agree(info['excluded'], 'was', 'were')} left out while "
+                   "loading: " + ", ".join(f"{md(k)} ({v:,})" for k, v in info["excluded_by_reason"].items()))
         st.dataframe(s.exclusions, hide_index=True, width="stretch")
     else:
         st.success("Every row loaded; nothing excluded.")

@@ -7,6 +7,7 @@ import streamlit as st
 
 from appui import charts, engine, state, tables
 from appui.errors import guard, message
+from appui.text import count
 from calib import atomic
 from calib.minhash import SCHEMES, canonical_scheme, scheme_names
 from calib.represent import HASH_FUNCTIONS, Representation
@@ -105,7 +106,7 @@ def grid_inputs() -> Grid:
 def run(grid: Grid) -> None:
     bar = st.progress(0.0, text="Starting the sweep...")
     frame = engine.run_sweep(grid, progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
-    bar.progress(1.0, text=f"Done: {len(frame)} configurations.")
+    bar.progress(1.0, text=f"Done: {count(len(frame), 'configuration')}.")
     state.set_results(frame)
 
 
@@ -113,7 +114,7 @@ def grid_summary(results: pd.DataFrame) -> str:
     """What a results frame covers (so a user, and the load test, can tell whose sweep it is)."""
     splits = sorted({(int(b), int(r)) for b, r in zip(results["b"], results["r"])})
     thresholds = sorted({float(t) for t in results["threshold"].dropna()})
-    return (f"Results of this session's sweep: {len(results)} configurations; representations "
+    return (f"Results of this session's sweep: {count(len(results), 'configuration')}; representations "
             f"{', '.join(sorted(results['representation'].unique()))}; hash counts "
             f"{', '.join(str(n) for n in sorted(results['num_perm'].unique()))}; splits "
             f"{', '.join(f'{b}x{r}' for b, r in splits)}; thresholds {', '.join(f'{t:g}' for t in thresholds) or '-'}.")
@@ -125,8 +126,10 @@ def engine_caption() -> None:
     except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
         return
     st.caption(f"Engine cache (shared by every browser session on this sample): workspace {info['workspace']}, "
-               f"built {info['builds']} time(s) by this server; it holds {info['shingle_sets']} shingle set(s), "
-               f"{info['signature_matrices']} signature matrix(es), {info['candidate_sets']} candidate set(s).")
+               f"built {count(info['builds'], 'time')} by this server; it holds "
+               f"{count(info['shingle_sets'], 'shingle set')}, "
+               f"{count(info['signature_matrices'], 'signature matrix', 'signature matrices')}, "
+               f"{count(info['candidate_sets'], 'candidate set')}.")
 
 
 NO_LABELS = ("This sample has no duplicate labels (no duplicate pair, no group of two or more): recall and "
@@ -157,12 +160,13 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
     cfg = config_from_row(rec)
     st.markdown(f"**Recommended under a {budget:.1%} budget:** `{state.config_label(cfg)}`")
     m = st.columns(5)
-    m[0].metric(charts.OBJECTIVES[objective].split(" (")[0], f"{rec[objective]:.1%}")
-    m[1].metric("False-removal rate", f"{rec['false_removal_rate']:.2%}",
-                help=f"95% interval {rec['false_removal_rate_low']:.2%} - {rec['false_removal_rate_high']:.2%}")
+    frr = "false_removal_rate"
+    m[0].metric(charts.OBJECTIVES[objective].split(" (")[0], tables.pct(rec[objective], objective))
+    m[1].metric("False-removal rate", tables.pct(rec[frr], frr),
+                help=f"95% interval {tables.pct(rec[frr + '_low'], frr)} - {tables.pct(rec[frr + '_high'], frr)}")
     m[2].metric("Candidate pairs", f"{int(rec['candidates']):,}")
     m[3].metric("Documents removed", f"{int(rec['removed']):,}")
-    m[4].metric("Missed-removal rate", f"{rec['missed_removal_rate']:.1%}")
+    m[4].metric("Missed-removal rate", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"))
     if state.config().fingerprint() == rec["config_fingerprint"]:
         st.success(f"The current configuration is this recommendation (fingerprint {rec['config_fingerprint']}).")
     elif st.button("Use the recommended configuration", key="use_recommended", type="primary"):
@@ -194,9 +198,12 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
     rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
     if rows:
         cfg = config_from_row(view.iloc[rows[0]])
-        if st.button(f"Use selected row: {state.config_label(cfg)}", key="use_selected"):
+        is_current = cfg.fingerprint() == state.config().fingerprint()
+        if st.button(f"Use selected row: {state.config_label(cfg)}", key="use_selected", disabled=is_current):
             state.set_config(cfg, "picked from the sweep table")
             state.changed("Current configuration set to the selected row; the other pages now use it.")
+        if is_current:
+            st.caption("The selected row is the current configuration already.")
     download = results if per_seed is None else per_seed  # the per-seed rows, never the aggregate only
     st.download_button("Download results (CSV)", atomic.frame_bytes(download, "csv"), "sweep-results.csv",
                        "text/csv", key="dl_results")
@@ -220,7 +227,8 @@ def results_section(results: pd.DataFrame) -> None:
     rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
     bad = int((results["status"] != "ok").sum())
     if bad:
-        st.caption(f"{bad} configuration(s) stopped with too many candidates (splits too loose); not plotted.")
+        st.caption(f"{count(bad, 'configuration')} stopped with too many candidates (splits too loose); "
+                   "not plotted.")
     if rec is None:
         bound = "95% upper bound of the false-removal rate" if upper else "false-removal rate"
         st.warning(f"No configuration keeps the {bound} within {budget:.1%}. Raise the budget or add stricter "

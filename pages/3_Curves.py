@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from appui import charts, engine, state
+from appui import charts, engine, state, tables
 from appui.errors import guard
 from calib import lsh
 from calib.config import Verify
@@ -73,7 +73,7 @@ def s_curve_section() -> None:
         emp = engine.collision(cfg.rep, b, r)
     hits, pairs, measured = rate_at_or_above(emp, t)
     expected = expected_at_or_above(emp, t)
-    k = st.columns(6)
+    k = st.columns(3) + st.columns(3)  # two rows: six in one cut the values to "94…" at 1000 px
     k[0].metric("P at threshold", f"{lsh.s_curve(t, b, r):.1%}",
                 help="Probability that a pair with Jaccard = threshold becomes an LSH candidate")
     k[1].metric("50% point", f"{lsh.s_at_probability(b, r, 0.5):.3f}")
@@ -88,9 +88,9 @@ def s_curve_section() -> None:
     st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"Exact Jaccard similarity ({cfg.rep.shingle_label()} shingles)"),
                     width="stretch")
     with st.expander("Collision rates per bin (table)"):
-        st.dataframe(emp, hide_index=True, width="stretch",
-                     column_config={c_: st.column_config.NumberColumn(c_, format="percent")
-                                    for c_ in ("rate", "rate_low", "rate_high", "expected", "theory")})
+        frame, config = tables.view(emp, percent=("rate", "rate_low", "rate_high", "expected", "theory"),
+                                    formats=dict.fromkeys(("bin_low", "bin_high", "mean_similarity"), "%.2f"))
+        st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
 def error_section() -> None:
@@ -119,10 +119,11 @@ def error_section() -> None:
     err = estimate_errors(df["exact"], df["estimated"], t)
     c = st.columns(4)
     c[0].metric("Pairs shown", f"{len(df):,}")
-    c[1].metric("Mean |estimate - exact|", f"{err['mean_abs']:.3f}")
-    c[2].metric("Largest |estimate - exact|", f"{err['max_abs']:.3f}")
+    # short labels (long ones were cut at 1000 px), the formula in the help
+    c[1].metric("Mean error", f"{err['mean_abs']:.3f}", help="Mean |estimate - exact| over the pairs shown")
+    c[2].metric("Largest error", f"{err['max_abs']:.3f}", help="Largest |estimate - exact| over the pairs shown")
     if t is not None:
-        c[3].metric(f"Pairs on opposite sides of {t:g}", f"{err['flips']:,}",
+        c[3].metric(f"Flipped at {t:g}", f"{err['flips']:,}",
                     help="Estimate and exact Jaccard disagree on whether the pair passes the threshold")
     st.altair_chart(charts.estimate_scatter(df, cfg.rep.num_perm, t), width="stretch")
 
@@ -157,11 +158,31 @@ def containment_section() -> None:
         p = containment_s_curve(cc[keep], b, r, float(ratio))
         rows.append(pd.DataFrame({"c": cc[keep], "p": p, "ratio": f"{ratio}x", "split": f"{b}x{r}"}))
         table.append({"|B|/|A|": f"{ratio}x", "b x r": f"{b}x{r}",
-                      "P at threshold": float(containment_s_curve(t, b, r, float(ratio)))})
-    c[2].metric("Hashes", f"{m}")
+                      "P at threshold": float(containment_s_curve(t, b, r, float(ratio))),
+                      "ratio": ratio, "ceiling": float(containment_s_curve(1.0, b, r, float(ratio)))})
+    c[2].metric("Hashes", f"{m:,}")
     st.altair_chart(charts.containment_curve_chart(pd.concat(rows, ignore_index=True), t), width="stretch")
-    st.dataframe(pd.DataFrame(table), hide_index=True,
-                 column_config={"P at threshold": st.column_config.NumberColumn("P at threshold", format="percent")})
+    st.caption(ceiling_caption(table))
+    frame, config = tables.view(pd.DataFrame(table).drop(columns=["ratio", "ceiling"]), percent=("P at threshold",))
+    st.dataframe(frame, hide_index=True, column_config=config)
+
+
+def ceiling_caption(table: list[dict]) -> str:
+    """Why the curves of large size ratios stay near 0%: at containment c = 1 (all of A
+    inside B) the Jaccard the banding sees is |A|/|B| = 1/ratio, the most a pair of that
+    ratio can reach, and the split's S-curve at that Jaccard is each curve's ceiling."""
+    def top(p: float) -> str:
+        return tables.pct(p) if p >= 0.0005 else "below 0.1%"
+    tops = "; ".join(f"{row['|B|/|A|']} (J ≤ {1 / row['ratio']:.4g}, {row['b x r']}): {top(row['ceiling'])}"
+                     for row in table if row["ratio"] > 1)
+    text = ("Banding sees Jaccard, not containment: a pair whose larger set is x times the smaller has "
+            "J = c / (1 + x - c), at most 1/x even when all of A is inside B (c = 1). So each curve stops at "
+            f"its split's S-curve value at J = 1/x, its highest chance: {tops}.")
+    flat = [row["|B|/|A|"] for row in table if row["ceiling"] < 0.05]
+    if flat:
+        text += (f" The {', '.join(flat)} curves lie flat near 0%: their split cannot find a copy inside a document "
+                 "that much longer (an LSH Ensemble picks a looser split per size ratio).")
+    return text
 
 
 def optimizer_section() -> None:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from appui import charts, diff, engine, state, tables
 from appui.errors import guard
+from appui.text import count
 from calib.clusters import largest_components
 from calib.measures import get_measure
 
@@ -20,7 +21,7 @@ POLICY_LABELS = {"policy": "policy", "n_clusters": "clusters", "removals": "remo
                  "unverified": "removed unverified", "below_threshold": "removed below threshold",
                  "false_removals": "false removals", "unlabeled_removals": "unlabeled removals",
                  "labeled_removals": "labeled removals", "false_removal_rate": "false-removal rate",
-                 "frr_low": "95% low", "frr_high": "95% high"}
+                 "frr_95": "false-removal 95% CI"}
 SLICE_LABELS = {"level": "level", "metric": "rate", "column": "slice", "value": "value", "n": "out of",
                 "k": "count", "rate": "share", "ci_low": "95% low", "ci_high": "95% high", "p_value": "p",
                 "p_adjusted": "p (Holm)", "flagged": "flagged"}
@@ -31,7 +32,7 @@ COMPONENT_LABELS = {"component": "component", "first_id": "first document", "siz
 def overview(ev) -> pd.DataFrame:
     c = ev.clustering
     sizes = c.cluster_sizes()
-    k = st.columns(6)
+    k = st.columns(3) + st.columns(3)  # two rows: six in one cut the labels at 1000 px
     k[0].metric("Verified pairs", f"{len(ev.verified.i):,}")
     k[1].metric("Clusters of 2+", f"{int((sizes >= 2).sum()):,}")
     k[2].metric("Removed", f"{c.n_removed:,}")
@@ -53,11 +54,13 @@ def overview(ev) -> pd.DataFrame:
     for col in ("weakest_a", "weakest_b"):
         v = show[col].to_numpy()
         show[col + "_id"] = np.where(v >= 0, ids[np.clip(v, 0, None)], "")
-    cols = ["cluster", "representative_id", "size", "diameter", "min_edge_sim", "min_sim_to_rep", "weakest_a_id",
-            "weakest_b_id", "weakest_sim", "n_chained", "risk"]
-    st.dataframe(show[cols], hide_index=True, width="stretch", height=300,
-                 column_config=tables.columns(cols, RISK_LABELS, formats=dict.fromkeys(
-                     ("min_edge_sim", "min_sim_to_rep", "weakest_sim", "risk"), "%.3f")))
+    # what the sort is by (risk) and why (chained members, weakest similarities) first: at 1000 px the
+    # last columns are off-screen
+    cols = ["cluster", "representative_id", "size", "risk", "n_chained", "min_sim_to_rep", "weakest_sim",
+            "min_edge_sim", "diameter", "weakest_a_id", "weakest_b_id"]
+    frame, config = tables.view(show[cols], RISK_LABELS, formats={
+        "cluster": "%d", **dict.fromkeys(("min_edge_sim", "min_sim_to_rep", "weakest_sim", "risk"), "%.3f")})
+    st.dataframe(frame, hide_index=True, width="stretch", height=300, column_config=config)
     return diag
 
 
@@ -65,9 +68,12 @@ def policies(ev) -> None:
     st.subheader("Policies on the same verified pairs")
     with st.spinner("Clustering under each policy..."):
         p = engine.policies(ev)
-    st.dataframe(p, hide_index=True, width="stretch",
-                 column_config=tables.columns(p.columns, POLICY_LABELS,
-                                              percent=("false_removal_rate", "frr_low", "frr_high")))
+    # the rate and its interval beside what is removed, where they are seen without scrolling
+    p = p.assign(frr_95=tables.interval(p["frr_low"], p["frr_high"], "frr_95"))
+    cols = ["policy", "n_clusters", "removals", "false_removal_rate", "frr_95", "false_removals",
+            "labeled_removals", "unlabeled_removals", "unverified", "below_threshold"]
+    frame, config = tables.view(p[[c for c in cols if c in p]], POLICY_LABELS, percent=("false_removal_rate",))
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
     st.caption("connected: every document in a component goes with one representative (chains allowed); "
                "star: each removed document must be a verified pair with its representative.")
 
@@ -88,9 +94,10 @@ def by_slice(ev) -> None:
     k[0].metric("Slices compared", f"{len(sb):,}")
     k[1].metric("Flagged (p < 0.05 after Holm)", f"{int(sb['flagged'].sum()):,}")
     show = show.assign(metric=show["metric"].str.replace("_", " "))
-    st.dataframe(show, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
-                 column_config=tables.columns(show.columns, SLICE_LABELS, percent=("rate", "ci_low", "ci_high"),
-                                              formats={"p_value": "%.2g", "p_adjusted": "%.2g"}))
+    frame, config = tables.view(show, SLICE_LABELS, percent=("rate", "ci_low", "ci_high"),
+                                formats={"p_value": "%.2g", "p_adjusted": "%.2g"})
+    st.dataframe(frame, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
+                 column_config=config)
 
 
 def giant_guard() -> None:
@@ -120,9 +127,9 @@ def components(ev) -> None:
     lc.insert(1, "first_id", s.ids[lc["first"].to_numpy()])
     lc = lc.drop(columns=["first"])
     st.caption("Columns col=value: the share of all documents with that slice value that sit in this component.")
-    st.dataframe(lc, hide_index=True, width="stretch",
-                 column_config=tables.columns(lc.columns, COMPONENT_LABELS, percent=[c_ for c_ in lc.columns
-                                                                                      if "=" in c_]))
+    frame, config = tables.view(lc, COMPONENT_LABELS, percent=[c_ for c_ in lc.columns if "=" in c_],
+                                formats={"component": "%d"})
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
 def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
@@ -138,19 +145,15 @@ def graph(ev, diag: pd.DataFrame) -> tuple[int, int] | None:
     nodes, edges, n_members = charts.cluster_frames(ev, s, cid, engine.sim_fn(state.config()),
                                                     engine.verified_similarity(ev), MAX_GRAPH)
     if n_members > len(nodes):
-        st.caption(f"Showing {len(nodes)} of {n_members} members.")
-    left, right = st.columns([2, 1])
-    with left:
-        st.altair_chart(charts.cluster_graph(nodes, edges, f"Cluster {cid}: edges = verified pairs "
-                                                           f"({state.config().verify} similarity)"),
-                        width="stretch")
-    with right:
-        st.dataframe(nodes[["id", "sim_to_rep", "words", "role"]], hide_index=True, width="stretch",
-                     height=min(460, 40 + 35 * len(nodes)),
-                     column_config={**tables.columns(["id", "sim_to_rep", "words"],
-                                                    {"id": "document", "sim_to_rep": "J to representative"},
-                                                    formats={"sim_to_rep": "%.3f"}),
-                                    "role": st.column_config.TextColumn("role", width="large")})
+        st.caption(f"Showing {len(nodes):,} of {count(n_members, 'member')}.")
+    st.altair_chart(charts.cluster_graph(nodes, edges, f"Cluster {cid}: edges = verified pairs "
+                                                       f"({state.config().verify} similarity)"),
+                    width="stretch")
+    # the members under the graph, at full width: beside it the role column was cut
+    frame, config = tables.view(nodes[["id", "role", "sim_to_rep", "words"]],
+                                {"id": "document", "sim_to_rep": "J to representative"},
+                                formats={"sim_to_rep": "%.3f"})
+    st.dataframe(frame, hide_index=True, width="stretch", height=min(460, 40 + 35 * len(nodes)), column_config=config)
     row = diag[diag["cluster"] == cid].iloc[0]
     if row["weakest_a"] >= 0:
         return int(row["weakest_a"]), int(row["weakest_b"])

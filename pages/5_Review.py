@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, reviews, state
+from appui import diff, engine, reviews, state, tables
 from appui.errors import guard
-from appui.text import md
+from appui.text import agree, count, md
 from appui.loading import Loaded
 from calib.review import DECISIONS, ReviewStore, contradicts, review_queue
 
@@ -31,7 +31,7 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
         diff.show(col, texts[a], texts[b], cfg.rep)
     note = st.text_input("Note (optional)", key=f"note_{row['id_a']}_{row['id_b']}")
     reviewer = st.session_state.get(state.REVIEWER, "").strip()
-    b = st.columns(6)
+    b = st.columns(4)  # at 1000 px six columns cut "Not duplicate" to "Not d…"
     clicked = None
     for k, (d, text) in enumerate(zip(DECISIONS, ("Duplicate", "Not duplicate", "Unsure"))):
         if b[k].button(text, key=f"decide_{d}", disabled=not reviewer, type="primary" if k == 0 else "secondary"):
@@ -60,7 +60,7 @@ def queue_section(store: ReviewStore) -> None:
     pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg))
     pairs["label"] = engine.handle().ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
     q = review_queue(pairs, cfg.threshold, reviewed=store.latest())
-    st.subheader(f"Queue: {len(q):,} pairs left ({int((q['label'] == -1).sum()):,} without a sample label)")
+    st.subheader(f"Queue: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without a sample label)")
     st.caption("Pairs the current configuration acts on: pairs without a sample label first, then within each "
                "part removals justified only by chaining, then the pairs closest to the threshold. Reviewed "
                "pairs leave the queue.")
@@ -77,9 +77,8 @@ def queue_section(store: ReviewStore) -> None:
     with st.expander(f"Next {min(len(q), 200)} pairs in the queue"):
         show = q[["id_a", "id_b", "sim", "chained", "distance"]].assign(
             sample_label=q["label"].map(LABEL_NAMES))
-        st.dataframe(show, hide_index=True, width="stretch",
-                     column_config={"sim": st.column_config.NumberColumn("exact J", format="%.3f"),
-                                    "distance": st.column_config.NumberColumn("|J - threshold|", format="%.3f")})
+        frame, config = tables.view(show, formats={"sim": "%.3f", "distance": "%.3f"})
+        st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
 def decisions_section(store: ReviewStore) -> None:
@@ -96,21 +95,26 @@ def decisions_section(store: ReviewStore) -> None:
         shown["contradicts"] = contradicts(shown["decision"], shown["sample_label"])
         n = int(shown["contradicts"].sum())
         if n:
-            st.warning(f"{n:,} of the decisions shown contradict the sample's label (ticked in the table). "
-                       "Using reviews as labels replaces those labels.")
-        st.dataframe(shown.assign(sample_label=shown["sample_label"].map(LABEL_NAMES)), hide_index=True,
-                     width="stretch", column_config={"contradicts": st.column_config.CheckboxColumn(
-                         "contradicts sample label")})
+            st.warning(f"{n:,} of the {count(len(shown), 'decision')} shown "
+                       f"{agree(n, 'contradicts', 'contradict')} the sample's label (ticked in the table). "
+                       f"Using reviews as labels replaces {agree(n, 'that label', 'those labels')}.")
+        shown = shown.assign(sample_label=shown["sample_label"].map(LABEL_NAMES),
+                             decision=shown["decision"].str.replace("_", " "))
+        first = ["id_a", "id_b", "decision", "sample_label", "contradicts"]  # what the warning is about, on screen
+        frame, config = tables.view(shown[first + [c for c in shown.columns if c not in first]],
+                                    {"id": "decision #"}, formats={"id": "%d"})
+        st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
     labels = store.as_pair_labels()
-    if st.button(f"Use reviews as labels ({len(labels):,} pair labels)", key="use_reviews",
+    if st.button(f"Use reviews as labels ({count(len(labels), 'pair label')})", key="use_reviews",
                  disabled=len(labels) == 0):
         new, used, skipped = reviews.merge_review_labels(s, labels)
-        src = f"{st.session_state[state.SAMPLE_SOURCE]} + {used} review labels"
+        src = f"{st.session_state[state.SAMPLE_SOURCE]} + {count(used, 'review label')}"
         state.set_sample(Loaded(new, new.content_hash(), src))
-        msg = f"The sample now carries {used:,} review labels (a review overrides the sample's label); " \
+        msg = f"The sample now carries {count(used, 'review label')} (a review overrides the sample's label); " \
               "run the sweep again to use them."
         if skipped:
-            msg += f" {skipped:,} decisions name documents that are not in this sample and were skipped."
+            msg += (f" {count(skipped, 'decision')} {agree(skipped, 'names', 'name')} documents that are not in "
+                    f"this sample and {agree(skipped, 'was', 'were')} skipped.")
         state.changed(msg)
 
 

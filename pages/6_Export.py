@@ -5,9 +5,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import engine, export, reviews, state
+from appui import engine, export, reviews, state, tables
 from appui.errors import guard, message
-from appui.text import md
+from appui.text import count, md
 from calib import export as cx
 from calib import targets as T
 from calib.measures import get_measure
@@ -54,7 +54,7 @@ def config_section(cfg, ev, s) -> None:
     m = (doc.get("evidence") or {}).get("metrics") or {}
     if m:
         def pct(k):
-            return "-" if m.get(k) is None else f"{m[k]:.1%}"
+            return "-" if m.get(k) is None else tables.pct(m[k], k.removesuffix("_high"))
         st.caption(f"Evidence stored with it: the sample named **{md(s.name)}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
                    f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
                    f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
@@ -92,12 +92,12 @@ def targets_section(cfg, ev) -> None:
                 st.caption(f"Evaluated as: {t.engine_note} (configuration {evidence[name]['config_fingerprint']}).")
             unsupported = export.unsupported_frame(t.to_dict())
             if len(unsupported):
-                st.warning(f"**{t.title} cannot express {len(unsupported)} part(s) of this configuration.** "
+                st.warning(f"**{t.title} cannot express {count(len(unsupported), 'part')} of this configuration.** "
                            "Using it changes what 'duplicate' means in these ways:")
                 st.table(unsupported.set_index("field"))
             else:
                 st.success(f"{t.title} expresses every part of this configuration.")
-            st.markdown(f"**{t.file}** ({len(t.snippet.splitlines())} lines; scroll inside the block, "
+            st.markdown(f"**{t.file}** ({count(len(t.snippet.splitlines()), 'line')}; scroll inside the block, "
                         "or copy it with the button at its top right)")
             st.code(t.snippet, language=export.snippet_language(t.file), line_numbers=True, wrap_lines=True,
                     height=420)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, reviews, state
+from appui import diff, engine, reviews, state, tables
 from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
@@ -39,12 +39,11 @@ def progress_section(pairs: pd.DataFrame, design) -> None:
     done = int(table["labeled"].sum() + table["skipped"].sum())
     st.subheader(f"Progress: {done:,} of {len(pairs):,} drawn pairs decided")
     st.progress(done / max(len(pairs), 1))
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "pairs_in_sample": st.column_config.NumberColumn("pairs in the document sample", format="%d"),
-        "drawn": st.column_config.ProgressColumn("drawn", format="%d", min_value=0,
-                                                 max_value=int(table["drawn"].max() or 1)),
-        "labeled": st.column_config.ProgressColumn("labeled", format="%d", min_value=0,
-                                                   max_value=int(table["drawn"].max() or 1))})
+    frame, config = tables.view(table)  # counts with thousands separators ("494198" read badly)
+    most = int(table["drawn"].max() or 1)
+    st.dataframe(frame, hide_index=True, width="stretch", column_config={**config, **{
+        c: st.column_config.ProgressColumn(tables.header(c), format=tables.COUNT, min_value=0, max_value=most)
+        for c in ("drawn", "labeled")}})
     st.caption(f"{design}. Strata: exact Jaccard bands of the {design.rep.shingle_label()} shingles, and "
                "'uniform' for every pair below the floor. Skipped pairs (unsure) stay unlabeled.")
 

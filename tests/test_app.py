@@ -150,7 +150,8 @@ def test_sweep_recommend_and_state_follows_pages():
     assert any("recommended by the sweep" in c.value for c in at.sidebar.caption)  # sidebar is up to date
     assert any("current configuration is this recommendation" in m.value for m in at.success)
     table = at.dataframe[0].value
-    assert table.loc[table["mark"] == "★ current", "pair_recall"].tolist() == [pytest.approx(rec["pair_recall"])]
+    # rates are shown in percent points with fixed digits (the frame holds them x 100)
+    assert table.loc[table["mark"] == "★ current", "pair_recall"].tolist() == [pytest.approx(rec["pair_recall"] * 100)]
     # the config and the sample follow the user to other pages
     at.switch_page("pages/6_Export.py").run()
     assert cfg.fingerprint() in at.code[0].value
@@ -170,7 +171,7 @@ def test_sweep_table_shows_decision_columns_first():
                         "false_removal_rate", "false_removal_rate_95", "candidates"]
     res = at.session_state["calib_results"]
     row = table.value.iloc[0]  # sorted by pair recall, best first
-    assert row["pair_recall"] == pytest.approx(res["pair_recall"].max())
+    assert row["pair_recall"] == pytest.approx(res["pair_recall"].max() * 100)  # percent points
     src = res.loc[res["pair_recall"] == res["pair_recall"].max()].iloc[0]
     assert row["pair_recall_95"] == f"{src['pair_recall_low'] * 100:.1f}–{src['pair_recall_high'] * 100:.1f}%"
     headers = {c: json.loads(table.proto.columns).get(c, {}).get("label") for c in cols[:8]}
@@ -465,7 +466,8 @@ def test_review_queue_unlabeled_first_and_contradictions_flagged():
     assert flagged == {("e", "f"): False, ("a", "b"): True, ("g", "h"): False}
     assert dict(zip(zip(table["id_a"], table["id_b"]), table["sample_label"])) == {
         ("e", "f"): "unlabeled", ("a", "b"): "duplicate", ("g", "h"): "not duplicate"}
-    assert any("1 of the decisions shown contradict" in w.value for w in at.warning)
+    assert any("1 of the 3 decisions shown contradicts the sample's label" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
 
 
 def test_review_db_path_must_be_sqlite():
@@ -654,7 +656,7 @@ def test_clusters_tables_have_human_headers():
     for h in shown:
         assert not [x for x in h if "_" in x], h
     risk = next(h for h in shown if "risk" in h)
-    assert risk[:4] == ["cluster", "representative", "documents", "diameter (hops)"]
+    assert risk[:5] == ["cluster", "representative", "documents", "risk", "chained"]  # risk on screen at 1000 px
     assert "false-removal rate" in next(h for h in shown if "policy" in h)
 
 

@@ -3,6 +3,7 @@ containment S-curve (AppTest, on the shipped sample)."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest  # noqa: F401  (the helpers below build AppTests)
 
 from calib.ensemble import Ensemble, containment_s_curve, lookup
@@ -34,7 +35,8 @@ def test_curves_page_draws_the_containment_curve_of_the_ensemble():
         ratio = int(row["|B|/|A|"].rstrip("x"))
         b, r = ens.table()[lookup(ens.table(), ratio, 1)]
         assert row["b x r"] == f"{b}x{r}"
-        assert row["P at threshold"] == containment_s_curve(0.7, b, r, float(ratio))
+        # shown in percent points (the frame holds the rate x 100, one decimal on screen)
+        assert row["P at threshold"] == pytest.approx(100 * containment_s_curve(0.7, b, r, float(ratio)))
 
 
 def test_pages_run_with_a_containment_configuration():
