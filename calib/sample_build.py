@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .represent import Representation, shingle_strings
 from .samples import REPO_ROOT, SAMPLE_DIR, Sample, SampleError, _write_frame, from_frames, load_sample, pair_frame, summary
 
 
@@ -222,8 +223,14 @@ def read_base(path=BASE_FILE) -> list[dict]:
 # ---------------------------------------------------------------------------
 
 CATEGORIES = ("exact", "formatting", "boilerplate", "partial", "light_edit", "reordered",
-              "translation", "same_topic", "near_threshold")
-DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold")
+              "translation", "same_topic", "near_threshold", "chain", "edit_tree")
+DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold", "chain", "edit_tree")
+# Families made by successive edits are tuned to the recommended configuration (char 5-grams, exact
+# Jaccard >= 0.8): each edit stays at or above EDGE_JACCARD[0] to its parent (below [1], so it is a
+# real change) and every other pair of the family lies below FAMILY_MAX_OTHER, so only chaining joins them.
+FAMILY_REP = Representation(shingle="char", k=5)
+EDGE_JACCARD = (0.85, 0.92)
+FAMILY_MAX_OTHER = 0.8
 BUILD_SEED = 20240611
 
 _NAV = ("Home", "Docs", "API Reference", "Tutorials", "Download", "Community", "Blog", "News",
@@ -440,12 +447,64 @@ class _Builder:
     def pair(self, a: int, b: int, dup: bool, category: str) -> None:
         self.pairs.append((a, b, dup, category))
 
+    def family(self, rec: dict, parents: list[int | None], category: str) -> None:
+        """Documents made from ``rec`` by successive edits: member k is an edit
+        of member ``parents[k]`` (None: the original). Every (parent, child)
+        is a labeled duplicate pair; all members share one group (assigned in
+        _finish from the labeled pairs' components)."""
+        texts: list[list[str]] = []
+        sets: list[set[str]] = []
+        for k, parent in enumerate(parents):
+            if parent is None:
+                paras = rec["paragraphs"]
+            else:
+                paras = self._edit_of(texts[parent], sets[parent], [s_ for m, s_ in enumerate(sets) if m != parent])
+            texts.append(paras)
+            sets.append(set(shingle_strings(_join(paras), FAMILY_REP)))
+            variant = "original" if parent is None else "chain_edit"
+            self.doc(rec, _join(paras), variant)
+        first = len(self.docs) - len(parents)
+        for k, parent in enumerate(parents):
+            if parent is not None:
+                self.pair(first + parent, first + k, True, category)
+
+    def _edit_of(self, paras: list[str], parent: set[str], others: list[set[str]]) -> list[str]:
+        """A word-replacing edit of ``paras`` within EDGE_JACCARD of its parent
+        and below FAMILY_MAX_OTHER to every other member so far."""
+        for _ in range(200):
+            out = _replace_words(paras, self.rng, self.rng.uniform(0.02, 0.1), self.vocab)
+            sh = set(shingle_strings(_join(out), FAMILY_REP))
+            if EDGE_JACCARD[0] <= _jaccard(sh, parent) < EDGE_JACCARD[1] and \
+                    all(_jaccard(sh, o) < FAMILY_MAX_OTHER for o in others):
+                return out
+        raise ValueError("no edit within the family's Jaccard bounds after 200 tries")
+
     def derived(self, category: str, ok, make, variant: str, dup: bool, language: str = "en") -> None:
         rec = self.take(ok)
         a = self.doc(rec, _join(rec["paragraphs"]), "original")
         text = make(rec["paragraphs"])
         b = self.doc(rec, text, variant, language)
         self.pair(a, b, dup, category)
+
+
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _add_families(b: _Builder, chains: int, trees: int) -> None:
+    """Chains A->B->C->... (4-6 documents, only neighbours above the threshold)
+    and edit trees (an original, 2-3 edits of it, 1-2 edits of each edit)."""
+    ok = lambda r: _is_code(r) and 120 <= _n_words(r) <= 600  # noqa: E731 - enough words for small steps
+    for _ in range(chains):
+        n = b.rng.randint(4, 6)
+        b.family(b.take(ok), [None] + list(range(n - 1)), "chain")
+    for _ in range(trees):
+        parents: list[int | None] = [None]
+        for _ in range(b.rng.randint(2, 3)):
+            child = len(parents)
+            parents.append(0)
+            parents += [child] * b.rng.randint(1, 2)
+        b.family(b.take(ok), parents, "edit_tree")
 
 
 def _is_code(r: dict) -> bool:
@@ -499,11 +558,13 @@ def _boilerplate_pair(b: _Builder) -> None:
 
 
 def build_sample(out=SAMPLE_DIR, *, base=BASE_FILE, seed: int = BUILD_SEED, per_category: int = 64,
-                 near_threshold: int = 32, singletons: int | None = None) -> Sample:
+                 near_threshold: int = 32, chains: int = 8, trees: int = 3,
+                 singletons: int | None = None) -> Sample:
     """Derive the calibration sample from the base file only (deterministic:
     same base and seed, same bytes) and write docs.jsonl and pairs.csv."""
     b = _Builder(read_base(base), seed)
     _add_category_pairs(b, per_category, near_threshold)
+    _add_families(b, chains, trees)
     rest = b.pool if singletons is None else b.pool[:singletons]
     for rec in rest:
         b.doc(rec, _join(rec["paragraphs"]), "original")
@@ -519,10 +580,7 @@ def _finish(b: _Builder) -> Sample:
     docs = pd.DataFrame([b.docs[k] for k in order])
     docs.insert(0, "id", [f"doc{k:05d}" for k in range(len(docs))])
     pairs = sorted((min(rank[a], rank[c]), max(rank[a], rank[c]), d, cat) for a, c, d, cat in b.pairs)
-    group = [pd.NA] * len(docs)
-    for i, j, dup, _ in pairs:  # each duplicate pair is its own component (bases are used once)
-        if dup:
-            group[i] = group[j] = f"g{i:05d}"
+    group = _duplicate_components(len(docs), pairs)
     docs.insert(2, "group", pd.Series(group, dtype="str"))
     docs["length"] = docs["text"].map(_length_bucket)
     docs = docs.astype("str")
@@ -532,6 +590,23 @@ def _finish(b: _Builder) -> Sample:
                        "label": ["duplicate" if p[2] else "not_duplicate" for p in pairs],
                        "category": [p[3] for p in pairs]}).sort_values(["category", "id_a", "id_b"], kind="stable")
     return from_frames(docs, pf, name="calib-sample")
+
+
+def _duplicate_components(n: int, pairs: list[tuple]) -> list:
+    """Group per document: the connected component of the duplicate pairs, named
+    after its first row (``g00042``); NA for a document without a duplicate."""
+    import numpy as np
+    from scipy import sparse
+    from scipy.sparse import csgraph
+    dup = [(i, j) for i, j, is_dup, _ in pairs if is_dup]
+    i, j = (np.array(c, dtype=np.int64) for c in zip(*dup))
+    comp = csgraph.connected_components(sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)),
+                                        directed=False)[1]
+    first = np.full(comp.max() + 1, n)
+    np.minimum.at(first, comp, np.arange(n))
+    linked = np.zeros(n, dtype=bool)
+    linked[i] = linked[j] = True
+    return [f"g{first[comp[k]]:05d}" if linked[k] else pd.NA for k in range(n)]
 
 
 def write_docs_pairs(sample: Sample, out) -> None:
