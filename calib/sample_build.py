@@ -224,7 +224,8 @@ def read_base(path=BASE_FILE) -> list[dict]:
 
 CATEGORIES = ("exact", "formatting", "boilerplate", "partial", "light_edit", "reordered",
               "translation", "same_topic", "near_threshold", "chain", "edit_tree")
-DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold", "chain", "edit_tree")
+FAMILY_CATEGORIES = ("chain", "edit_tree")
+DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold") + FAMILY_CATEGORIES
 # Families made by successive edits are tuned to the recommended configuration (char 5-grams, exact
 # Jaccard >= 0.8): each edit stays at or above EDGE_JACCARD[0] to its parent (below [1], so it is a
 # real change) and every other pair of the family lies below FAMILY_MAX_OTHER, so only chaining joins them.

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import sparse
+from scipy.sparse import csgraph
 
-from calib.sample_build import CATEGORIES, build_sample
+from _util import needs_clough
+from calib.represent import Representation, shingle_strings
+from calib.sample_build import CATEGORIES, FAMILY_CATEGORIES, build_sample
 from calib.samples import (CLOUGH_DIR, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough, load_sample,
                            numeric_columns, summary, write_sample)
 
@@ -246,7 +252,7 @@ def test_shipped_sample_coverage():
     by_cat = info["pairs_by_category"]
     assert set(by_cat) == set(CATEGORIES)
     for cat, counts in by_cat.items():
-        assert sum(counts.values()) >= 30, cat
+        assert sum(counts.values()) >= (15 if cat in FAMILY_CATEGORIES else 30), cat
     assert info["pairs_by_label"]["duplicate"] > 0 and info["pairs_by_label"]["not_duplicate"] > 0
     assert {"domain", "language"} <= set(s.slice_columns)
     assert {"en", "en-Cyrl", "de"} <= set(info["slice_columns"]["language"])
@@ -255,16 +261,46 @@ def test_shipped_sample_coverage():
     # groups are exactly the connected components of the duplicate pairs
     dup = s.pairs[s.pairs["is_duplicate"]]
     g = s.docs["group"]
-    assert (g.iloc[dup["i"]].to_numpy() == g.iloc[dup["j"]].to_numpy()).all()
-    assert g.notna().sum() == 2 * len(dup)
+    comp = csgraph.connected_components(sparse.coo_matrix((np.ones(len(dup)), (dup["i"], dup["j"])),
+                                                          shape=(s.n, s.n)), directed=False)[1]
+    linked = np.isin(np.arange(s.n), np.r_[dup["i"], dup["j"]])
+    assert g.isna().to_numpy().tolist() == (~linked).tolist()
+    by_group = pd.Series(comp[linked]).groupby(g[linked].to_numpy()).nunique()
+    by_comp = pd.Series(g[linked].to_numpy()).groupby(comp[linked]).nunique()
+    assert (by_group == 1).all() and (by_comp == 1).all()
+
+
+def test_shipped_families_chain_only_through_their_edits():
+    """Each family (a group of 3+ documents, the chain and edit_tree categories) is
+    linked by its labeled parent -> child edits, each >= 0.85 char-5 Jaccard to its
+    parent; every other pair of the family is below 0.8, the recommended threshold,
+    so only chaining puts a family in one cluster (Python sets, not the kernels)."""
+    s = load_sample(SAMPLE_DIR)
+    rep = Representation(shingle="char", k=5)
+    sets = [set(shingle_strings(t, rep)) for t in s.docs["text"]]
+    fam = s.pairs[s.pairs["category"].isin(FAMILY_CATEGORIES)]
+    assert fam["is_duplicate"].all()
+    edges = set(zip(fam["i"], fam["j"]))
+    sizes = s.docs["group"].value_counts()
+    big = sizes[sizes >= 3]
+    assert sorted(sizes.unique()) == sorted({2, *big.tolist()}) and big.min() >= 4 and big.max() >= 6
+    n_far = 0
+    for name in big.index:
+        rows = np.flatnonzero((s.docs["group"] == name).to_numpy())
+        assert sum((a, b) in edges for a in rows for b in rows if a < b) == len(rows) - 1  # a tree of edits
+        for a, b in itertools.combinations(rows.tolist(), 2):
+            j = len(sets[a] & sets[b]) / len(sets[a] | sets[b])
+            if (a, b) in edges:
+                assert 0.85 <= j < 0.92, (a, b, j)
+            else:
+                assert j < 0.8, (a, b, j)
+                n_far += 1
+    assert n_far >= len(big)  # every family holds pairs that only chaining joins
 
 
 # ---------------------------------------------------------------- Clough corpus
 
-clough = pytest.mark.skipif(not CLOUGH_DIR.is_dir(), reason="shared Clough corpus not available")
-
-
-@clough
+@needs_clough
 def test_clough_adapter_counts():
     s = load_sample(ROOT.parent / "shared" / "corpora" / "clough")
     assert s.n == 100 and len(s.pairs) == 95
@@ -275,7 +311,7 @@ def test_clough_adapter_counts():
     assert s.docs["domain"].nunique() == 5 and "g0pA_taska" in set(s.ids)
 
 
-@clough
+@needs_clough
 @pytest.mark.parametrize("heavy,npairs,ndup", [("duplicate", 95, 57), ("exclude", 76, 38)])
 def test_clough_heavy_option(heavy, npairs, ndup):
     s = load_clough(CLOUGH_DIR, heavy=heavy)
