@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -319,3 +320,44 @@ def test_clough_heavy_option(heavy, npairs, ndup):
     assert len(s.exclusions) == 95 - npairs
     with pytest.raises(ValueError):
         load_clough(CLOUGH_DIR, heavy="maybe")
+
+
+def test_data_readme_counts_match_the_sample():
+    """data/README.md's counts are the shipped files' (regenerated, not typed): the summary table,
+    the pairs per category and the family pairs that only the group labels."""
+    readme = (ROOT / "data" / "README.md").read_text(encoding="utf-8")
+    s = load_sample(SAMPLE_DIR)
+    d = s.docs
+
+    def num(text: str) -> int:
+        return int(text.replace(",", ""))
+
+    def row(name: str) -> str:
+        return re.search(rf"^\| {re.escape(name)} \| (.*) \|$", readme, flags=re.M).group(1)
+
+    words = d["text"].str.split().str.len()
+    m = re.fullmatch(r"([\d,]+) \(([\d,]+) without a duplicate; (\d+) to ([\d,]+) words, median (\d+)\)",
+                     row("documents"))
+    assert [num(x) for x in m.groups()] == [s.n, int(d["group"].isna().sum()), words.min(), words.max(),
+                                            int(words.median())]
+    m = re.fullmatch(r"([\d,]+): ([\d,]+) `duplicate`, ([\d,]+) `not_duplicate`", row("labeled pairs"))
+    assert [num(x) for x in m.groups()] == [len(s.pairs), int(s.pairs["is_duplicate"].sum()),
+                                            int((~s.pairs["is_duplicate"]).sum())]
+    sizes = d["group"].value_counts()
+    fam = sizes[sizes > 2]
+    m = re.fullmatch(r"([\d,]+): ([\d,]+) of 2 documents, (\d+) edit families of (\d+) to (\d+) \(([\d,]+) "
+                     r"documents\)", row("groups"))
+    assert [num(x) for x in m.groups()] == [len(sizes), int((sizes == 2).sum()), len(fam), fam.min(), fam.max(),
+                                            fam.sum()]
+    for col in ("domain", "language"):
+        listed = {k: num(v) for k, v in re.findall(r"([\w-]+) ([\d,]+)", row(f"`{col}`"))}
+        assert listed == d[col].value_counts().to_dict(), col
+    listed = {k: num(v) for k, v in re.findall(r"(short|medium|long) \([^)]*\) ([\d,]+)", row("`length`"))}
+    assert listed == d["length"].value_counts().to_dict()
+    table = {c: (lab, int(n)) for c, lab, n in
+             re.findall(r"^\| `(\w+)` \| (duplicate|not_duplicate) \| (\d+) \|", readme, flags=re.M)}
+    counts = s.pairs.groupby("category")["is_duplicate"].agg(["first", "size"])
+    assert table == {c: ("duplicate" if r["first"] else "not_duplicate", int(r["size"]))
+                     for c, r in counts.iterrows()}
+    in_fam = int((fam * (fam - 1) // 2).sum()) - int(s.pairs["category"].isin(FAMILY_CATEGORIES).sum())
+    assert f"({in_fam}) are duplicates through its `group`" in " ".join(readme.split())
