@@ -226,10 +226,12 @@ CATEGORIES = ("exact", "formatting", "boilerplate", "partial", "light_edit", "re
               "translation", "same_topic", "near_threshold", "chain", "edit_tree")
 FAMILY_CATEGORIES = ("chain", "edit_tree")
 DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold") + FAMILY_CATEGORIES
-# Families made by successive edits are tuned to the recommended configuration (char 5-grams, exact
-# Jaccard >= 0.8): each edit stays at or above EDGE_JACCARD[0] to its parent (below [1], so it is a
-# real change) and every other pair of the family lies below FAMILY_MAX_OTHER, so only chaining joins them.
-FAMILY_REP = Representation(shingle="char", k=5)
+# Families made by successive edits chain at exact Jaccard >= 0.8 under both the recommended
+# representation (char 5-grams) and the default one (word 5-grams, what the app starts with): each
+# edit stays at or above EDGE_JACCARD[0] to its parent (below [1], so it is a real change) and every
+# other pair of the family lies below FAMILY_MAX_OTHER, so only chaining joins them. Edits replace
+# whole sentences, which moves both representations alike (a replaced word costs five word 5-grams).
+FAMILY_REPS = (Representation(shingle="char", k=5), Representation(shingle="word", k=5))
 EDGE_JACCARD = (0.85, 0.92)
 FAMILY_MAX_OTHER = 0.8
 BUILD_SEED = 20240611
@@ -448,37 +450,54 @@ class _Builder:
     def pair(self, a: int, b: int, dup: bool, category: str) -> None:
         self.pairs.append((a, b, dup, category))
 
-    def family(self, rec: dict, parents: list[int | None], category: str) -> None:
+    def family(self, rec: dict, donor: dict, parents: list[int | None], category: str) -> bool:
         """Documents made from ``rec`` by successive edits: member k is an edit
-        of member ``parents[k]`` (None: the original). Every (parent, child)
-        is a labeled duplicate pair; all members share one group (assigned in
-        _finish from the labeled pairs' components)."""
-        texts: list[list[str]] = []
-        sets: list[set[str]] = []
-        for k, parent in enumerate(parents):
+        of member ``parents[k]`` (None: the original); the new sentences come
+        from ``donor`` (no document). Every (parent, child) is a labeled
+        duplicate pair; all members share one group (assigned in _finish from
+        the labeled pairs' components). False, and nothing added, when some
+        edit cannot be made within the bounds (a text of repeated sentences)."""
+        fresh = list(dict.fromkeys(x for p in _sentences(donor["paragraphs"]) for x in p if 8 <= _words(x) <= 30))
+        texts: list[list[list[str]]] = []
+        sets: list[list[set[str]]] = []
+        for parent in parents:
             if parent is None:
-                paras = rec["paragraphs"]
+                sents = _sentences(rec["paragraphs"])
             else:
-                paras = self._edit_of(texts[parent], sets[parent], [s_ for m, s_ in enumerate(sets) if m != parent])
-            texts.append(paras)
-            sets.append(set(shingle_strings(_join(paras), FAMILY_REP)))
-            variant = "original" if parent is None else "chain_edit"
-            self.doc(rec, _join(paras), variant)
-        first = len(self.docs) - len(parents)
+                others = [s_ for m, s_ in enumerate(sets) if m != parent]
+                sents = self._edit_of(texts[parent], sets[parent], others, fresh)
+                if sents is None:
+                    return False
+            texts.append(sents)
+            sets.append(_family_sets(sents))
+        first = len(self.docs)
+        for sents, parent in zip(texts, parents):
+            self.doc(rec, _join([" ".join(p) for p in sents]), "original" if parent is None else "chain_edit")
         for k, parent in enumerate(parents):
             if parent is not None:
                 self.pair(first + parent, first + k, True, category)
+        return True
 
-    def _edit_of(self, paras: list[str], parent: set[str], others: list[set[str]]) -> list[str]:
-        """A word-replacing edit of ``paras`` within EDGE_JACCARD of its parent
-        and below FAMILY_MAX_OTHER to every other member so far."""
+    def _edit_of(self, sents: list[list[str]], parent: list[set[str]], others: list[list[set[str]]],
+                 fresh: list[str]) -> list[list[str]] | None:
+        """``sents`` with a run of 1-3 sentences of one paragraph replaced by as many
+        sentences of ``fresh`` (one run: word 5-grams across its two ends change too,
+        so few ends keep the word and char measures close), within EDGE_JACCARD of
+        its parent and below FAMILY_MAX_OTHER to every other member so far, under
+        each of FAMILY_REPS; None after 200 tries."""
+        slots = [(a, b) for a, p in enumerate(sents) for b in range(len(p))]
         for _ in range(200):
-            out = _replace_words(paras, self.rng, self.rng.uniform(0.02, 0.1), self.vocab)
-            sh = set(shingle_strings(_join(out), FAMILY_REP))
-            if EDGE_JACCARD[0] <= _jaccard(sh, parent) < EDGE_JACCARD[1] and \
-                    all(_jaccard(sh, o) < FAMILY_MAX_OTHER for o in others):
+            out = [list(p) for p in sents]
+            a, b = self.rng.choice(slots)
+            n = min(self.rng.randint(1, 3), len(out[a]) - b, len(fresh))
+            start = self.rng.randrange(len(fresh) - n + 1)
+            out[a][b:b + n] = fresh[start:start + n]
+            got = _family_sets(out)
+            if all(EDGE_JACCARD[0] <= _jaccard(g, p) < EDGE_JACCARD[1] for g, p in zip(got, parent)) and \
+                    all(_jaccard(g, o) < FAMILY_MAX_OTHER for other in others for g, o in zip(got, other)):
+                del fresh[start:start + n]
                 return out
-        raise ValueError("no edit within the family's Jaccard bounds after 200 tries")
+        return None
 
     def derived(self, category: str, ok, make, variant: str, dup: bool, language: str = "en") -> None:
         rec = self.take(ok)
@@ -492,20 +511,35 @@ def _jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
+def _family_sets(sents: list[list[str]]) -> list[set[str]]:
+    """The text's shingle set under each of FAMILY_REPS (the reference rules)."""
+    text = _join([" ".join(p) for p in sents])
+    return [set(shingle_strings(text, rep)) for rep in FAMILY_REPS]
+
+
 def _add_families(b: _Builder, chains: int, trees: int) -> None:
     """Chains A->B->C->... (4-6 documents, only neighbours above the threshold)
-    and edit trees (an original, 2-3 edits of it, 1-2 edits of each edit)."""
-    ok = lambda r: _is_code(r) and 120 <= _n_words(r) <= 600  # noqa: E731 - enough words for small steps
+    and edit trees (an original, 2-3 edits of it, 1-2 edits of each edit). A
+    base text on which a family cannot be built is set aside (not in the sample)."""
+    ok = lambda r: _is_code(r) and 200 <= _n_words(r) <= 800 and _n_sentences(r) >= 12  # noqa: E731 - small steps
+    donor = lambda r: _is_code(r) and _n_sentences(r) >= 30  # noqa: E731 - enough new sentences for a family
+    shapes: list[tuple[list[int | None], str]] = []
     for _ in range(chains):
-        n = b.rng.randint(4, 6)
-        b.family(b.take(ok), [None] + list(range(n - 1)), "chain")
+        shapes.append(([None] + list(range(b.rng.randint(4, 6) - 1)), "chain"))
     for _ in range(trees):
         parents: list[int | None] = [None]
         for _ in range(b.rng.randint(2, 3)):
             child = len(parents)
             parents.append(0)
             parents += [child] * b.rng.randint(1, 2)
-        b.family(b.take(ok), parents, "edit_tree")
+        shapes.append((parents, "edit_tree"))
+    for parents, category in shapes:
+        while not b.family(b.take(ok), b.take(donor), parents, category):
+            pass
+
+
+def _n_sentences(r: dict) -> int:
+    return sum(map(len, _sentences(r["paragraphs"])))
 
 
 def _is_code(r: dict) -> bool:

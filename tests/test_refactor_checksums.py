@@ -60,13 +60,13 @@ GRID = Grid(
 # (every row 'jaccard'); with that column dropped the table is byte-identical to the one recorded above,
 # and config.json's evidence (the metrics row) gains the same key. Fingerprints leave out 'measure' for
 # Jaccard, so they and the manifests are unchanged.
-# Re-recorded for issue 27: the shipped sample gained edit families (chains and edit trees: 53 more
-# documents, 53 more labeled pairs), so every figure of the table, the recommendation's evidence and
-# the manifests move; and floats are now hashed rounded to FLOAT_DIGITS (see the module docstring).
-# Recorded with numpy's AVX-512 paths on and off (NPY_DISABLE_CPU_FEATURES): the raw CSV bytes differ
-# there in 120 floats of expected_false_candidate_rate and false_candidate_rate_high (at most 1.2e-17),
-# these checksums do not.
-SWEEP_CSV_SHA256 = "575f22812e720fe1748a9a5b022a21d8d8ebb5349e7420468c04acfcf23b6e79"
+# Re-recorded for issue 27: the shipped sample gained edit families (8 chains and 3 edit trees: 2,360
+# documents instead of 2,336, 45 more labeled pairs), so figures of the table, the recommendation's
+# evidence and the manifests move; and floats are now hashed rounded to FLOAT_DIGITS (see the module
+# docstring). Recorded with numpy's AVX-512 paths on and off (NPY_DISABLE_CPU_FEATURES): the raw CSV
+# bytes differ there in 90 floats of expected_false_candidate_rate and false_candidate_rate_high (at
+# most 1.2e-17), these checksums do not.
+SWEEP_CSV_SHA256 = "a2f9e6cef05b01efab767571026a14cd416d532294a060b02b9b429b3ee4f00f"
 EXPORTS = {
     # the grid's recommendation under a 1% false-removal budget
     "recommended": None,
@@ -126,10 +126,10 @@ def test_sweep_table_bytes_unchanged(results):
 
 # (sha256 of config.json with rounded floats, sha256 of manifest.csv's bytes)
 RECORDED = {
-    "recommended": ("b7b897ef65f5929701fcaac4646790591e6af476af429bba3fa1cff2d88860a8",
-                    "bb6dc4d5628a0017f9008d173ddf930fd6a46a54dd0628eeec1ed8026cb4fc03"),
-    "estimated": ("660f289cac66ea4a5b789f4a996c7be3a9aa861a87536427894484d3094043c7",
-                  "79f83e2c4e90bb221ce83faf1a64beec104ba1f426204297617dccab77d26378"),
+    "recommended": ("9cb46693f083b3d0b32c1a288a41f431c330a198cb1c6c2eaf310056582b4d6c",
+                    "920e33104e76a390679ffe3aa8dff33349fb0ea617fece4b3d9fffe79a7d1378"),
+    "estimated": ("4e65a697b4a4caf60aeb1afe65b8cba07a1dd4bab0e977da0c052667aa0feb7d",
+                  "5830b36014069331a6bb2c930baa6a7b22a5e180a0536f833928652fd4632f43"),
 }
 
 
