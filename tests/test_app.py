@@ -65,7 +65,7 @@ def metric(at, label: str) -> str:
     raise AssertionError(f"no metric {label!r} in {[m.label for m in at.metric]}")
 
 
-def small_sweep(at, splits: str = "16x8, 32x4, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",)) -> AppTest:
+def small_sweep(at, splits: str = "16x8, 12x8, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",)) -> AppTest:
     """A small grid: word 5-grams, 128 hashes, three splits, two thresholds (by default)."""
     at.switch_page("pages/2_Sweep.py").run()
     at.multiselect(key="g_word_k").set_value([5])
@@ -135,7 +135,7 @@ def test_sweep_recommend_and_state_follows_pages():
     assert recommend(res)["config_fingerprint"] == Config().fingerprint() == at.session_state["calib_config"].fingerprint()
     assert any("current configuration is this recommendation" in m.value for m in at.success)
     assert not [b for b in at.button if b.key == "use_recommended"]
-    # a 5% budget recommends another row (32x4 t=0.7); the button makes exactly that row current
+    # a 5% budget recommends another row (16x8 t=0.7); the button makes exactly that row current
     at.slider(key="budget_pct").set_value(5.0).run()
     rec = recommend(res, max_false_removal_rate=0.05)
     assert rec["config_fingerprint"] != Config().fingerprint()
@@ -143,7 +143,7 @@ def test_sweep_recommend_and_state_follows_pages():
         assert res.loc[res["recommended"], "config_fingerprint"].tolist() == [Config().fingerprint()]
     at.button(key="use_recommended").click().run()
     cfg = at.session_state["calib_config"]
-    assert cfg.fingerprint() == rec["config_fingerprint"] and (cfg.b, cfg.r, cfg.threshold) == (32, 4, 0.7)
+    assert cfg.fingerprint() == rec["config_fingerprint"] and (cfg.b, cfg.r, cfg.threshold) == (16, 8, 0.7)
     assert cfg == config_from_row(rec)
     assert at.session_state["calib_config_source"].startswith("recommended")
     assert any("Current configuration set" in m.value for m in at.success)  # shown once after the rerun
@@ -549,8 +549,9 @@ def test_export_manifest_filters_change_row_count():
     at = start()
     at.switch_page("pages/6_Export.py").run()
     total = len(at.dataframe[0].value)
-    at.checkbox(key="export_chained_only").check().run()  # the default config chains nothing
-    assert shown_rows(at).startswith(f"**Showing 0 of {total}") and len(at.dataframe[0].value) == 0
+    at.checkbox(key="export_chained_only").check().run()  # the edit families: 27 removed by chaining alone
+    chained = at.dataframe[0].value
+    assert shown_rows(at).startswith(f"**Showing 27 of {total}") and len(chained) == 27 and chained["chained"].all()
     at.checkbox(key="export_chained_only").uncheck().run()
     at.selectbox(key="export_slice_col").set_value("domain").run()
     at.selectbox(key="export_slice_value").set_value("numpy").run()
