@@ -4,7 +4,8 @@
 licence texts) into ``data/base/base_texts.jsonl.gz``; ``build_sample``
 derives the labeled sample from that file only, deterministically (same base
 and seed, same bytes): originals and planted near-duplicates per category,
-written as docs.jsonl and pairs.csv. ``calib samples build|extract-base|summary``
+and edit families (chains and trees of successive edits that chain at
+J >= 0.8), written as docs.jsonl and pairs.csv. ``calib samples build|extract-base|summary``
 runs :func:`main`. The Sample type and the loaders are in :mod:`calib.samples`.
 """
 
