@@ -1,8 +1,8 @@
 """How many labels a stratified draw needs on the shipped sample to reach +/- a target width.
 
-The shipped sample (data/sample, 2,336 documents) is treated as an unlabeled
+The shipped sample (data/sample, 2,360 documents) is treated as an unlabeled
 corpus; its groups are the oracle (same group = duplicate, every other pair
-not). ``calib draw`` takes every document (--docs 2336) and --pairs pairs; the
+not). ``calib draw`` takes every document (--docs = all of them) and --pairs pairs; the
 labels come from the oracle; then, round after round, ``calib draw --more``'s
 planner (calib.weighted.next_labels, greedy Neyman allocation) proposes the
 next labels for the configuration calib recommends on the labeled sample
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp) / "drawn"
-        write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=2336, pairs=a.pairs, seed=a.seed))
+        write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=len(oracle), pairs=a.pairs, seed=a.seed))
         while True:
             _label(d, oracle)
             ws = Workspace(load_sample(d))

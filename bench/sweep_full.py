@@ -3,7 +3,7 @@ thresholds, on 10,000 documents, once shingles, signatures and the exact
 reference pairs exist (they are computed first, untimed, as a Workspace
 caches them).
 
-Documents: the shipped sample (2,336 labeled documents) plus word-shuffled
+Documents: the shipped sample (2,360 labeled documents) plus word-shuffled
 copies of its texts as unlabeled singletons, up to 10,000.
 
     python bench/sweep_full.py [--docs 10000] [--shingle word --k 5]

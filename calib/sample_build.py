@@ -4,7 +4,8 @@
 licence texts) into ``data/base/base_texts.jsonl.gz``; ``build_sample``
 derives the labeled sample from that file only, deterministically (same base
 and seed, same bytes): originals and planted near-duplicates per category,
-written as docs.jsonl and pairs.csv. ``calib samples build|extract-base|summary``
+and edit families (chains and trees of successive edits that chain at
+J >= 0.8), written as docs.jsonl and pairs.csv. ``calib samples build|extract-base|summary``
 runs :func:`main`. The Sample type and the loaders are in :mod:`calib.samples`.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .represent import Representation, shingle_strings
 from .samples import REPO_ROOT, SAMPLE_DIR, Sample, SampleError, _write_frame, from_frames, load_sample, pair_frame, summary
 
 
@@ -222,8 +224,17 @@ def read_base(path=BASE_FILE) -> list[dict]:
 # ---------------------------------------------------------------------------
 
 CATEGORIES = ("exact", "formatting", "boilerplate", "partial", "light_edit", "reordered",
-              "translation", "same_topic", "near_threshold")
-DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold")
+              "translation", "same_topic", "near_threshold", "chain", "edit_tree")
+FAMILY_CATEGORIES = ("chain", "edit_tree")
+DUPLICATE_CATEGORIES = ("exact", "formatting", "light_edit", "reordered", "near_threshold") + FAMILY_CATEGORIES
+# Families made by successive edits chain at exact Jaccard >= 0.8 under both the recommended
+# representation (char 5-grams) and the default one (word 5-grams, what the app starts with): each
+# edit stays at or above EDGE_JACCARD[0] to its parent (below [1], so it is a real change) and every
+# other pair of the family lies below FAMILY_MAX_OTHER, so only chaining joins them. Edits replace
+# whole sentences, which moves both representations alike (a replaced word costs five word 5-grams).
+FAMILY_REPS = (Representation(shingle="char", k=5), Representation(shingle="word", k=5))
+EDGE_JACCARD = (0.85, 0.92)
+FAMILY_MAX_OTHER = 0.8
 BUILD_SEED = 20240611
 
 _NAV = ("Home", "Docs", "API Reference", "Tutorials", "Download", "Community", "Blog", "News",
@@ -440,12 +451,96 @@ class _Builder:
     def pair(self, a: int, b: int, dup: bool, category: str) -> None:
         self.pairs.append((a, b, dup, category))
 
+    def family(self, rec: dict, donor: dict, parents: list[int | None], category: str) -> bool:
+        """Documents made from ``rec`` by successive edits: member k is an edit
+        of member ``parents[k]`` (None: the original); the new sentences come
+        from ``donor`` (no document). Every (parent, child) is a labeled
+        duplicate pair; all members share one group (assigned in _finish from
+        the labeled pairs' components). False, and nothing added, when some
+        edit cannot be made within the bounds (a text of repeated sentences)."""
+        fresh = list(dict.fromkeys(x for p in _sentences(donor["paragraphs"]) for x in p if 8 <= _words(x) <= 30))
+        texts: list[list[list[str]]] = []
+        sets: list[list[set[str]]] = []
+        for parent in parents:
+            if parent is None:
+                sents = _sentences(rec["paragraphs"])
+            else:
+                others = [s_ for m, s_ in enumerate(sets) if m != parent]
+                sents = self._edit_of(texts[parent], sets[parent], others, fresh)
+                if sents is None:
+                    return False
+            texts.append(sents)
+            sets.append(_family_sets(sents))
+        first = len(self.docs)
+        for sents, parent in zip(texts, parents):
+            self.doc(rec, _join([" ".join(p) for p in sents]), "original" if parent is None else "chain_edit")
+        for k, parent in enumerate(parents):
+            if parent is not None:
+                self.pair(first + parent, first + k, True, category)
+        return True
+
+    def _edit_of(self, sents: list[list[str]], parent: list[set[str]], others: list[list[set[str]]],
+                 fresh: list[str]) -> list[list[str]] | None:
+        """``sents`` with a run of 1-3 sentences of one paragraph replaced by as many
+        sentences of ``fresh`` (one run: word 5-grams across its two ends change too,
+        so few ends keep the word and char measures close), within EDGE_JACCARD of
+        its parent and below FAMILY_MAX_OTHER to every other member so far, under
+        each of FAMILY_REPS; None after 200 tries."""
+        slots = [(a, b) for a, p in enumerate(sents) for b in range(len(p))]
+        for _ in range(200):
+            out = [list(p) for p in sents]
+            a, b = self.rng.choice(slots)
+            n = min(self.rng.randint(1, 3), len(out[a]) - b, len(fresh))
+            start = self.rng.randrange(len(fresh) - n + 1)
+            out[a][b:b + n] = fresh[start:start + n]
+            got = _family_sets(out)
+            if all(EDGE_JACCARD[0] <= _jaccard(g, p) < EDGE_JACCARD[1] for g, p in zip(got, parent)) and \
+                    all(_jaccard(g, o) < FAMILY_MAX_OTHER for other in others for g, o in zip(got, other)):
+                del fresh[start:start + n]
+                return out
+        return None
+
     def derived(self, category: str, ok, make, variant: str, dup: bool, language: str = "en") -> None:
         rec = self.take(ok)
         a = self.doc(rec, _join(rec["paragraphs"]), "original")
         text = make(rec["paragraphs"])
         b = self.doc(rec, text, variant, language)
         self.pair(a, b, dup, category)
+
+
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _family_sets(sents: list[list[str]]) -> list[set[str]]:
+    """The text's shingle set under each of FAMILY_REPS (the reference rules)."""
+    text = _join([" ".join(p) for p in sents])
+    return [set(shingle_strings(text, rep)) for rep in FAMILY_REPS]
+
+
+def _add_families(b: _Builder, chains: int, trees: int) -> None:
+    """Chains A->B->C->... (4-6 documents, only neighbours above the threshold)
+    and edit trees (an original, 2-3 edits of it, 1-2 edits of each edit). A
+    base text on which a family cannot be built is set aside (not in the sample)."""
+    ok = lambda r: _is_code(r) and 200 <= _n_words(r) <= 800 and _n_sentences(r) >= 12  # noqa: E731 - small steps
+    donor = lambda r: _is_code(r) and _n_sentences(r) >= 30  # noqa: E731 - enough new sentences for a family
+    shapes: list[tuple[list[int | None], str]] = []
+    for _ in range(chains):
+        shapes.append(([None] + list(range(b.rng.randint(4, 6) - 1)), "chain"))
+    for _ in range(trees):
+        parents: list[int | None] = [None]
+        for _ in range(b.rng.randint(2, 3)):
+            child = len(parents)
+            parents.append(0)
+            parents += [child] * b.rng.randint(1, 2)
+        shapes.append((parents, "edit_tree"))
+    for parents, category in shapes:
+        while not b.family(b.take(ok), b.take(donor), parents, category):
+            pass
+
+
+def _n_sentences(r: dict) -> int:
+    return sum(map(len, _sentences(r["paragraphs"])))
 
 
 def _is_code(r: dict) -> bool:
@@ -499,11 +594,13 @@ def _boilerplate_pair(b: _Builder) -> None:
 
 
 def build_sample(out=SAMPLE_DIR, *, base=BASE_FILE, seed: int = BUILD_SEED, per_category: int = 64,
-                 near_threshold: int = 32, singletons: int | None = None) -> Sample:
+                 near_threshold: int = 32, chains: int = 8, trees: int = 3,
+                 singletons: int | None = None) -> Sample:
     """Derive the calibration sample from the base file only (deterministic:
     same base and seed, same bytes) and write docs.jsonl and pairs.csv."""
     b = _Builder(read_base(base), seed)
     _add_category_pairs(b, per_category, near_threshold)
+    _add_families(b, chains, trees)
     rest = b.pool if singletons is None else b.pool[:singletons]
     for rec in rest:
         b.doc(rec, _join(rec["paragraphs"]), "original")
@@ -519,10 +616,7 @@ def _finish(b: _Builder) -> Sample:
     docs = pd.DataFrame([b.docs[k] for k in order])
     docs.insert(0, "id", [f"doc{k:05d}" for k in range(len(docs))])
     pairs = sorted((min(rank[a], rank[c]), max(rank[a], rank[c]), d, cat) for a, c, d, cat in b.pairs)
-    group = [pd.NA] * len(docs)
-    for i, j, dup, _ in pairs:  # each duplicate pair is its own component (bases are used once)
-        if dup:
-            group[i] = group[j] = f"g{i:05d}"
+    group = _duplicate_components(len(docs), pairs)
     docs.insert(2, "group", pd.Series(group, dtype="str"))
     docs["length"] = docs["text"].map(_length_bucket)
     docs = docs.astype("str")
@@ -532,6 +626,23 @@ def _finish(b: _Builder) -> Sample:
                        "label": ["duplicate" if p[2] else "not_duplicate" for p in pairs],
                        "category": [p[3] for p in pairs]}).sort_values(["category", "id_a", "id_b"], kind="stable")
     return from_frames(docs, pf, name="calib-sample")
+
+
+def _duplicate_components(n: int, pairs: list[tuple]) -> list:
+    """Group per document: the connected component of the duplicate pairs, named
+    after its first row (``g00042``); NA for a document without a duplicate."""
+    import numpy as np
+    from scipy import sparse
+    from scipy.sparse import csgraph
+    dup = [(i, j) for i, j, is_dup, _ in pairs if is_dup]
+    i, j = (np.array(c, dtype=np.int64) for c in zip(*dup))
+    comp = csgraph.connected_components(sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)),
+                                        directed=False)[1]
+    first = np.full(comp.max() + 1, n)
+    np.minimum.at(first, comp, np.arange(n))
+    linked = np.zeros(n, dtype=bool)
+    linked[i] = linked[j] = True
+    return [f"g{first[comp[k]]:05d}" if linked[k] else pd.NA for k in range(n)]
 
 
 def write_docs_pairs(sample: Sample, out) -> None:

@@ -3,6 +3,15 @@
 from contextlib import contextmanager
 
 import numba
+import pytest
+
+from calib.samples import CLOUGH_DIR
+
+# The real Clough & Stevenson corpus lives beside the repository (../shared/corpora/clough), not in it:
+# a clone elsewhere has no such folder, and every test that reads it skips with this reason.
+needs_clough = pytest.mark.skipif(not (CLOUGH_DIR / "file_information.csv").is_file(),
+                                  reason=f"the shared Clough corpus is absent ({CLOUGH_DIR} has no "
+                                         "file_information.csv)")
 
 
 @contextmanager

@@ -65,7 +65,7 @@ def metric(at, label: str) -> str:
     raise AssertionError(f"no metric {label!r} in {[m.label for m in at.metric]}")
 
 
-def small_sweep(at, splits: str = "16x8, 32x4, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",)) -> AppTest:
+def small_sweep(at, splits: str = "16x8, 12x8, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",)) -> AppTest:
     """A small grid: word 5-grams, 128 hashes, three splits, two thresholds (by default)."""
     at.switch_page("pages/2_Sweep.py").run()
     at.multiselect(key="g_word_k").set_value([5])
@@ -86,8 +86,8 @@ def small_sweep(at, splits: str = "16x8, 32x4, 8x16", thresholds=(0.7, 0.8), mea
 def test_home_loads_shipped_sample():
     at = start()
     assert at.title[0].value == "MinHash-LSH calibration workbench"
-    assert metric(at, "Documents") == "2,336"
-    assert at.session_state["calib_sample"].n == 2336
+    assert metric(at, "Documents") == "2,360"
+    assert at.session_state["calib_sample"].n == 2360
     assert isinstance(at.session_state["calib_config"], Config)
 
 
@@ -135,7 +135,7 @@ def test_sweep_recommend_and_state_follows_pages():
     assert recommend(res)["config_fingerprint"] == Config().fingerprint() == at.session_state["calib_config"].fingerprint()
     assert any("current configuration is this recommendation" in m.value for m in at.success)
     assert not [b for b in at.button if b.key == "use_recommended"]
-    # a 5% budget recommends another row (32x4 t=0.7); the button makes exactly that row current
+    # a 5% budget recommends another row (16x8 t=0.7); the button makes exactly that row current
     at.slider(key="budget_pct").set_value(5.0).run()
     rec = recommend(res, max_false_removal_rate=0.05)
     assert rec["config_fingerprint"] != Config().fingerprint()
@@ -143,7 +143,7 @@ def test_sweep_recommend_and_state_follows_pages():
         assert res.loc[res["recommended"], "config_fingerprint"].tolist() == [Config().fingerprint()]
     at.button(key="use_recommended").click().run()
     cfg = at.session_state["calib_config"]
-    assert cfg.fingerprint() == rec["config_fingerprint"] and (cfg.b, cfg.r, cfg.threshold) == (32, 4, 0.7)
+    assert cfg.fingerprint() == rec["config_fingerprint"] and (cfg.b, cfg.r, cfg.threshold) == (16, 8, 0.7)
     assert cfg == config_from_row(rec)
     assert at.session_state["calib_config_source"].startswith("recommended")
     assert any("Current configuration set" in m.value for m in at.success)  # shown once after the rerun
@@ -155,7 +155,7 @@ def test_sweep_recommend_and_state_follows_pages():
     # the config and the sample follow the user to other pages
     at.switch_page("pages/6_Export.py").run()
     assert cfg.fingerprint() in at.code[0].value
-    assert at.session_state["calib_sample"].n == 2336
+    assert at.session_state["calib_sample"].n == 2360
     at.switch_page("pages/3_Curves.py").run()
     assert at.slider(key="curve_b").value == cfg.b and at.slider(key="curve_r").value == cfg.r
     at.switch_page("pages/2_Sweep.py").run()
@@ -318,7 +318,7 @@ def test_bad_upload_shows_error_not_traceback():
     at.button(key="load_upload").click().run()
     assert not at.exception
     assert errors(at) and "could not be loaded" in errors(at)[0] and "docs.csv" in errors(at)[0]
-    assert at.session_state["calib_sample"].n == 2336  # the previous sample stays
+    assert at.session_state["calib_sample"].n == 2360  # the previous sample stays
 
 
 def test_dominant_group_and_missing_values_on_the_sample_page():
@@ -360,7 +360,7 @@ def test_path_outside_allowed_folders_is_refused():
     at.text_input(key="sample_path").set_value("data/sample").run()
     at.button(key="load_path").click().run()
     assert not errors(at), errors(at)
-    assert at.session_state["calib_sample"].n == 2336
+    assert at.session_state["calib_sample"].n == 2360
 
 
 def test_allowed_dirs_env_and_symlinks(tmp_path, monkeypatch):
@@ -511,7 +511,7 @@ def test_export_page_config_targets_manifest():
     assert doc["format_version"] == 1 and doc["config_fingerprint"] == cfg.fingerprint()
     assert metric(at, "format_version") == "1"
     assert any(f"`{cfg.fingerprint()}`" in m.value and "Config fingerprint" in m.value for m in at.markdown)
-    assert doc["evidence"]["sample"]["n_docs"] == 2336 and "pair_recall" in doc["evidence"]["metrics"]
+    assert doc["evidence"]["sample"]["n_docs"] == 2360 and "pair_recall" in doc["evidence"]["metrics"]
     validate_doc(doc)
     assert any(s.value.startswith("Valid:") for s in at.success)
     # 2. one tab per production target, each with a snippet and its unsupported table
@@ -521,14 +521,14 @@ def test_export_page_config_targets_manifest():
     assert langs.count("python") == 4 and langs.count("bash") == 1
     assert "MinHashLSH" in at.code[1].value and "MINHASH_LSH" in at.code[2].value
     # each target's own figures beside the config's (issue 11): the same LSH without verification
-    # (datatrove) removes 232 documents with 32 false removals instead of 154 and 0
+    # (datatrove) removes 276 documents with 32 false removals instead of 198 and 0
     ev_table = at.table[0].value
     assert list(ev_table.columns) == ["calibrated config", "datasketch", "Milvus MINHASH_LSH", "datatrove",
                                       "text-dedup", "NeMo Curator"]
-    assert ev_table.loc["documents removed", "calibrated config"] == "154"
-    assert ev_table.loc["documents removed", "datatrove"] == "232"
+    assert ev_table.loc["documents removed", "calibrated config"] == "198"
+    assert ev_table.loc["documents removed", "datatrove"] == "276"
     assert ev_table.loc["false removals", "datatrove"] == "32"
-    assert ev_table.loc["documents removed", "datasketch"] == "154"
+    assert ev_table.loc["documents removed", "datasketch"] == "198"
     assert ev_table.loc["verification", "datatrove"] == "none"
     assert ev_table.loc["kept per cluster", "datatrove"] == "union-find root (size)"
     # datasketch expresses the default config; the four others each list what they cannot
@@ -536,10 +536,10 @@ def test_export_page_config_targets_manifest():
     assert any("cannot express" in w.value for w in at.warning)
     assert sum("**Keeps per cluster:**" in m.value for m in at.markdown) == 5
     # 3. the manifest preview
-    assert metric(at, "Proposed removals") == "154"
-    assert shown_rows(at).startswith("**Showing 154 of 154")
+    assert metric(at, "Proposed removals") == "198"
+    assert shown_rows(at).startswith("**Showing 198 of 198")
     table = at.dataframe[0].value
-    assert list(table.columns[:len(MANIFEST_COLUMNS)]) == list(MANIFEST_COLUMNS) and len(table) == 154
+    assert list(table.columns[:len(MANIFEST_COLUMNS)]) == list(MANIFEST_COLUMNS) and len(table) == 198
     keys = [b.key for b in at.download_button]
     assert keys == ["download_config", "download_targets", "download_manifest_csv", "download_manifest_parquet"]
     at.download_button(key="download_manifest_csv").click().run()
@@ -551,8 +551,9 @@ def test_export_manifest_filters_change_row_count():
     at = start()
     at.switch_page("pages/6_Export.py").run()
     total = len(at.dataframe[0].value)
-    at.checkbox(key="export_chained_only").check().run()  # the default config chains nothing
-    assert shown_rows(at).startswith(f"**Showing 0 of {total}") and len(at.dataframe[0].value) == 0
+    at.checkbox(key="export_chained_only").check().run()  # the edit families: 27 removed by chaining alone
+    chained = at.dataframe[0].value
+    assert shown_rows(at).startswith(f"**Showing 27 of {total}") and len(chained) == 27 and chained["chained"].all()
     at.checkbox(key="export_chained_only").uncheck().run()
     at.selectbox(key="export_slice_col").set_value("domain").run()
     at.selectbox(key="export_slice_value").set_value("numpy").run()
@@ -658,6 +659,22 @@ def test_clusters_tables_have_human_headers():
     risk = next(h for h in shown if "risk" in h)
     assert risk[:5] == ["cluster", "representative", "documents", "risk", "chained"]  # risk on screen at 1000 px
     assert "false-removal rate" in next(h for h in shown if "policy" in h)
+
+
+def test_clusters_page_opens_on_a_chained_family():
+    """On the shipped sample (edit families, issue 27) the page shows chaining at once: chained
+    removals, connected removing more than star, and the first cluster in the graph has members
+    removed without being a verified pair with the representative."""
+    from appui.charts import CHAINED_ROLE
+    at = start()
+    at.switch_page("pages/4_Clusters.py").run()
+    assert not at.exception, at.exception
+    assert int(metric(at, "Chained").replace(",", "")) > 0
+    policies = next(d.value for d in at.dataframe if "policy" in d.value.columns).set_index("policy")
+    assert policies.loc["star", "removals"] < policies.loc["connected", "removals"]
+    assert at.selectbox(key="graph_cluster").index == 0  # the riskiest cluster, shown without a choice
+    members = next(d.value for d in at.dataframe if "role" in d.value.columns)
+    assert (members["role"] == CHAINED_ROLE).sum() >= 2 and len(members) >= 4
 
 
 def test_review_page_says_why_a_store_cannot_open():

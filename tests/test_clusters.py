@@ -346,3 +346,31 @@ def test_diagnostics_against_brute_force(g, dense):
         assert (row.weakest_a, row.weakest_b) == best
         others = [m for m in mem if m != row.representative]
         assert row.min_sim_to_rep == pytest.approx(min(sim_fn(np.array(others), np.full(len(others), row.representative))))
+
+
+# ------------------------------------------------------------- the shipped sample
+
+@pytest.mark.slow
+def test_shipped_sample_shows_chaining(sample):
+    """Under the recommended configuration (char 5-grams, 16x8, exact J >= 0.8) the shipped
+    sample's edit families chain: removals without a verified pair with the representative,
+    fewer removals under star, and the riskiest cluster (the one the Clusters page opens on)
+    is a family with chained members, each truly its duplicate (same group)."""
+    from calib.config import Config
+    from calib.jaccard import pairs_jaccard
+    from calib.represent import Representation
+    from calib.sweep import Workspace, evaluate
+    ws = Workspace(sample)
+    config = Config(Representation(shingle="char", k=5), b=16, r=8, verify="exact", threshold=0.8)
+    ev = evaluate(ws, config)
+    sets = ws.sets(config.rep)
+    sim = lambda a, b: pairs_jaccard(sets, np.asarray(a, np.int64), np.asarray(b, np.int64))  # noqa: E731
+    v = ev.verified
+    assert ev.clustering.n_chained > 0
+    by = policy_summary(sample.n, v.i, v.j, v.exact, sim, 0.8, ws.truth.label).set_index("policy")
+    assert by.loc["star", "removals"] < by.loc["connected", "removals"]
+    assert by.loc["connected", "below_threshold"] == ev.clustering.n_chained
+    top = chaining_diagnostics(ev.clustering, v.i, v.j, v.exact, sim, threshold=0.8).iloc[0]
+    assert top["n_chained"] >= 2 and top["size"] >= 4
+    members = ev.clustering.members(int(top["cluster"]))
+    assert sample.docs["group"].iloc[members].nunique() == 1 and sample.docs["group"].iloc[members].notna().all()

@@ -19,6 +19,7 @@ from calib.represent import Representation
 from calib.samples import Sample, from_frames
 from calib.shingles import ShingleSets
 from calib.sweep import Grid, Workspace, config_from_row, evaluate, sweep
+from _util import needs_clough
 
 
 def nested_sets(seed: int, n: int = 60, vocab: int = 400) -> tuple[ShingleSets, list[set]]:
@@ -228,6 +229,7 @@ def test_targets_list_containment_as_unsupported_and_run_jaccard():
 
 
 @pytest.mark.slow
+@needs_clough
 def test_clough_containment_recommendation():
     """The real Clough & Stevenson corpus, heavy excluded (README): containment at zero false
     removals verifies 36 of the 38 cut+light pairs; the two it misses share at most 1.3% of their

@@ -67,7 +67,7 @@ def test_allocate_fills_and_caps():
 def test_draw_strata_match_brute_force(tmp_path):
     d = draw(SAMPLE / "docs.jsonl", docs=300, pairs=120, seed=5)
     design = d.design
-    assert design.sample_docs == 300 and design.corpus_docs == 2336
+    assert design.sample_docs == 300 and design.corpus_docs == 2360
     sets = shingle_hashes(d.docs["text"].tolist(), design.rep, unique=True)
     _, _, s = brute_force_all_pairs(sets, design.floor)
     h = design.stratum_index(s)
@@ -77,7 +77,7 @@ def test_draw_strata_match_brute_force(tmp_path):
     assert sum(design.drawn) == 120 == len(d.pairs)
     # every drawn pair is in the stratum its similarity says, with pi = pi1 m_h / N_h
     assert list(design.stratum_index(d.pairs["similarity"].to_numpy())) == [design.strata.index(x) for x in d.pairs["stratum"]]
-    pi1 = 300 * 299 / (2336 * 2335)
+    pi1 = 300 * 299 / (2360 * 2359)
     want = [pi1 * design.drawn[design.strata.index(x)] / design.population[design.strata.index(x)] for x in d.pairs["stratum"]]
     assert np.allclose(d.pairs["inclusion_probability"], want, rtol=1e-12)
     pairs = set(zip(d.pairs["id_a"], d.pairs["id_b"]))
@@ -131,7 +131,7 @@ def test_cli_errors_are_one_line(tmp_path):
         (["draw", "--corpus", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")], "does not exist"),
         (["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "1"], "--docs must be >= 2"),
         (["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--shingle", "para3"], "word<k> or char<k>"),
-        (["draw", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(tmp_path / "o"), "--docs", "2336",
+        (["draw", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(tmp_path / "o"), "--docs", "2360",
           "--edges", "0.01,1", "--max-pairs", "1000"], "more than the pair budget"),
     ]
     bad = tmp_path / "bad.jsonl"

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from calib.samples import load_clough, load_sample
+from _util import needs_clough
+from calib.samples import CLOUGH_DIR, load_clough, load_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
 ROOT = Path(__file__).resolve().parents[1]
-CLOUGH = ROOT.parent / "shared" / "corpora" / "clough"
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -160,7 +160,7 @@ def metric_value(page, label: str) -> str:
 def test_walk_every_page(page, server):
     page.goto(server)
     idle(page, "Duplicate pairs")
-    assert "2,336" in page.locator('[data-testid="stMain"]').inner_text()
+    assert "2,360" in page.locator('[data-testid="stMain"]').inner_text()
     no_exception(page)
     shot(page, "01_home.png")
 
@@ -297,14 +297,13 @@ def test_sweep_without_labels_says_so_once(page, server, unlabeled):
     shot_at(page, "Results", "03d_sweep_no_labels.png")
 
 
+@needs_clough
 def test_category_chart_labels_every_clough_category(page, server):
     """The Clough corpus (four categories, one of them twice as large): every label shows."""
-    if not CLOUGH.is_dir():
-        pytest.skip(f"{CLOUGH} is missing")
     page.goto(server)
     idle(page, "Duplicate pairs")
-    load_path(page, CLOUGH)
+    load_path(page, CLOUGH_DIR)
     assert "clough: 100 documents" in page.locator('[data-testid="stSidebar"]').inner_text()
-    expected = set(load_clough(CLOUGH).pairs["category"])
+    expected = set(load_clough(CLOUGH_DIR).pairs["category"])
     assert expected == {"cut", "light", "heavy", "non"} and expected <= category_labels(page)
     shot_at(page, "Length distribution", "02b_sample_clough.png")

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import sparse
+from scipy.sparse import csgraph
 
-from calib.sample_build import CATEGORIES, build_sample
+from _util import needs_clough
+from calib.represent import Representation, shingle_strings
+from calib.sample_build import CATEGORIES, FAMILY_CATEGORIES, build_sample
 from calib.samples import (CLOUGH_DIR, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough, load_sample,
                            numeric_columns, summary, write_sample)
 
@@ -246,7 +253,7 @@ def test_shipped_sample_coverage():
     by_cat = info["pairs_by_category"]
     assert set(by_cat) == set(CATEGORIES)
     for cat, counts in by_cat.items():
-        assert sum(counts.values()) >= 30, cat
+        assert sum(counts.values()) >= (10 if cat in FAMILY_CATEGORIES else 30), cat
     assert info["pairs_by_label"]["duplicate"] > 0 and info["pairs_by_label"]["not_duplicate"] > 0
     assert {"domain", "language"} <= set(s.slice_columns)
     assert {"en", "en-Cyrl", "de"} <= set(info["slice_columns"]["language"])
@@ -255,18 +262,49 @@ def test_shipped_sample_coverage():
     # groups are exactly the connected components of the duplicate pairs
     dup = s.pairs[s.pairs["is_duplicate"]]
     g = s.docs["group"]
-    assert (g.iloc[dup["i"]].to_numpy() == g.iloc[dup["j"]].to_numpy()).all()
-    assert g.notna().sum() == 2 * len(dup)
+    comp = csgraph.connected_components(sparse.coo_matrix((np.ones(len(dup)), (dup["i"], dup["j"])),
+                                                          shape=(s.n, s.n)), directed=False)[1]
+    linked = np.isin(np.arange(s.n), np.r_[dup["i"], dup["j"]])
+    assert g.isna().to_numpy().tolist() == (~linked).tolist()
+    by_group = pd.Series(comp[linked]).groupby(g[linked].to_numpy()).nunique()
+    by_comp = pd.Series(g[linked].to_numpy()).groupby(comp[linked]).nunique()
+    assert (by_group == 1).all() and (by_comp == 1).all()
+
+
+def test_shipped_families_chain_only_through_their_edits():
+    """Each family (a group of 3+ documents, the chain and edit_tree categories) is
+    linked by its labeled parent -> child edits, each 0.85-0.92 Jaccard to its parent;
+    every other pair of the family is below 0.8, so at J >= 0.8 only chaining puts a
+    family in one cluster. Under char 5-grams (the recommended configuration) and word
+    5-grams (the default one), by Python sets, not the kernels."""
+    s = load_sample(SAMPLE_DIR)
+    fam = s.pairs[s.pairs["category"].isin(FAMILY_CATEGORIES)]
+    assert fam["is_duplicate"].all()
+    edges = set(zip(fam["i"], fam["j"]))
+    sizes = s.docs["group"].value_counts()
+    big = sizes[sizes >= 3]
+    assert set(sizes) == {2, *big} and big.min() >= 4 and len(big) >= 10
+    for rep in (Representation(shingle="char", k=5), Representation(shingle="word", k=5)):
+        n_far = 0
+        for name in big.index:
+            rows = np.flatnonzero((s.docs["group"] == name).to_numpy())
+            assert sum((a, b) in edges for a in rows for b in rows if a < b) == len(rows) - 1  # a tree of edits
+            sets = {r: set(shingle_strings(s.docs["text"].iat[r], rep)) for r in rows}
+            for a, b in itertools.combinations(rows.tolist(), 2):
+                j = len(sets[a] & sets[b]) / len(sets[a] | sets[b])
+                if (a, b) in edges:
+                    assert 0.85 <= j < 0.92, (rep.label(), a, b, j)
+                else:
+                    assert j < 0.8, (rep.label(), a, b, j)
+                    n_far += 1
+        assert n_far >= len(big)  # every family holds pairs that only chaining joins
 
 
 # ---------------------------------------------------------------- Clough corpus
 
-clough = pytest.mark.skipif(not CLOUGH_DIR.is_dir(), reason="shared Clough corpus not available")
-
-
-@clough
+@needs_clough
 def test_clough_adapter_counts():
-    s = load_sample(ROOT.parent / "shared" / "corpora" / "clough")
+    s = load_sample(CLOUGH_DIR)
     assert s.n == 100 and len(s.pairs) == 95
     assert s.docs["category"].value_counts().to_dict() == {"non": 38, "cut": 19, "light": 19, "heavy": 19, "orig": 5}
     cats = s.pairs.groupby("category")["is_duplicate"].agg(["size", "sum"])
@@ -275,7 +313,7 @@ def test_clough_adapter_counts():
     assert s.docs["domain"].nunique() == 5 and "g0pA_taska" in set(s.ids)
 
 
-@clough
+@needs_clough
 @pytest.mark.parametrize("heavy,npairs,ndup", [("duplicate", 95, 57), ("exclude", 76, 38)])
 def test_clough_heavy_option(heavy, npairs, ndup):
     s = load_clough(CLOUGH_DIR, heavy=heavy)
@@ -283,3 +321,44 @@ def test_clough_heavy_option(heavy, npairs, ndup):
     assert len(s.exclusions) == 95 - npairs
     with pytest.raises(ValueError):
         load_clough(CLOUGH_DIR, heavy="maybe")
+
+
+def test_data_readme_counts_match_the_sample():
+    """data/README.md's counts are the shipped files' (regenerated, not typed): the summary table,
+    the pairs per category and the family pairs that only the group labels."""
+    readme = (ROOT / "data" / "README.md").read_text(encoding="utf-8")
+    s = load_sample(SAMPLE_DIR)
+    d = s.docs
+
+    def num(text: str) -> int:
+        return int(text.replace(",", ""))
+
+    def row(name: str) -> str:
+        return re.search(rf"^\| {re.escape(name)} \| (.*) \|$", readme, flags=re.M).group(1)
+
+    words = d["text"].str.split().str.len()
+    m = re.fullmatch(r"([\d,]+) \(([\d,]+) without a duplicate; (\d+) to ([\d,]+) words, median (\d+)\)",
+                     row("documents"))
+    assert [num(x) for x in m.groups()] == [s.n, int(d["group"].isna().sum()), words.min(), words.max(),
+                                            int(words.median())]
+    m = re.fullmatch(r"([\d,]+): ([\d,]+) `duplicate`, ([\d,]+) `not_duplicate`", row("labeled pairs"))
+    assert [num(x) for x in m.groups()] == [len(s.pairs), int(s.pairs["is_duplicate"].sum()),
+                                            int((~s.pairs["is_duplicate"]).sum())]
+    sizes = d["group"].value_counts()
+    fam = sizes[sizes > 2]
+    m = re.fullmatch(r"([\d,]+): ([\d,]+) of 2 documents, (\d+) edit families of (\d+) to (\d+) \(([\d,]+) "
+                     r"documents\)", row("groups"))
+    assert [num(x) for x in m.groups()] == [len(sizes), int((sizes == 2).sum()), len(fam), fam.min(), fam.max(),
+                                            fam.sum()]
+    for col in ("domain", "language"):
+        listed = {k: num(v) for k, v in re.findall(r"([\w-]+) ([\d,]+)", row(f"`{col}`"))}
+        assert listed == d[col].value_counts().to_dict(), col
+    listed = {k: num(v) for k, v in re.findall(r"(short|medium|long) \([^)]*\) ([\d,]+)", row("`length`"))}
+    assert listed == d["length"].value_counts().to_dict()
+    table = {c: (lab, int(n)) for c, lab, n in
+             re.findall(r"^\| `(\w+)` \| (duplicate|not_duplicate) \| (\d+) \|", readme, flags=re.M)}
+    counts = s.pairs.groupby("category")["is_duplicate"].agg(["first", "size"])
+    assert table == {c: ("duplicate" if r["first"] else "not_duplicate", int(r["size"]))
+                     for c, r in counts.iterrows()}
+    in_fam = int((fam * (fam - 1) // 2).sum()) - int(s.pairs["category"].isin(FAMILY_CATEGORIES).sum())
+    assert f"({in_fam}) are duplicates through its `group`" in " ".join(readme.split())
