@@ -253,7 +253,7 @@ def _no_labels(sample) -> bool:
 
 
 def cmd_sweep(a) -> int:
-    from .sweep import Workspace, across_seeds, sweep, with_recommendation
+    from .sweep import Workspace, across_seeds, standing_text, sweep, with_recommendation
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
     grid = grid_from_args(a)  # every option checked before the sample is read
@@ -262,8 +262,8 @@ def cmd_sweep(a) -> int:
     sample = load(a.sample, a.pairs, a.missing_values)
     if a.reviews:
         sample = with_reviews(sample, a.reviews)
-    try:
-        ws = Workspace(sample)  # refuses a sample of fewer than 2 documents: that error alone, before any notice
+    try:  # refuses a sample of fewer than 2 documents, or an ignored category no pair has, before any work
+        ws = Workspace(sample, ignore_categories=grid.ignore_categories)
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
@@ -301,6 +301,9 @@ def cmd_sweep(a) -> int:
               f"t={best['threshold']}: pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, "
               f"{best['pair_recall_high']:.3f}{spread}], false-removal rate {best['false_removal_rate']:.4f} "
               f"({best['config_fingerprint']})", file=sys.stderr)
+        standing = standing_text(best)
+        if standing:
+            print(f"it stands on: {standing}", file=sys.stderr)
     return 0
 
 
@@ -349,7 +352,7 @@ def _review_store(path: str | None):
 
 def cmd_export(a) -> int:
     from .export import write_export
-    from .sweep import Grid, Workspace, config_from_row, evaluate, sweep, with_recommendation
+    from .sweep import Grid, Workspace, config_from_row, evaluate, standing_text, sweep, with_recommendation
     check_rate(a.budget, "--budget")
     if a.config and a.from_sweep:
         raise CliError("pass either --config or --from-sweep, not both")
@@ -373,14 +376,14 @@ def cmd_export(a) -> int:
                      "config_fingerprint": config.fingerprint()}
     sample = load(a.sample, a.pairs, a.missing_values)
     try:
-        ws = Workspace(sample)
+        ws = Workspace(sample, ignore_categories=a.ignore_categories)
     except ValueError as exc:
         raise CliError(str(exc))
     if config is None:
         if _no_labels(sample):
             raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
                            f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
-        grid = Grid()
+        grid = Grid(ignore_categories=a.ignore_categories)
         print(f"{sample}\nno --config: sweeping the default {grid} (as calib sweep does)", file=sys.stderr)
         results = with_recommendation(sweep(ws, grid, progress=tqdm_progress("sweep")),
                                       max_false_removal_rate=a.budget)
@@ -407,6 +410,9 @@ def cmd_export(a) -> int:
           f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
           f"false-removal rate {r['false_removal_rate']:.4f} [{r['false_removal_rate_low']:.4f}, "
           f"{r['false_removal_rate_high']:.4f}]", file=sys.stderr)
+    standing = standing_text(r)
+    if standing:
+        print(f"it stands on: {standing}", file=sys.stderr)
     return 0
 
 
@@ -483,6 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
+                   help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
+                        "named in the export's evidence")
     e.set_defaults(func=cmd_export)
     ap = sub.add_parser("apply", help="run an exported config on an unlabeled corpus (report only)")
     ap.add_argument("--config", required=True, help="exported config JSON")
