@@ -95,6 +95,28 @@ def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:
         return sweep(h.ws, grid, progress=progress)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _sample_grid(content_hash: str, _h: Handle) -> tuple[Grid, str]:
+    from calib.search import grid_from_sample
+    with _h.lock:
+        grid, choice = grid_from_sample(_h.ws)
+    return grid, choice.text(grid)
+
+
+def sample_grid() -> tuple[Grid, str]:
+    """The default search's first grid for the current sample (as ``calib sweep`` picks it), and why."""
+    return _sample_grid(state.sample_hash(), handle())
+
+
+def run_search(grid: Grid, *, second_pass: bool, budget: float, objective: str, progress=None):
+    """The form's grid swept, then (``second_pass``) refined around the front, as ``calib sweep`` does."""
+    from calib.search import CHOSEN_AXES, search
+    h = handle()
+    with h.lock:
+        return search(h.ws, grid, given=CHOSEN_AXES, max_false_removal_rate=budget, objective=objective,
+                      second_pass=second_pass, progress=progress)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _evaluation(content_hash: str, config_fp: str, _h: Handle, _cfg: Config) -> Evaluation:
     with _h.lock:

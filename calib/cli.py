@@ -116,9 +116,11 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     defaults = Grid()
     shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
     norms = tuple(dict.fromkeys(r.normalization_label() for r in defaults.representations))
-    g = p.add_argument_group("grid")
-    g.add_argument("--shingles", type=_strs, default=shingles,
-                   help=f"shingle types and sizes, e.g. word3,char5 (default: {','.join(shingles)})")
+    g = p.add_argument_group("grid", "shingles, thresholds, splits and hash counts not given are chosen from the "
+                                     "sample (calib.search); the other axes default to calib.Grid()'s")
+    g.add_argument("--shingles", type=_strs, default=UNSET,
+                   help=f"shingle types and sizes, e.g. word3,char5 (default: from the documents' lengths; "
+                        f"calib.Grid(): {','.join(shingles)})")
     g.add_argument("--normalizations", type=_strs, default=norms,
                    help="normalizations, each a '+'-joined subset of lower,nfkc,nopunct,ws, or 'raw' "
                         f"(default: {','.join(norms)})")
@@ -134,8 +136,13 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
         if flag is None:
             continue
         shown = "all" if f.name == "splits" and getattr(defaults, f.name) is None else _shown(getattr(defaults, f.name))
-        g.add_argument(flag, dest=f.name, type=_arg_type(f.metadata["parse"], flag), default=getattr(defaults, f.name),
-                       help=f"{f.metadata['help']} (default: {shown})")
+        chosen = f.name in SAMPLE_AXES
+        g.add_argument(flag, dest=f.name, type=_arg_type(f.metadata["parse"], flag),
+                       default=UNSET if chosen else getattr(defaults, f.name),
+                       help=f"{f.metadata['help']} (default: "
+                            f"{'from the sample; calib.Grid(): ' if chosen else ''}{shown})")
+    g.add_argument("--no-second-pass", dest="second_pass", action="store_false",
+                   help="skip the second pass around the recommended row and the recall/false-removal front")
 
 
 def add_missing_option(p: argparse.ArgumentParser) -> None:
@@ -166,14 +173,35 @@ def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="pr
     return tuple(reps)
 
 
+class _Unset:
+    """The default of a grid axis the sample chooses: no flag's text parses to it."""
+
+    def __repr__(self) -> str:
+        return "<chosen from the sample>"
+
+
+UNSET = _Unset()
+SAMPLE_AXES = ("thresholds", "splits", "num_perms")  # and representations (--shingles)
+
+
 def grid_from_args(a):
+    """(Grid, the axes the user gave among representations, thresholds, splits, num_perms):
+    axes not given hold calib.Grid()'s values until the sample chooses them."""
     from dataclasses import fields
 
     from .sweep import Grid
-    reps = representations_from(a.shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
+    defaults = Grid()
+    given = tuple(name for name in SAMPLE_AXES if getattr(a, name, UNSET) is not UNSET)
+    shingles = a.shingles
+    if shingles is not UNSET:
+        given += ("representations",)
+    else:
+        shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
+    reps = representations_from(shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
+    values = {f.name: getattr(a, f.name) for f in fields(Grid) if f.metadata["flag"] is not None}
+    values = {k: getattr(defaults, k) if v is UNSET else v for k, v in values.items()}
     try:
-        return Grid(representations=reps, **{f.name: getattr(a, f.name) for f in fields(Grid)
-                                              if f.metadata["flag"] is not None})
+        return Grid(representations=reps, **values), given
     except ValueError as exc:
         raise CliError(str(exc))
 
@@ -253,10 +281,11 @@ def _no_labels(sample) -> bool:
 
 
 def cmd_sweep(a) -> int:
-    from .sweep import Workspace, across_seeds, standing_text, sweep, with_recommendation
+    from .search import CHOSEN_AXES, grid_from_sample, search
+    from .sweep import Workspace, across_seeds, standing_text, with_recommendation
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
-    grid = grid_from_args(a)  # every option checked before the sample is read
+    grid, given = grid_from_args(a)  # every option checked before the sample is read
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
@@ -270,9 +299,16 @@ def cmd_sweep(a) -> int:
     if no_labels:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
               f"measured and nothing is recommended (exit status {NO_LABELS})", file=sys.stderr)
-    print(f"{sample}\n{grid}", file=sys.stderr)
-    results = sweep(ws, grid, progress=tqdm_progress("sweep"))
-    table, over = results, ""
+    choice = None
+    if set(given) != set(CHOSEN_AXES):
+        grid, choice = grid_from_sample(ws, grid, given=given)
+    print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
+    found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=a.second_pass,
+                   progress=tqdm_progress("sweep"))
+    if not no_labels:
+        print(found.added_text(), file=sys.stderr)
+    results, over = found.results, ""
+    table = results
     if results["seed"].nunique() > 1:  # hash luck measured: recommend on the across-seed figures
         table = across_seeds(results)
         over = f" (mean over seeds {table['seed_list'].iloc[0]})"
@@ -352,7 +388,8 @@ def _review_store(path: str | None):
 
 def cmd_export(a) -> int:
     from .export import write_export
-    from .sweep import Grid, Workspace, config_from_row, evaluate, standing_text, sweep, with_recommendation
+    from .search import CHOSEN_AXES, grid_from_sample, search
+    from .sweep import Grid, Workspace, config_from_row, evaluate, standing_text
     check_rate(a.budget, "--budget")
     if a.config and a.from_sweep:
         raise CliError("pass either --config or --from-sweep, not both")
@@ -383,16 +420,17 @@ def cmd_export(a) -> int:
         if _no_labels(sample):
             raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
                            f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
-        grid = Grid(ignore_categories=a.ignore_categories)
-        print(f"{sample}\nno --config: sweeping the default {grid} (as calib sweep does)", file=sys.stderr)
-        results = with_recommendation(sweep(ws, grid, progress=tqdm_progress("sweep")),
-                                      max_false_removal_rate=a.budget)
-        if not results["recommended"].any():
-            raise CliError(f"no configuration of the default grid keeps the false-removal rate <= {a.budget}; "
+        grid, choice = grid_from_sample(ws, Grid(ignore_categories=a.ignore_categories))
+        print(f"{sample}\nno --config: the default search (as calib sweep does): {choice.text(grid)}", file=sys.stderr)
+        found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, progress=tqdm_progress("sweep"))
+        print(found.added_text(), file=sys.stderr)
+        if found.best is None:
+            raise CliError(f"no configuration of the default search keeps the false-removal rate <= {a.budget}; "
                            f"raise --budget or pass --config")
-        config = config_from_row(results[results["recommended"]].iloc[0])
+        config = config_from_row(found.best)
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
-                     "grid_size": int(len(results))}
+                     "grid_size": int(len(found.results)), "search": choice.text(grid),
+                     "second_pass": found.added_text()}
     evaluation = evaluate(ws, config)
     if evaluation.clustering is None:
         raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
@@ -480,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
     e.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
     add_missing_option(e)
-    e.add_argument("--config", help="exported config JSON to re-evaluate; default: sweep the default grid and "
+    e.add_argument("--config", help="exported config JSON to re-evaluate; default: run the default search and "
                                     "export its recommended row (the row calib sweep marks recommended)")
     e.add_argument("--from-sweep", metavar="RESULTS",
                    help="results table of calib sweep: export its recommended row without sweeping again")

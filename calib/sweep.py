@@ -384,6 +384,15 @@ class Grid:
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
             raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
 
+    @classmethod
+    def from_sample(cls, sample_or_ws: Sample | Workspace, base: "Grid | None" = None,
+                    given: tuple[str, ...] = ()) -> "Grid":
+        """The default search's first grid for this sample (see :func:`calib.search.grid_from_sample`):
+        ``base``'s axes named in ``given`` are kept, the others chosen from the sample."""
+        from .search import grid_from_sample
+        ws = _workspace(sample_or_ws, (base or cls()).ignore_categories)
+        return grid_from_sample(ws, base, given=given)[0]
+
     def splits_for(self, num_perm: int) -> list[tuple[int, int]]:
         if self.splits is None:
             return lsh.splits(num_perm)
@@ -609,12 +618,21 @@ def _missed_rate(ws: Workspace, outcomes: pd.DataFrame) -> dict:
 def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row per configuration of the grid, every metric with its interval."""
     ws = _workspace(sample_or_ws, grid.ignore_categories)
+    return sweep_configs(ws, list(grid.configs()), grid.max_pairs, progress=progress,
+                         default_floor=min(grid.thresholds))
+
+
+def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 20_000_000, *,
+                  progress: ProgressFn | None = None, default_floor: float | None = None) -> pd.DataFrame:
+    """One row per configuration of a list (e.g. a second pass), on the workspace's caches and labels.
+    ``default_floor``: the reference join's floor for a measure with no exact-verified configuration
+    (default: its lowest threshold)."""
     progress = progress or _no_progress
-    configs = list(grid.configs())
     floors = {}
-    for m in grid.measures:  # each measure's reference join starts at its lowest exact threshold
+    for m in {c.measure for c in configs}:  # each measure's reference join starts at its lowest exact threshold
         exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT and c.measure == m]
-        floors[m] = sorted(set(exact_ts)) if exact_ts else [min(grid.thresholds)]
+        floors[m] = sorted(set(exact_ts)) if exact_ts else [default_floor if default_floor is not None else min(
+            (c.threshold for c in configs if c.threshold is not None), default=1.0)]
     groups: dict[tuple, list[Config]] = {}
     for c in configs:
         groups.setdefault((c.rep, c.b, c.r, c.measure), []).append(c)
@@ -622,7 +640,7 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     progress(0.0, f"{len(configs)} configurations")
     for (rep, b, r, m), cfgs in groups.items():
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
-        st = _SplitState(ws, rep, b, r, floors[m], grid.max_pairs, m)
+        st = _SplitState(ws, rep, b, r, floors[m], max_pairs, m)
         for cfg in cfgs:
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)
@@ -745,8 +763,9 @@ def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
 def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
               use_upper_bound: bool = False) -> pd.Series | None:
     """The empirical optimum: max ``objective`` subject to the false-removal
-    budget (on the rate, or on its upper 95% bound), fewest candidates as
-    tie-break. None when no configuration fits the budget, or the sample has
+    budget (on the rate, or on its upper 95% bound); ties go to the row whose
+    removals are most labeled (lowest rate if every unlabeled removal were
+    false), then to the fewest candidates. None when no configuration fits the budget, or the sample has
     no duplicate label. A configuration whose removals are all unlabeled has
     an unknown false-removal rate and is not recommended."""
     ok = results[results["status"] == "ok"]
@@ -758,8 +777,12 @@ def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
     ok = ok[known & (ok[col].fillna(0.0) <= max_false_removal_rate)]
     if ok.empty:
         return None
-    key = ok.assign(_cand=ok["candidates"].fillna(np.inf))
-    key = key.sort_values([objective, "_cand", "config_fingerprint"], ascending=[False, True, True], kind="stable")
+    # Ties on the objective go to the row that stands on more labels (the lowest false-removal rate
+    # over all removals if every unlabeled one were false), then to the fewest candidates.
+    worst = ok["false_removal_rate_if_unlabeled_false"] if "false_removal_rate_if_unlabeled_false" in ok else 0.0
+    key = ok.assign(_cand=ok["candidates"].fillna(np.inf), _worst=pd.Series(worst, index=ok.index).fillna(0.0))
+    key = key.sort_values([objective, "_worst", "_cand", "config_fingerprint"], ascending=[False, True, True, True],
+                          kind="stable")
     return results.loc[key.index[0]]
 
 
