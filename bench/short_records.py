@@ -9,9 +9,7 @@ letter), and some have two fields swapped, the first and last name swapped or
 one field missing. The ``group`` column is the oracle (same entity =
 duplicate, every other pair labeled not a duplicate). Different entities
 share names and cities now and then (drawn from finite lists), as real
-records do. Deterministic for a given seed.
-
-    python -m bench.short_records [--records 20000]   # time and memory: old grid vs the new search
+records do. Deterministic for a given seed. Timed in ``bench/default_search.py``.
 """
 
 from __future__ import annotations
@@ -104,21 +102,3 @@ def person_records(entities: int = 1000, seed: int = 0, *, family_share: float =
     docs = pd.DataFrame({"id": np.array(ids)[order], "text": np.array(texts, dtype=object)[order],
                          "group": np.array(groups)[order]})
     return from_frames(docs, name=f"person_records_{entities}_{seed}", slice_columns=())
-
-
-def main(argv=None) -> None:
-    import argparse
-    import resource
-    import time
-
-    from calib.search import search
-    from calib.sweep import Grid, Workspace, recommend, sweep
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=20_000, help="about this many records")
-    ap.add_argument("--out", default="bench/results/default_search.md")
-    a = ap.parse_args(argv)
-    print(person_records(a.records // 2))
-
-
-if __name__ == "__main__":
-    main()

@@ -141,8 +141,11 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                        default=UNSET if chosen else getattr(defaults, f.name),
                        help=f"{f.metadata['help']} (default: "
                             f"{'from the sample; calib.Grid(): ' if chosen else ''}{shown})")
+    g.add_argument("--second-pass", dest="second_pass", action="store_true", default=None,
+                   help="after the grid, sweep around the recommended row and the recall/false-removal front "
+                        "(default: on unless --shingles, --thresholds, --splits and --num-perm are all given)")
     g.add_argument("--no-second-pass", dest="second_pass", action="store_false",
-                   help="skip the second pass around the recommended row and the recall/false-removal front")
+                   help="sweep the grid only")
 
 
 def add_missing_option(p: argparse.ArgumentParser) -> None:
@@ -303,7 +306,8 @@ def cmd_sweep(a) -> int:
     if set(given) != set(CHOSEN_AXES):
         grid, choice = grid_from_sample(ws, grid, given=given)
     print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
-    found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=a.second_pass,
+    second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
+    found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
                    progress=tqdm_progress("sweep"))
     if not no_labels:
         print(found.added_text(), file=sys.stderr)

@@ -91,6 +91,39 @@ def _pair_similarities(ws, rep: Representation, measure: str) -> tuple[np.ndarra
     return dup, dup_j, neg
 
 
+def _floor(neg: np.ndarray) -> float:
+    """Just above nearly every labeled non-duplicate's similarity (0 without any)."""
+    return float(np.quantile(neg, NEGATIVE_QUANTILE)) + 0.025 if len(neg) else 0.0
+
+
+def candidate_budget(n: int) -> int:
+    """Expected candidate pairs above which a split is not swept by default (50 a document, at least 100,000)."""
+    return max(100_000, 50 * n)
+
+
+def useful(ws, configs) -> tuple[list[Config], int]:
+    """(the configurations worth sweeping, how many were not): a threshold below its
+    representation's and measure's floor lets nearly every labeled non-duplicate pass (the
+    removals are mostly false, and the exact join down there is the costliest step), and a split
+    whose S-curve over the non-duplicates' Jaccard predicts more than :func:`candidate_budget`
+    candidates costs more than the sweep of every other configuration."""
+    n = ws.sample.n
+    floors: dict[tuple, float] = {}
+    loads: dict[tuple, float] = {}
+    keep = []
+    for c in configs:
+        key = (c.rep.shingling_fingerprint(), c.measure)
+        if key not in floors:
+            floors[key] = _floor(_pair_similarities(ws, c.rep, c.measure)[2]) - 0.025  # the quantile itself
+        split = (c.rep.shingling_fingerprint(), c.b, c.r)
+        if split not in loads:
+            neg_j = ws.negative_jaccard(c.rep)
+            loads[split] = float(np.mean(lsh.s_curve(neg_j, c.b, c.r))) * n * (n - 1) / 2 if len(neg_j) else 0.0
+        if (c.threshold is None or c.threshold >= floors[key]) and loads[split] <= candidate_budget(n):
+            keep.append(c)
+    return keep, len(configs) - len(keep)
+
+
 @dataclass(frozen=True)
 class SampleChoice:
     """Why the grid is what it is, in figures and one readable line."""
@@ -144,7 +177,7 @@ def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs:
         cand = []
         for dup, _, neg in lows:
             # no lower than just above nearly every labeled non-duplicate: below, removals are mostly false
-            floor = float(np.quantile(neg, NEGATIVE_QUANTILE)) + 0.025 if len(neg) else 0.0
+            floor = _floor(neg)
             cand += list(np.maximum(np.quantile(dup, DUPLICATE_QUANTILES), floor))
             hard = neg[neg >= floor]  # the labeled non-duplicates above it: a threshold just above each of their high
             if len(hard):             # quantiles trades a little recall for fewer false removals
@@ -260,12 +293,20 @@ class SearchResult:
     results: pd.DataFrame
     grid: object
     choice: SampleChoice | None
+    skipped: int  # first-pass configurations below their representation's non-duplicate floor
     first_best: pd.Series | None
     best: pd.Series | None
     refined: int
     second_pass: bool
 
     def added_text(self, objective: str = "pair_recall") -> str:
+        return (f"first pass: {int((self.results['search_pass'] == 1).sum())} configurations"
+                + (f" ({self.skipped} of the grid's skipped: threshold below the 99.9th percentile of their "
+                   f"representation's labeled non-duplicates, or a split expected to make more candidates "
+                   f"than the budget)" if self.skipped else "")
+                + "; " + self._second_text(objective))
+
+    def _second_text(self, objective: str) -> str:
         if not self.second_pass:
             return "second pass: off"
         if not self.refined:
@@ -286,13 +327,15 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
     ``grid``: every axis chosen), swept, then refined once around the front."""
     from .seeds import across_seeds
-    from .sweep import Grid, _workspace, recommend, sweep, sweep_configs
+    from .sweep import Grid, _workspace, recommend, sweep_configs
     ws = _workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
     if grid is None or set(given) != set(CHOSEN_AXES):
         grid, choice = grid_from_sample(ws, grid, given=given)
-    first = sweep(ws, grid, progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
+    configs, skipped = useful(ws, list(grid.configs()))
+    first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
+                          progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
 
     def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does
@@ -304,10 +347,11 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     if second_pass:
         more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
                       objective=objective, num_perm_cap=max(max(grid.num_perms) * 2, 256))
+        more = useful(ws, more)[0]
         if seeds:  # each new configuration once per seed, like the first pass's
             more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
         if more:
             second = sweep_configs(ws, more, grid.max_pairs, progress=lambda f, m: progress(0.8 + 0.2 * f, m))
             rows = pd.concat([first, second.assign(search_pass=2)], ignore_index=True)
             added = len(more)
-    return SearchResult(rows, grid, choice, first_best, best_of(rows), added, second_pass)
+    return SearchResult(rows, grid, choice, skipped, first_best, best_of(rows), added, second_pass)
