@@ -108,13 +108,24 @@ def sample_grid() -> tuple[Grid, str]:
     return _sample_grid(state.sample_hash(), handle())
 
 
-def run_search(grid: Grid, *, second_pass: bool, budget: float, objective: str, progress=None):
-    """The form's grid swept, then (``second_pass``) refined around the front, as ``calib sweep`` does."""
+def run_search(grid: Grid, progress=None):
+    """The form's grid swept as ``calib sweep`` sweeps it: when it is still the sample's own choice,
+    without the configurations the search skips (``calib.search.useful``)."""
     from calib.search import CHOSEN_AXES, search
     h = handle()
     with h.lock:
-        return search(h.ws, grid, given=CHOSEN_AXES, max_false_removal_rate=budget, objective=objective,
-                      second_pass=second_pass, progress=progress)
+        return search(h.ws, grid, given=CHOSEN_AXES, second_pass=False, skip=grid == sample_grid()[0],
+                      progress=progress)
+
+
+def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, progress=None):
+    """``results`` with the second pass around their recommended row and front appended, and how many it added."""
+    from calib.search import refined
+    h = handle()
+    with h.lock:
+        cats = results["ignored_categories"].iloc[0] if "ignored_categories" in results and len(results) else ""
+        ws = h.ws.ignoring(tuple(c for c in str(cats or "").split(",") if c))  # the labels the first pass used
+        return refined(ws, results, max_false_removal_rate=budget, objective=objective, progress=progress)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

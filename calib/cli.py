@@ -267,11 +267,17 @@ def write_table_atomic(frame, out: Path) -> None:
 
 def with_reviews(sample, db: str):
     """The sample with the review database's latest decisions as pair labels."""
-    from .review import with_review_labels
+    from .review import queue_labels, with_review_labels
     if not Path(db).is_file():
         raise CliError(f"{db}: no such review database")
-    with _review_store(db) as store:
-        labels = store.as_pair_labels()
+    if Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
+        try:
+            labels = queue_labels(db)
+        except ValueError as exc:
+            raise CliError(str(exc))
+    else:
+        with _review_store(db) as store:
+            labels = store.as_pair_labels()
     sample, used, skipped = with_review_labels(sample, labels)
     print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
                                                          if skipped else ""), file=sys.stderr)
@@ -289,6 +295,7 @@ def cmd_sweep(a) -> int:
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
     grid, given = grid_from_args(a)  # every option checked before the sample is read
+    queue_out = check_out_file(a.review_queue, (".csv",), a.overwrite, "--review-queue") if a.review_queue else None
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
@@ -308,7 +315,7 @@ def cmd_sweep(a) -> int:
     print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
     second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
-                   progress=tqdm_progress("sweep"))
+                   skip=choice is not None, progress=tqdm_progress("sweep"))
     if not no_labels:
         print(found.added_text(), file=sys.stderr)
     results, over = found.results, ""
@@ -344,7 +351,19 @@ def cmd_sweep(a) -> int:
         standing = standing_text(best)
         if standing:
             print(f"it stands on: {standing}", file=sys.stderr)
+        if queue_out is not None:
+            write_review_queue(ws, best, queue_out)
     return 0
+
+
+def write_review_queue(ws, best, out: Path) -> None:
+    """The recommended row's unlabeled removals, as a CSV review queue (atomically)."""
+    from .review import unlabeled_removal_queue
+    from .sweep import config_from_row, evaluate
+    q = unlabeled_removal_queue(evaluate(ws, config_from_row(best)), ws)
+    write_table_atomic(q, out)
+    print(f"wrote {len(q)} unlabeled removal(s) of the recommended row to {out} for review: fill 'decision' "
+          f"(duplicate, not_duplicate, unsure) and sweep with --reviews {out}", file=sys.stderr)
 
 
 def row_from_sweep(path: str, fingerprint: str | None):
@@ -426,7 +445,8 @@ def cmd_export(a) -> int:
                            f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
         grid, choice = grid_from_sample(ws, Grid(ignore_categories=a.ignore_categories))
         print(f"{sample}\nno --config: the default search (as calib sweep does): {choice.text(grid)}", file=sys.stderr)
-        found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, progress=tqdm_progress("sweep"))
+        found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, skip=True,
+                       progress=tqdm_progress("sweep"))
         print(found.added_text(), file=sys.stderr)
         if found.best is None:
             raise CliError(f"no configuration of the default search keeps the false-removal rate <= {a.budget}; "
@@ -515,7 +535,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
-    s.add_argument("--reviews", help="review database (.sqlite): its latest decisions are used as pair labels")
+    s.add_argument("--reviews", help="review database (.sqlite), or a filled --review-queue CSV: its decisions are "
+                                     "used as pair labels")
+    s.add_argument("--review-queue", metavar="QUEUE.csv",
+                   help="write the recommended row's unlabeled removals (each with its representative) as a review "
+                        "queue, most informative first, with an empty decision column; sweep again with "
+                        "--reviews QUEUE.csv once filled")
     add_grid_options(s)
     s.set_defaults(func=cmd_sweep)
     e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")

@@ -322,10 +322,31 @@ class SearchResult:
                 f"b={self.best['b']} r={self.best['r']} t={self.best['threshold']})")
 
 
+def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+            max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
+            progress=None) -> tuple[pd.DataFrame, int]:
+    """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
+    from .seeds import across_seeds
+    from .sweep import sweep_configs
+    first = first if "search_pass" in first else first.assign(search_pass=1)
+    more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
+                  objective=objective, num_perm_cap=num_perm_cap)
+    more = useful(ws, more)[0]
+    if seeds:  # each new configuration once per seed, like the first pass's
+        more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
+    if not more:
+        return first, 0
+    second = sweep_configs(ws, more, max_pairs, progress=progress)
+    return pd.concat([first, second.assign(search_pass=2)], ignore_index=True), len(more)
+
+
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
-           objective: str = "pair_recall", second_pass: bool = True, progress=None) -> SearchResult:
+           objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
+           progress=None) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
-    ``grid``: every axis chosen), swept, then refined once around the front."""
+    ``grid``: every axis chosen), swept, then refined once around the front. ``skip``: leave out
+    the grid's configurations :func:`useful` rejects (default: when the sample chose an axis; a
+    grid given whole is swept whole)."""
     from .seeds import across_seeds
     from .sweep import Grid, _workspace, recommend, sweep_configs
     ws = _workspace(ws, (grid or Grid()).ignore_categories)
@@ -333,7 +354,8 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     choice = None
     if grid is None or set(given) != set(CHOSEN_AXES):
         grid, choice = grid_from_sample(ws, grid, given=given)
-    configs, skipped = useful(ws, list(grid.configs()))
+    configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
+        else (list(grid.configs()), 0)
     first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
                           progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
@@ -345,13 +367,8 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     first_best = best_of(first)
     rows, added = first, 0
     if second_pass:
-        more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
-                      objective=objective, num_perm_cap=max(max(grid.num_perms) * 2, 256))
-        more = useful(ws, more)[0]
-        if seeds:  # each new configuration once per seed, like the first pass's
-            more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
-        if more:
-            second = sweep_configs(ws, more, grid.max_pairs, progress=lambda f, m: progress(0.8 + 0.2 * f, m))
-            rows = pd.concat([first, second.assign(search_pass=2)], ignore_index=True)
-            added = len(more)
+        rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
+                              max_pairs=grid.max_pairs, seeds=seeds,
+                              num_perm_cap=max(max(grid.num_perms) * 2, 256),
+                              progress=lambda f, m: progress(0.8 + 0.2 * f, m))
     return SearchResult(rows, grid, choice, skipped, first_best, best_of(rows), added, second_pass)

@@ -119,25 +119,42 @@ def ignored_input() -> tuple[str, ...]:
              "(e.g. heavy revisions: derived from their source, yet not copies); their number is listed"))
 
 
-def search_step() -> bool:
-    """Whether the sweep is followed by the second pass around the front."""
+def search_caption() -> None:
     try:
         st.caption(engine.sample_grid()[1])
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
         pass
-    return st.checkbox("Then refine around the front (second pass: neighbouring shingle sizes, finer thresholds, "
-                       "steeper splits, other normalizations)", value=True, key="second_pass")
 
 
-def run(grid: Grid, second_pass: bool = True) -> None:
+def run(grid: Grid) -> None:
     bar = st.progress(0.0, text="Starting the sweep...")
-    found = engine.run_search(grid, second_pass=second_pass, budget=float(st.session_state[state.BUDGET]),
-                              objective=st.session_state[state.OBJECTIVE],
-                              progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
-    bar.progress(1.0, text=f"Done: {len(found.results)} configurations. {found.added_text()}.")
-    st.session_state["calib_second_pass_note"] = found.added_text()
+    found = engine.run_search(grid, progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
+    bar.progress(1.0, text=f"Done: {len(found.results)} configurations.")
+    st.session_state["calib_second_pass_note"] = found.added_text().split("; second pass")[0]
     st.session_state["calib_ignored"] = list(grid.ignore_categories)
     state.set_results(found.results)
+
+
+def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> None:
+    """The second step of the default search: around the recommended row and the front."""
+    if "search_pass" in results and (results["search_pass"] == 2).any():
+        return
+    if st.button("Refine around the front (second pass)", key="second_pass",
+                 help="Sweeps at most 160 more configurations around the recommended row and the recall / "
+                      "false-removal front: neighbouring shingle sizes, finer thresholds, splits steep at the "
+                      "threshold, twice the hashes, other normalizations (as calib sweep's second pass)"):
+        bar = st.progress(0.0, text="Second pass...")
+        rows, added = engine.run_second_pass(results, budget=budget, objective=objective,
+                                             progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
+        before = recommend(results, max_false_removal_rate=budget, objective=objective)
+        after = recommend(rows, max_false_removal_rate=budget, objective=objective)
+        moved = ("the recommendation stands" if after is None or (before is not None and before[
+            "config_fingerprint"] == after["config_fingerprint"]) else
+                 f"the recommendation moved to {after['representation']} b={after['b']} r={after['r']} "
+                 f"t={after['threshold']} ({objective} {after[objective]:.3f})")
+        st.session_state["calib_second_pass_note"] = f"Second pass: {added} configurations added; {moved}"
+        state.set_results(rows)
+        st.rerun()
 
 
 def review_button(rec: pd.Series) -> None:
@@ -272,6 +289,7 @@ def results_section(results: pd.DataFrame) -> None:
                    "thresholds.")
     else:
         recommendation(rec, budget, objective)
+    second_pass_step(per_seed, budget, objective)
     rec_fp = None if rec is None else rec["config_fingerprint"]
     st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
                     width="stretch")
@@ -286,9 +304,9 @@ with guard("The Sweep page"):
         st.caption(str(grid))
     except Exception as exc:  # noqa: BLE001
         st.error(message(exc))
-    second = search_step()
+    search_caption()
     if st.button("Run sweep", key="run_sweep", type="primary", disabled=grid is None):
-        run(grid, second)
+        run(grid)
     res = state.results()
     if res is None:
         st.info("No sweep for this sample yet: choose a grid and press Run sweep.")

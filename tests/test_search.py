@@ -239,3 +239,66 @@ def test_shipped_sample_search_is_at_least_the_old_default_grid():
     assert new is not None and old is not None
     assert new["pair_recall"] >= old["pair_recall"] - 1e-9
     assert new["false_removal_rate"] <= 0.01
+
+
+def test_review_queue_of_unlabeled_removals_round_trips(tmp_path):
+    from calib.cli import main
+    from calib.review import queue_labels, unlabeled_removal_queue, with_review_labels
+    s = tiny()
+    cfg = Config(Representation(shingle="word", k=1, num_perm=128), 128, 1, threshold=0.3)
+    ws = Workspace(s, ignore_categories=("heavy",))
+    q = unlabeled_removal_queue(evaluate(ws, cfg), ws)
+    assert list(zip(q["id_a"], q["id_b"])) == [("a", "c")] and q["decision"].tolist() == [""]
+    assert q["sim"].iloc[0] == pytest.approx(11 / 15)  # word-1 sets: 11 shared of 15 distinct words
+    # through the CLI: the queue file, then the filled queue as labels of the next sweep
+    DOCS.to_json(tmp_path / "docs.jsonl", orient="records", lines=True)
+    PAIRS.to_csv(tmp_path / "pairs.csv", index=False)
+    grid = ["--shingles", "word1", "--num-perm", "128", "--splits", "128x1", "--thresholds", "0.3",
+            "--ignore-categories", "heavy", "--budget", "0.5"]
+    args = ["sweep", "--sample", str(tmp_path / "docs.jsonl"), "--pairs", str(tmp_path / "pairs.csv"), *grid]
+    assert main([*args, "--out", str(tmp_path / "r.csv"), "--review-queue", str(tmp_path / "q.csv")]) == 0
+    filled = pd.read_csv(tmp_path / "q.csv", dtype=str, keep_default_na=False).assign(decision="not_duplicate")
+    filled.to_csv(tmp_path / "q.csv", index=False)
+    assert main([*args, "--out", str(tmp_path / "r2.csv"), "--reviews", str(tmp_path / "q.csv")]) == 0
+    r2 = pd.read_csv(tmp_path / "r2.csv").iloc[0]
+    assert r2["false_removals"] == 1 and r2["unlabeled_removals"] == 0  # it now stands on the review
+    labels = queue_labels(tmp_path / "q.csv")
+    assert with_review_labels(s, labels)[1] == 1
+    filled.assign(decision="maybe").to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="line 2: field decision: 'maybe'"):
+        queue_labels(tmp_path / "bad.csv")
+
+
+@pytest.mark.slow
+def test_sweep_page_starts_from_the_sample_grid_ignores_and_refines(monkeypatch, tmp_path):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "r.sqlite"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/2_Sweep.py").run()
+    assert not at.exception, at.exception
+    ws = Workspace(load_sample(ROOT / "data" / "sample"))
+    grid, choice = grid_from_sample(ws)
+    assert any(choice.text(grid) == c.value for c in at.caption)  # the CLI's line, above the button
+    assert sorted(at.multiselect(key="g_thresholds").value) == sorted(grid.thresholds)
+    assert sorted(at.multiselect(key="g_char_k").value) == sorted(r.k for r in grid.representations
+                                                                   if r.shingle == "char")
+    # a small grid, then the second step
+    at.multiselect(key="g_word_k").set_value([])
+    at.multiselect(key="g_char_k").set_value([5])
+    at.multiselect(key="g_thresholds").set_value([0.7, 0.8])
+    at.run()
+    at.button(key="run_sweep").click().run()
+    assert not at.exception, at.exception
+    first = at.session_state["calib_results"]
+    assert set(first["search_pass"]) == {1}
+    assert any(c.value.startswith("It stands on:") for c in at.caption)
+    at.button(key="second_pass").click().run()
+    assert not at.exception, at.exception
+    both = at.session_state["calib_results"]
+    assert set(both["search_pass"]) == {1, 2} and len(both) > len(first)
+    assert any("Second pass:" in c.value for c in at.caption)
+    st.cache_data.clear()
+    st.cache_resource.clear()
