@@ -290,8 +290,11 @@ def _no_labels(sample) -> bool:
 
 
 def cmd_sweep(a) -> int:
+    from dataclasses import replace
+
     from .search import CHOSEN_AXES, grid_from_sample, search
     from .sweep import Workspace, across_seeds, standing_text, with_recommendation
+    from .truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
     grid, given = grid_from_args(a)  # every option checked before the sample is read
@@ -299,9 +302,15 @@ def cmd_sweep(a) -> int:
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
-    if a.reviews:
+    try:  # an ignored category no pair of the sample has, before any work
+        ignored_pair_codes(sample, grid.ignore_categories)
+    except ValueError as exc:
+        raise CliError(f"{a.sample}: {exc}")
+    if a.reviews:  # a review replaces a pair's label and category: its new label counts
         sample = with_reviews(sample, a.reviews)
-    try:  # refuses a sample of fewer than 2 documents, or an ignored category no pair has, before any work
+        present = set(sample.pairs["category"].astype(str))
+        grid = replace(grid, ignore_categories=tuple(c for c in grid.ignore_categories if c in present))
+    try:  # refuses a sample of fewer than 2 documents, before any work
         ws = Workspace(sample, ignore_categories=grid.ignore_categories)
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")

@@ -742,7 +742,7 @@ def standing_text(row) -> str:
         parts.append(f"{int(row['ignored_pairs'])} labeled pair(s) of ignored categories "
                      f"{row['ignored_categories']} counted neither right nor wrong")
     share = row.get("largest_group_pair_share")
-    if share is not None and not pd.isna(share) and share > DOMINANT_GROUP:
+    if share is not None and not pd.isna(share) and share > DOMINANT_GROUP and (row.get("n_positive") or 0) >= 10:
         macro = row.get("pair_recall_macro")
         parts.append(f"one labeled group holds {share:.0%} of the duplicate pairs: pair recall "
                      f"{row['pair_recall']:.3f} is mostly that group's; per-group (macro) pair recall "

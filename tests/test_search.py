@@ -62,7 +62,7 @@ def test_ignoring_a_category_turns_a_false_removal_into_an_unlabeled_one():
     cfg = Config(Representation(shingle="word", k=1, num_perm=128), 128, 1, threshold=0.3)
     plain = evaluate(s, cfg).row
     ignored = evaluate(s, cfg, ignore_categories=("heavy",)).row
-    # c (heavy rewrite of a, word-1 J = 11/15) is removed in favour of a under both
+    # c (heavy rewrite of a, word-1 J = 10/14) is removed in favour of a under both
     assert plain["false_removals"] == 1 and plain["true_removals"] == 1
     assert ignored["false_removals"] == 0 and ignored["true_removals"] == 1 and ignored["unlabeled_removals"] == 1
     assert ignored["ignored_pairs"] == 1 and ignored["ignored_categories"] == "heavy"
@@ -106,7 +106,7 @@ def test_cli_rejects_an_unknown_category_in_one_line(tmp_path):
 def test_standing_text_names_a_dominant_group_and_its_macro_rate():
     row = {"removed": 10, "labeled_removals": 10, "labeled_removal_share": 1.0,
            "false_removal_rate_if_unlabeled_fine": 0.0, "false_removal_rate_if_unlabeled_false": 0.0,
-           "largest_group_pair_share": 0.8, "pair_recall": 0.95, "pair_recall_macro": 0.61}
+           "largest_group_pair_share": 0.8, "pair_recall": 0.95, "pair_recall_macro": 0.61, "n_positive": 40}
     assert "one labeled group holds 80% of the duplicate pairs" in standing_text(row)
     assert "per-group (macro) pair recall 0.610" in standing_text(row)
     assert "one labeled group" not in standing_text({**row, "largest_group_pair_share": 0.3})
@@ -249,7 +249,7 @@ def test_review_queue_of_unlabeled_removals_round_trips(tmp_path):
     ws = Workspace(s, ignore_categories=("heavy",))
     q = unlabeled_removal_queue(evaluate(ws, cfg), ws)
     assert list(zip(q["id_a"], q["id_b"])) == [("a", "c")] and q["decision"].tolist() == [""]
-    assert q["sim"].iloc[0] == pytest.approx(11 / 15)  # word-1 sets: 11 shared of 15 distinct words
+    assert q["sim"].iloc[0] == pytest.approx(10 / 14)  # word-1 sets: 10 shared of 14 distinct words
     # through the CLI: the queue file, then the filled queue as labels of the next sweep
     DOCS.to_json(tmp_path / "docs.jsonl", orient="records", lines=True)
     PAIRS.to_csv(tmp_path / "pairs.csv", index=False)
