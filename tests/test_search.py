@@ -289,11 +289,16 @@ def test_sweep_page_starts_from_the_sample_grid_ignores_and_refines(monkeypatch,
     at.multiselect(key="g_word_k").set_value([])
     at.multiselect(key="g_char_k").set_value([5])
     at.multiselect(key="g_thresholds").set_value([0.7, 0.8])
+    pairs = ws.sample.pairs
+    cat = sorted(set(pairs["category"]))[0]
+    at.multiselect(key="g_ignored").set_value([cat])
     at.run()
     at.button(key="run_sweep").click().run()
     assert not at.exception, at.exception
     first = at.session_state["calib_results"]
     assert set(first["search_pass"]) == {1}
+    n_cat = len(set(zip(pairs["i"][pairs["category"] == cat], pairs["j"][pairs["category"] == cat])))
+    assert (first["ignored_pairs"] == n_cat).all() and (first["ignored_categories"] == cat).all() and n_cat > 0
     assert any(c.value.startswith("It stands on:") for c in at.caption)
     at.button(key="second_pass").click().run()
     assert not at.exception, at.exception
