@@ -17,16 +17,15 @@ pass around what the first one found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from . import lsh
-from .config import Config, Verify
+from .config import Config
 from .measures import get_measure
 from .represent import Representation
-from .samples import Sample
 
 MAX_CONFIGS = 300          # first pass: at most this many configurations unless the caller's axes ask for more
 MAX_THRESHOLDS = 8

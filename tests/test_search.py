@@ -3,7 +3,6 @@ from the sample and the second pass; end to end on short person records we
 generate, on the real Clough corpus and (relative to the old fixed grid) on the
 shipped sample."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from calib.config import Config, config_from_row
 from calib.export import build_config_doc, validate_doc
 from calib.represent import Representation
 from calib.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
-from calib.search import (CHOSEN_AXES, grid_from_sample, pareto_front, refine, search, shingles_for_lengths,
+from calib.search import (grid_from_sample, pareto_front, refine, search, shingles_for_lengths,
                           steep_splits)
 from calib.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep
 from calib.truth import truth_from_sample
