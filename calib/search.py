@@ -316,6 +316,8 @@ class SearchResult:
             return (f"second pass: {self.refined} configurations around the front; the first pass's recommendation "
                     f"stands ({objective} {self.best[objective]:.3f})")
         before = f"{self.first_best[objective]:.3f}" if self.first_best is not None else "nothing within the budget"
+        if self.first_best is not None and self.first_best[objective] == self.best[objective]:
+            before += " (a tie: more labeled removals or fewer candidates)"
         return (f"second pass: {self.refined} configurations around the front; the recommendation moved from "
                 f"{before} to {objective} {self.best[objective]:.3f} ({self.best['representation']} "
                 f"b={self.best['b']} r={self.best['r']} t={self.best['threshold']})")
