@@ -195,7 +195,7 @@ def test_walk_every_page(page, server):
     # the Pareto chart's representation legend: one entry per representation swept
     legends = chart_texts(page, "Pair recall vs false-removal rate", "legend")
     reps = [entries[:-1] for entries in legends if entries[-1] == "Representation"]
-    assert reps == [sorted(str(r) for r in sample_grid().representations)], legends
+    assert reps == [sorted(r.label() for r in sample_grid().representations)], legends
     # the recall axis stops at 100%
     labels = [t for axis in chart_texts(page, "Pair recall vs false-removal rate", "axis-label") for t in axis]
     assert labels and all(float(t.rstrip("%")) <= 100 for t in labels if t), labels
