@@ -102,6 +102,7 @@ def test_interrupted_sweep_leaves_previous_results_intact(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert out.read_bytes() == before  # the earlier results are untouched
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]  # no partial file
+    # no partial file; a killed writer's lock file may stay (the kernel released its lock with the process)
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".calib-lock")) == ["r.parquet"]
     assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(out), "--overwrite",
                  *SMALL_GRID]) == 0

@@ -173,7 +173,7 @@ def test_walk_every_page(page, server):
     no_exception(page)
     # every category of the shipped sample is labeled on the horizontal bar chart
     expected = set(load_sample(ROOT / "data" / "sample").pairs["category"])
-    assert len(expected) == 9 and expected <= category_labels(page)
+    assert len(expected) == 11 and expected <= category_labels(page)
     shot(page, "02_sample.png")
 
     nav(page, "Sweep")
