@@ -31,8 +31,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in
 
 SPLITS = ["16x8", "32x4", "8x16", "64x2"]
 ENGINE = re.compile(r"Engine cache \(shared by every browser session on this sample\): workspace (\w+), "
-                    r"built (\d+) time\(s\) by this server; it holds (\d+) shingle set\(s\), (\d+) signature "
-                    r"matrix\(es\), (\d+) candidate set\(s\)")
+                    r"built (\d+) times? by this server; it holds (\d+) shingle sets?, (\d+) signature "
+                    r"matri(?:x|ces), (\d+) candidate sets?")
 
 
 def main_text(page) -> str:
