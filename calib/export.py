@@ -62,9 +62,11 @@ def sample_evidence(sample) -> dict:
           "label_counts": {"duplicate": dup, "not_duplicate": int(len(p)) - dup},
           "has_groups": bool(sample.has_groups), "slice_columns": [str(c) for c in sample.slice_columns]}
     if sample.has_groups:
-        sizes = sample.docs["group"].dropna().value_counts()
+        sizes = sample.named_groups().value_counts()
         ev["label_counts"]["groups"] = int(len(sizes))
         ev["label_counts"]["docs_in_groups_of_2_or_more"] = int(sizes[sizes >= 2].sum())
+        if sample.not_judged().any():
+            ev["label_counts"]["docs_not_judged"] = int(sample.not_judged().sum())
     return ev
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from .represent import Representation, shingle_strings
-from .samples import REPO_ROOT, SAMPLE_DIR, Sample, SampleError, _write_frame, from_frames, load_sample, pair_frame, summary
+from .samples import NOT_JUDGED, REPO_ROOT, SAMPLE_DIR, Sample, SampleError, _write_frame, from_frames, load_sample, pair_frame, summary
 
 
 # ---------------------------------------------------------------------------
@@ -604,12 +604,46 @@ def build_sample(out=SAMPLE_DIR, *, base=BASE_FILE, seed: int = BUILD_SEED, per_
     rest = b.pool if singletons is None else b.pool[:singletons]
     for rec in rest:
         b.doc(rec, _join(rec["paragraphs"]), "original")
-    sample = _finish(b)
+    docs, pairs = _finish(b)
+    sample = from_frames(_with_not_judged(docs, b.vocab, seed), pairs, name="calib-sample")
     write_docs_pairs(sample, out)
     return sample
 
 
-def _finish(b: _Builder) -> Sample:
+# A batch nobody has judged (group "?", samples.NOT_JUDGED): copies of judged singletons made by the
+# category edits, appended after the labeled sample, so that the recommended configuration proposes
+# removals without a sample label (the Review page's queue) as on a partly labeled real sample.
+NOT_JUDGED_COPIES = (("exact_copy", 8), ("formatting", 8), ("light_edit", 8), ("heavy_edit", 6), ("excerpt", 6))
+
+
+def _with_not_judged(docs: pd.DataFrame, vocab: list[str], seed: int) -> pd.DataFrame:
+    """``docs`` with NOT_JUDGED_COPIES appended (ids continue the numbering): each an
+    edit of a different document without a duplicate (group NA, not a licence, 60+
+    words; 250+ for an excerpt), drawn with its own seeded stream so that the
+    labeled documents and pairs are exactly those built without it."""
+    import random
+    rng = random.Random(f"{seed}-not-judged")
+    words = docs["text"].map(_words)
+    alone = docs["group"].isna() & (docs["variant"] == "original") & (docs["domain"] != "licenses") & (words >= 60)
+    make = {"exact_copy": _join, "formatting": lambda p: _formatting_variant(p, rng),
+            "light_edit": lambda p: _join(_light_edit(p, rng, vocab)),
+            "heavy_edit": lambda p: _join(_heavy_edit(p, rng, vocab)), "excerpt": lambda p: _join(_excerpt(p, rng))}
+    rows, used = [], set()
+    for variant, count in NOT_JUDGED_COPIES:
+        pool = [k for k in docs.index[alone & (words >= (250 if variant == "excerpt" else 60))] if k not in used]
+        for k in rng.sample(pool, count):
+            used.add(k)
+            src = docs.loc[k]
+            text = make[variant](src["text"].split("\n\n"))
+            rows.append({"id": f"doc{len(docs) + len(rows):05d}", "text": text, "group": NOT_JUDGED,
+                         "domain": src["domain"], "language": src["language"], "variant": variant,
+                         "length": _length_bucket(text)})
+    out = pd.concat([docs, pd.DataFrame(rows, columns=docs.columns)], ignore_index=True).astype("str")
+    out["group"] = pd.concat([docs["group"], pd.Series([NOT_JUDGED] * len(rows))], ignore_index=True).astype("str")
+    return out
+
+
+def _finish(b: _Builder) -> tuple[pd.DataFrame, pd.DataFrame]:
     order = list(range(len(b.docs)))
     b.rng.shuffle(order)
     rank = {old: new for new, old in enumerate(order)}
@@ -625,7 +659,7 @@ def _finish(b: _Builder) -> Sample:
     pf = pd.DataFrame({"id_a": [ids[p[0]] for p in pairs], "id_b": [ids[p[1]] for p in pairs],
                        "label": ["duplicate" if p[2] else "not_duplicate" for p in pairs],
                        "category": [p[3] for p in pairs]}).sort_values(["category", "id_a", "id_b"], kind="stable")
-    return from_frames(docs, pf, name="calib-sample")
+    return docs, pf
 
 
 def _duplicate_components(n: int, pairs: list[tuple]) -> list:

@@ -26,6 +26,9 @@ EXCLUSION_COLUMNS = ("file", "line", "id", "reason")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CLOUGH_DIR = REPO_ROOT.parent / "shared" / "corpora" / "clough"
 SAMPLE_DIR = REPO_ROOT / "data" / "sample"  # the shipped sample (built by calib.sample_build)
+# The group value of a document nobody has judged: its pairs are unlabeled (neither duplicate nor not),
+# unlike a missing group, which says "no duplicate in the sample" (a singleton group).
+NOT_JUDGED = "?"
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +38,8 @@ class Sample:
     docs:        RangeIndex 0..n-1 (the row number is the document's index
                  everywhere in the engine); columns ``id`` (str, unique),
                  ``text`` (str), optional ``group`` (str or NA: same group =
-                 duplicates; NA = a singleton group), and slice columns
+                 duplicates; NA = a singleton group; NOT_JUDGED ``?`` = not
+                 judged, its pairs unlabeled), and slice columns
                  (``domain``, ``language``, ``source``... as str).
     pairs:       explicit pair labels: ``i`` < ``j`` (int64 row numbers),
                  ``is_duplicate`` (bool), ``category`` (str, "" when none).
@@ -70,13 +74,26 @@ class Sample:
     def has_groups(self) -> bool:
         return "group" in self.docs.columns
 
+    def not_judged(self) -> np.ndarray:
+        """bool per document: its group is NOT_JUDGED (all False without a group column)."""
+        if not self.has_groups:
+            return np.zeros(self.n, dtype=bool)
+        return (self.docs["group"] == NOT_JUDGED).fillna(False).to_numpy(bool)
+
+    def named_groups(self) -> pd.Series:
+        """The group column without missing and NOT_JUDGED values (what counts as a group)."""
+        g = self.docs["group"].dropna()
+        return g[g != NOT_JUDGED]
+
     def group_codes(self) -> np.ndarray:
-        """int64 group code per document; NA groups get unique codes (singletons)."""
-        g = self.docs["group"]
-        codes, _ = pd.factorize(g, use_na_sentinel=True)
+        """int64 group code per document; NA groups get unique codes (singletons);
+        NOT_JUDGED documents get -1 (no group: their pairs are unlabeled)."""
+        unjudged = self.not_judged()
+        codes, _ = pd.factorize(self.docs["group"].where(~unjudged), use_na_sentinel=True)
         codes = codes.astype(np.int64)
-        missing = codes < 0
+        missing = (codes < 0) & ~unjudged
         codes[missing] = codes.max(initial=-1) + 1 + np.arange(int(missing.sum()))
+        codes[unjudged] = -1
         return codes
 
     @property
@@ -87,7 +104,7 @@ class Sample:
         turns the whole sample into "duplicates")."""
         out = []
         if self.has_groups and self.n:
-            sizes = self.docs["group"].dropna().value_counts()
+            sizes = self.named_groups().value_counts()
             if len(sizes) and sizes.iloc[0] * 2 > self.n:
                 out.append(f"group {sizes.index[0]!r} holds {int(sizes.iloc[0]):,} of {self.n:,} documents "
                            f"({sizes.iloc[0] / self.n:.0%}): every pair inside it counts as a duplicate "
@@ -504,6 +521,8 @@ def _label_name(v: bool) -> str:
 
 
 def _check_group(r: _PairRow, ga, gb) -> None:
+    if NOT_JUDGED in (ga, gb):  # nothing to contradict: the pair label is the only judgement
+        return
     same = not _is_null(ga) and not _is_null(gb) and ga == gb
     if same != r.label:
         why = (f"both documents are in group {ga!r}" if same else
@@ -771,10 +790,11 @@ def summary(sample: Sample) -> dict:
         "warnings": list(sample.warnings),
     }
     if sample.has_groups:
-        sizes = sample.docs["group"].dropna().value_counts()
+        sizes = sample.named_groups().value_counts()
         out["groups"] = {"groups": int(len(sizes)), "in_groups_of_2_or_more": int(sizes[sizes >= 2].sum()),
                          "largest": int(sizes.max()) if len(sizes) else 0,
-                         "without_group": int(sample.docs["group"].isna().sum())}
+                         "without_group": int(sample.docs["group"].isna().sum()),
+                         "not_judged": int(sample.not_judged().sum())}
     return out
 
 

@@ -4,7 +4,9 @@ Two sources, combined:
 
 * explicit pair labels (``Sample.pairs``: i < j, is_duplicate);
 * a ``group`` column: same group = duplicate, different groups = not a
-  duplicate (every pair is then labeled).
+  duplicate (every pair is then labeled), except for documents whose group
+  is ``?`` (``samples.NOT_JUDGED``, code -1): nobody judged them, so their
+  pairs are unlabeled unless a pair label says otherwise.
 
 An explicit pair label wins over the group rule (the loaders refuse samples
 where the two contradict). Without groups, a pair nobody labeled is
@@ -41,7 +43,7 @@ class Truth:
     n: int
     codes: np.ndarray    # int64, sorted: i * n + j of explicitly labeled pairs
     labels: np.ndarray   # int8 aligned with codes (1 duplicate, 0 not)
-    groups: np.ndarray | None  # int64 group code per row, or None
+    groups: np.ndarray | None  # int64 group code per row (-1: not judged), or None
     pos_i: np.ndarray    # every duplicate pair (i < j), sorted; a uniform sample of them when `sampled`
     pos_j: np.ndarray
     total_positive: int = -1  # duplicate pairs in the sample (-1: len(pos_i))
@@ -58,8 +60,8 @@ class Truth:
 
     @property
     def complete(self) -> bool:
-        """True when every pair has a label (group column present)."""
-        return self.groups is not None
+        """True when every pair has a label (group column present, every document judged)."""
+        return self.groups is not None and not (self.groups < 0).any()
 
     def label(self, i, j) -> np.ndarray:
         """int8 per pair: 1 duplicate, 0 not duplicate, -1 unlabeled."""
@@ -67,7 +69,9 @@ class Truth:
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         out = np.full(len(lo), UNLABELED, dtype=np.int8)
         if self.groups is not None:
-            out[:] = np.where(self.groups[lo] == self.groups[hi], DUPLICATE, NOT_DUPLICATE)
+            gl, gh = self.groups[lo], self.groups[hi]
+            out[:] = np.where(gl == gh, DUPLICATE, NOT_DUPLICATE)
+            out[(gl < 0) | (gh < 0)] = UNLABELED  # a document nobody judged
         if len(self.codes):
             code = pair_codes(lo, hi, self.n)
             pos = np.searchsorted(self.codes, code)
@@ -124,7 +128,7 @@ def truth_from_sample(sample: Sample) -> Truth:
         pos.append(group_codes)
         if group_total > len(group_codes):  # sampled: every duplicate pair = the group pairs + explicit ones outside
             xi, xj = decode(codes[lab == 1], n)
-            total = group_total + int(np.sum(groups[xi] != groups[xj]))
+            total = group_total + int(np.sum((groups[xi] != groups[xj]) | (groups[xi] < 0)))
     allpos = np.unique(np.concatenate(pos)) if pos else np.empty(0, np.int64)
     if len(codes):  # an explicit not-duplicate overrides the group rule
         neg = codes[lab == 0]
@@ -134,9 +138,12 @@ def truth_from_sample(sample: Sample) -> Truth:
 
 
 def _groups_sorted(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rows sorted by group, start of each group in it, its size)."""
+    """(rows sorted by group, start of each group in it, its size); rows not judged (-1) left out."""
     order = np.argsort(groups, kind="stable")
+    order = order[groups[order] >= 0]
     g = groups[order]
+    if not len(g):
+        return order, np.empty(0, np.int64), np.empty(0, np.int64)
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     return order, starts, np.diff(np.r_[starts, len(g)])
 

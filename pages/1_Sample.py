@@ -72,7 +72,9 @@ def show_sample() -> None:
     if "groups" in info:
         g = info["groups"]
         st.caption(f"Groups: {g['groups']:,} named groups, {g['in_groups_of_2_or_more']:,} documents in groups "
-                   f"of 2 or more (largest {g['largest']}), {g['without_group']:,} documents without a group.")
+                   f"of 2 or more (largest {g['largest']}), {g['without_group']:,} documents without a group"
+                   + (f", {g['not_judged']:,} not judged (group ?: their pairs are unlabeled, for the Review page)."
+                      if g["not_judged"] else "."))
     if not info["pairs"] and "groups" not in info:
         st.warning("This sample has no labels (no pairs, no groups): recall and false removals cannot be measured.")
 

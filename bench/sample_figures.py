@@ -1,0 +1,66 @@
+"""The shipped sample's figures that the README, data/README.md and the tests record:
+its size and labels, the default grid's recommendation (pair recall, false-removal
+rate, removals, chained removals, connected vs star), the app's default configuration,
+and the Review queue's unlabeled pairs under each. Rerun after a change of the
+sample or of the default grid, and update the figures it prints where they are recorded.
+
+    python bench/sample_figures.py [--sample data/sample]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from appui.reviews import action_pairs  # noqa: E402
+from calib.config import Config, config_from_row  # noqa: E402
+from calib.review import review_queue  # noqa: E402
+from calib.samples import load_sample, summary  # noqa: E402
+from calib.sweep import Grid, Workspace, evaluate, recommend, sweep  # noqa: E402
+
+
+def removal_figures(ws: Workspace, config: Config) -> dict:
+    """One configuration's removal counts and its Review queue (pairs without a sample label)."""
+    ev = evaluate(ws, config)
+    row = ev.row
+    sets = ws.sets(config.rep)
+    from calib.measures import get_measure
+    exact = lambda i, j: get_measure(config.measure).exact(sets, i, j)  # noqa: E731
+    pairs = action_pairs(ev, ws.sample, exact)
+    pairs["label"] = ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
+    queue = review_queue(pairs, config.threshold)
+    keys = ("pair_recall", "false_removal_rate", "removed", "true_removals", "false_removals",
+            "unlabeled_removals", "chained_removals", "missed_removals", "verified", "verified_unlabeled",
+            "candidates", "false_candidate_rate")
+    out = {k: row[k] for k in keys}
+    out["review_queue"] = len(queue)
+    out["review_queue_unlabeled"] = int((queue["label"] == -1).sum())
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sample", default=str(ROOT / "data" / "sample"))
+    a = ap.parse_args()
+    sample = load_sample(a.sample)
+    info = summary(sample)
+    print(f"documents {info['documents']:,}, labeled pairs {info['pairs']:,} {info['pairs_by_label']}, "
+          f"groups {info.get('groups')}")
+    ws = Workspace(sample)
+    results = sweep(ws, Grid())
+    best = config_from_row(recommend(results, max_false_removal_rate=0.01))
+    print(f"recommended (Grid(), 1% budget): {best}")
+    for policy in ("connected", "star"):
+        print(f"  {policy}: {removal_figures(ws, dataclasses.replace(best, policy=policy))}")
+    default = Config()
+    print(f"app default: {default}")
+    print(f"  {removal_figures(ws, default)}")
+
+
+if __name__ == "__main__":
+    main()
