@@ -17,8 +17,8 @@ from scipy.sparse import csgraph
 
 from _util import needs_clough
 from calib.represent import Representation, shingle_strings
-from calib.sample_build import CATEGORIES, FAMILY_CATEGORIES, build_sample
-from calib.samples import (CLOUGH_DIR, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough, load_sample,
+from calib.sample_build import CATEGORIES, FAMILY_CATEGORIES, build_sample, write_docs_pairs
+from calib.samples import (CLOUGH_DIR, NOT_JUDGED, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough, load_sample,
                            numeric_columns, summary, write_sample)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,6 +207,25 @@ def test_label_contradicting_group(tmp_path):
     assert (e.line, e.field) == (3, "label")
 
 
+def test_not_judged_group_is_no_group(tmp_path):
+    """group '?' (NOT_JUDGED): no pair label contradicts it, it is not counted as a group (summary,
+    warnings: three '?' of four documents are not a dominant group) and it survives a round trip."""
+    docs = write(tmp_path / "docs.jsonl", jsonl({"id": "a", "text": "x", "group": "g"},
+                                               {"id": "b", "text": "y", "group": "?"},
+                                               {"id": "c", "text": "z", "group": "?"},
+                                               {"id": "d", "text": "w", "group": "?"}))
+    s = load_sample(docs, write(tmp_path / "p.csv", "id_a,id_b,label\na,b,duplicate\nb,c,not_duplicate\n"))
+    assert s.not_judged().tolist() == [False, True, True, True] and s.warnings == ()
+    assert summary(s)["groups"] == {"groups": 1, "in_groups_of_2_or_more": 0, "largest": 1, "without_group": 0,
+                                    "not_judged": 3}
+    assert s.group_codes().tolist() == [0, -1, -1, -1]
+    write_docs_pairs(s, tmp_path / "again")
+    assert load_sample(tmp_path / "again").not_judged().tolist() == [False, True, True, True]
+    plain = load_sample(write(tmp_path / "plain.jsonl", jsonl(*({"id": k, "text": k, "group": "G"} for k in "abc"),
+                                                              {"id": "d", "text": "d", "group": None})))
+    assert plain.warnings and summary(plain)["groups"]["not_judged"] == 0  # a real dominant group still warns
+
+
 def test_inline_pairs_conflicting_text(tmp_path):
     inline = jsonl({"id_a": "a", "text_a": "x", "id_b": "b", "text_b": "y", "label": "duplicate"},
                    {"id_a": "c", "text_a": "z", "id_b": "a", "text_b": "other", "label": "duplicate"})
@@ -265,7 +284,7 @@ def test_shipped_sample_coverage():
     comp = csgraph.connected_components(sparse.coo_matrix((np.ones(len(dup)), (dup["i"], dup["j"])),
                                                           shape=(s.n, s.n)), directed=False)[1]
     linked = np.isin(np.arange(s.n), np.r_[dup["i"], dup["j"]])
-    assert g.isna().to_numpy().tolist() == (~linked).tolist()
+    assert (g.isna() | (g == NOT_JUDGED)).to_numpy().tolist() == (~linked).tolist()
     by_group = pd.Series(comp[linked]).groupby(g[linked].to_numpy()).nunique()
     by_comp = pd.Series(g[linked].to_numpy()).groupby(comp[linked]).nunique()
     assert (by_group == 1).all() and (by_comp == 1).all()
@@ -281,7 +300,7 @@ def test_shipped_families_chain_only_through_their_edits():
     fam = s.pairs[s.pairs["category"].isin(FAMILY_CATEGORIES)]
     assert fam["is_duplicate"].all()
     edges = set(zip(fam["i"], fam["j"]))
-    sizes = s.docs["group"].value_counts()
+    sizes = s.named_groups().value_counts()
     big = sizes[sizes >= 3]
     assert set(sizes) == {2, *big} and big.min() >= 4 and len(big) >= 10
     for rep in (Representation(shingle="char", k=5), Representation(shingle="word", k=5)):
@@ -341,10 +360,16 @@ def test_data_readme_counts_match_the_sample():
                      row("documents"))
     assert [num(x) for x in m.groups()] == [s.n, int(d["group"].isna().sum()), words.min(), words.max(),
                                             int(words.median())]
+    m = re.fullmatch(r"([\d,]+) \(group `\?`\): ([\d,]+) exact copies, ([\d,]+) formatting, ([\d,]+) light and "
+                     r"([\d,]+) heavy edits, ([\d,]+) excerpts", row("not judged"))
+    unjudged = d[d["group"] == NOT_JUDGED]["variant"].value_counts()
+    assert [num(x) for x in m.groups()] == [int(unjudged.sum()),
+                                            *(int(unjudged.get(v, 0)) for v in ("exact_copy", "formatting", "light_edit",
+                                                                               "heavy_edit", "excerpt"))]
     m = re.fullmatch(r"([\d,]+): ([\d,]+) `duplicate`, ([\d,]+) `not_duplicate`", row("labeled pairs"))
     assert [num(x) for x in m.groups()] == [len(s.pairs), int(s.pairs["is_duplicate"].sum()),
                                             int((~s.pairs["is_duplicate"]).sum())]
-    sizes = d["group"].value_counts()
+    sizes = s.named_groups().value_counts()
     fam = sizes[sizes > 2]
     m = re.fullmatch(r"([\d,]+): ([\d,]+) of 2 documents, (\d+) edit families of (\d+) to (\d+) \(([\d,]+) "
                      r"documents\)", row("groups"))

@@ -114,3 +114,39 @@ def test_clopper_pearson_matches_scipy():
         assert float(lo) == pytest.approx(ci.low, abs=1e-12)
         assert float(hi) == pytest.approx(ci.high, abs=1e-12)
     assert np.isnan(clopper_pearson(0, 0)[0])
+
+
+def test_not_judged_documents_leave_their_pairs_unlabeled():
+    """group '?' (NOT_JUDGED): every pair with such a document is unlabeled unless a pair label says
+    otherwise; two '?' documents are not a group; the judged part keeps its labels."""
+    pairs = pd.DataFrame({"id_a": ["d"], "id_b": ["a"], "label": ["duplicate"]})
+    s = _sample(groups=["g", "g", None, "?", "?"], pairs=pairs)
+    t = truth_from_sample(s)
+    assert not t.complete and s.group_codes()[3:].tolist() == [-1, -1]
+    # a~b group, a~c cross-group, c~d and d~e not judged, a~d explicit duplicate
+    assert t.label([0, 0, 2, 3, 0, 1], [1, 2, 3, 4, 3, 4]).tolist() == [1, 0, -1, -1, 1, -1]
+    assert list(zip(t.pos_i.tolist(), t.pos_j.tolist())) == [(0, 1), (0, 3)]
+    assert t.clusters().tolist()[:4] == [0, 0, 1, 0] and t.clusters()[4] not in (0, 1)
+
+
+def test_removal_of_a_not_judged_document_is_unlabeled_not_false():
+    """A near-copy nobody judged (e) removed beside a judged singleton (d): an unlabeled removal, not a
+    false one, and no missed removal where the copy is kept; the judged rates stay as they were."""
+    t = truth_from_sample(_sample(groups=["g", "g", None, None, "?"]))
+    judged = truth_from_sample(_sample(groups=["g", "g", None, None, None]))
+    for i, j, removed in (([0, 3], [1, 4], 2), ([0], [1], 1)):
+        cl = cluster_pairs(5, np.array(i), np.array(j), np.array([0.9] * len(i)))
+        m = removal_metrics(document_outcomes(t, cl, t.clusters()), t.clusters())
+        assert (m["removed"], m["true_removals"], m["false_removals"]) == (removed, 1, 0)
+        assert (m["unlabeled_removals"], m["missed_removals"], m["expected_removals"]) == (removed - 1, 0, 1)
+        assert m["false_removal_rate"] == 0.0
+    cl = cluster_pairs(5, np.array([0, 3]), np.array([1, 4]), np.array([0.9, 0.9]))
+    m_judged = removal_metrics(document_outcomes(judged, cl, judged.clusters()), judged.clusters())
+    assert (m_judged["false_removals"], m_judged["unlabeled_removals"]) == (1, 0)  # '?' is what keeps it unlabeled
+
+
+def test_false_candidate_pairs_leave_not_judged_documents_out():
+    from calib.sweep import Workspace
+    ws = Workspace(_sample(groups=["g", "g", None, "?", "?"]))
+    ni, nj = ws.negative_pairs()
+    assert list(zip(ni.tolist(), nj.tolist())) == [(0, 2), (1, 2)]
