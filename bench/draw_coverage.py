@@ -1,6 +1,6 @@
 """Do the weighted intervals of a fresh stratified draw hold the truth on the shipped sample?
 
-The shipped sample (data/sample, 2,360 documents) is treated as an unlabeled
+The shipped sample (data/sample, 2,396 documents) is treated as an unlabeled
 corpus with its groups as the oracle, as in bench/draw_labels.py. For each seed
 ``calib draw`` takes every document and --pairs pairs (no planner rounds), the
 oracle labels them, and the configuration calib recommends on the labeled
@@ -43,7 +43,7 @@ def main(argv=None) -> int:
         for seed in range(a.seeds):
             with tempfile.TemporaryDirectory() as tmp:
                 d = Path(tmp) / "drawn"
-                write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=len(oracle), pairs=m, seed=seed))
+                write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=oracle.n, pairs=m, seed=seed))
                 _label(d, oracle)
                 r = evaluate(Workspace(load_sample(d)), CONFIG).row
             row = {"pairs": m, "seed": seed}

@@ -30,25 +30,25 @@ sys.path.insert(0, str(ROOT))
 from calib.config import Config  # noqa: E402
 from calib.draw import draw, more, read_drawn, write_drawn  # noqa: E402
 from calib.represent import Representation  # noqa: E402
-from calib.samples import load_sample  # noqa: E402
+from calib.samples import Sample, load_sample  # noqa: E402
 from calib.sweep import Workspace, evaluate  # noqa: E402
+from calib.truth import label_names  # noqa: E402
 from calib.weighted import design_pairs, next_labels  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample"
 CONFIG = Config(rep=Representation(shingle="char", k=5), b=16, r=8, threshold=0.8)
 
 
-def oracle_and_truth() -> tuple[dict, dict]:
-    """The shipped sample's groups as the oracle (id -> group), and CONFIG's
-    rates on the whole sample (every pair labeled by its groups)."""
-    docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
-    return dict(zip(docs["id"], docs["group"])), evaluate(load_sample(SAMPLE), CONFIG).row
+def oracle_and_truth() -> tuple[Sample, dict]:
+    """The shipped sample as the oracle (its groups label every pair but those with a
+    not-judged document), and CONFIG's rates on the whole sample."""
+    sample = load_sample(SAMPLE)
+    return sample, evaluate(sample, CONFIG).row
 
 
-def _label(directory: Path, oracle: dict) -> None:
+def _label(directory: Path, oracle: Sample) -> None:
     p = pd.read_csv(directory / "pairs.csv", dtype=str, keep_default_na=False)
-    ga, gb = p["id_a"].map(oracle), p["id_b"].map(oracle)
-    p["label"] = np.where(ga.notna() & (ga == gb), "duplicate", "not_duplicate")
+    p["label"] = label_names(oracle, p["id_a"], p["id_b"])
     p.to_csv(directory / "pairs.csv", index=False)
 
 
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp) / "drawn"
-        write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=len(oracle), pairs=a.pairs, seed=a.seed))
+        write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=oracle.n, pairs=a.pairs, seed=a.seed))
         while True:
             _label(d, oracle)
             ws = Workspace(load_sample(d))

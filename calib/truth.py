@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 from scipy.sparse import csgraph
 
@@ -179,3 +180,18 @@ def _group_pair_codes(groups: np.ndarray, n: int, max_pairs: int | None = None) 
     b = b + (b >= a)  # a second, different member
     x, y = order[starts[g] + a], order[starts[g] + b]
     return np.unique(pair_codes(np.minimum(x, y), np.maximum(x, y), n)), total
+
+
+def label_names(sample: Sample, id_a, id_b) -> np.ndarray:
+    """The sample's label of each pair of document ids as a pairs file spells it:
+    "duplicate", "not_duplicate", or "" (unlabeled: a document nobody judged, or no
+    label covers the pair). Used to label a drawn set with a labeled sample as the oracle."""
+    rows = pd.Series(np.arange(sample.n), index=sample.docs["id"].astype(str))
+    a = rows.reindex(pd.Index(id_a, dtype=str))
+    b = rows.reindex(pd.Index(id_b, dtype=str))
+    unknown = a.isna().to_numpy() | b.isna().to_numpy()
+    if unknown.any():
+        k = int(np.flatnonzero(unknown)[0])
+        raise ValueError(f"pair {list(id_a)[k]!r}, {list(id_b)[k]!r}: document not in sample {sample.name!r}")
+    lab = truth_from_sample(sample).label(a.to_numpy(np.int64), b.to_numpy(np.int64))
+    return np.array(["not_duplicate", "duplicate", ""], dtype=object)[lab]  # label -1 picks ""

@@ -86,8 +86,8 @@ def small_sweep(at, splits: str = "16x8, 12x8, 8x16", thresholds=(0.7, 0.8), mea
 def test_home_loads_shipped_sample():
     at = start()
     assert at.title[0].value == "MinHash-LSH calibration workbench"
-    assert metric(at, "Documents") == "2,360"
-    assert at.session_state["calib_sample"].n == 2360
+    assert metric(at, "Documents") == "2,396"
+    assert at.session_state["calib_sample"].n == 2396
     assert isinstance(at.session_state["calib_config"], Config)
 
 
@@ -155,7 +155,7 @@ def test_sweep_recommend_and_state_follows_pages():
     # the config and the sample follow the user to other pages
     at.switch_page("pages/6_Export.py").run()
     assert cfg.fingerprint() in at.code[0].value
-    assert at.session_state["calib_sample"].n == 2360
+    assert at.session_state["calib_sample"].n == 2396
     at.switch_page("pages/3_Curves.py").run()
     assert at.slider(key="curve_b").value == cfg.b and at.slider(key="curve_r").value == cfg.r
     at.switch_page("pages/2_Sweep.py").run()
@@ -318,7 +318,7 @@ def test_bad_upload_shows_error_not_traceback():
     at.button(key="load_upload").click().run()
     assert not at.exception
     assert errors(at) and "could not be loaded" in errors(at)[0] and "docs.csv" in errors(at)[0]
-    assert at.session_state["calib_sample"].n == 2360  # the previous sample stays
+    assert at.session_state["calib_sample"].n == 2396  # the previous sample stays
 
 
 def test_dominant_group_and_missing_values_on_the_sample_page():
@@ -360,7 +360,7 @@ def test_path_outside_allowed_folders_is_refused():
     at.text_input(key="sample_path").set_value("data/sample").run()
     at.button(key="load_path").click().run()
     assert not errors(at), errors(at)
-    assert at.session_state["calib_sample"].n == 2360
+    assert at.session_state["calib_sample"].n == 2396
 
 
 def test_allowed_dirs_env_and_symlinks(tmp_path, monkeypatch):
@@ -511,7 +511,7 @@ def test_export_page_config_targets_manifest():
     assert doc["format_version"] == 1 and doc["config_fingerprint"] == cfg.fingerprint()
     assert metric(at, "format_version") == "1"
     assert any(f"`{cfg.fingerprint()}`" in m.value and "Config fingerprint" in m.value for m in at.markdown)
-    assert doc["evidence"]["sample"]["n_docs"] == 2360 and "pair_recall" in doc["evidence"]["metrics"]
+    assert doc["evidence"]["sample"]["n_docs"] == 2396 and "pair_recall" in doc["evidence"]["metrics"]
     validate_doc(doc)
     assert any(s.value.startswith("Valid:") for s in at.success)
     # 2. one tab per production target, each with a snippet and its unsupported table

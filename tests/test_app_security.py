@@ -230,7 +230,7 @@ def test_typed_path_on_the_page_shows_the_refusal():
         at.button(key="load_path").click().run()
         assert not at.exception
         assert at.error and ("outside the allowed folders" in at.error[0].value or "NUL" in at.error[0].value)
-    assert at.session_state["calib_sample"].n == 2360
+    assert at.session_state["calib_sample"].n == 2396
 
 
 # -- the review database --------------------------------------------------------

@@ -24,6 +24,7 @@ from calib.config import Config
 from calib.draw import draw, read_drawn, write_drawn
 from calib.review import ReviewStore
 from calib.samples import SampleError, load_sample
+from calib.truth import label_names
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
@@ -184,13 +185,10 @@ def test_two_applies_to_one_new_folder_at_once(tmp_path):
 def test_two_draw_more_at_once_lose_no_rows(tmp_path):
     """draw --more 50 and --more 70 at once on 300 labeled pairs: every row either run reports is in
     pairs.csv (420 when they ran one after the other), or the second is refused in one line."""
-    docs = pd.read_json(SAMPLE / "docs.jsonl", lines=True, dtype={"id": str, "group": str})
-    group = dict(zip(docs["id"], docs["group"]))
     d = tmp_path / "d"
     write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=600, pairs=300, seed=3))
     p = pd.read_csv(d / "pairs.csv", dtype=str, keep_default_na=False)
-    ga, gb = p["id_a"].map(group), p["id_b"].map(group)
-    p["label"] = np.where(ga.notna() & (ga == gb), "duplicate", "not_duplicate")
+    p["label"] = label_names(load_sample(SAMPLE), p["id_a"], p["id_b"])
     p.to_csv(d / "pairs.csv", index=False)
     cfg = tmp_path / "config.json"
     E.write_config(cfg, Config(b=16, r=8, threshold=0.8))

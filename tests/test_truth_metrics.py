@@ -150,3 +150,12 @@ def test_false_candidate_pairs_leave_not_judged_documents_out():
     ws = Workspace(_sample(groups=["g", "g", None, "?", "?"]))
     ni, nj = ws.negative_pairs()
     assert list(zip(ni.tolist(), nj.tolist())) == [(0, 2), (1, 2)]
+
+
+def test_label_names_spell_the_oracle_labels():
+    from calib.truth import label_names
+    s = _sample(groups=["g", "g", None, "?", None])
+    assert label_names(s, ["b", "a", "c", "e"], ["a", "c", "d", "c"]).tolist() == \
+        ["duplicate", "not_duplicate", "", "not_duplicate"]
+    with pytest.raises(ValueError, match="'zz'"):
+        label_names(s, ["a"], ["zz"])
