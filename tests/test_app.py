@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -408,18 +409,24 @@ def test_review_flow(tmp_path):
     assert at.text_input(key="review_db_input").value == os.environ["CALIB_REVIEW_DB"]
     assert at.button(key="decide_duplicate").disabled  # no reviewer yet
     queue_before = at.subheader[0].value
+    # the shipped sample's not-judged documents (group '?'): pairs without a sample label come first
+    m = re.fullmatch(r"Queue: ([\d,]+) pairs left \(([\d,]+) without a sample label\)", queue_before)
+    left, unlabeled = (int(x.replace(",", "")) for x in m.groups())
+    assert 10 <= unlabeled <= 40 and unlabeled < left
+    assert "sample label: unlabeled" in shown_pair(at)
+    assert not any("already has a sample label" in c.value for c in at.caption)
     at.text_input(key="reviewer_input").set_value("ana").run()
     at.button(key="decide_not_duplicate").click().run()
     assert not at.exception and not errors(at), errors(at)
     assert metric(at, "Decisions recorded") == "1"
     assert metric(at, "Pairs: not duplicate") == "1"
-    assert at.subheader[0].value != queue_before  # one pair fewer in the queue
+    assert at.subheader[0].value == f"Queue: {left - 1:,} pairs left ({unlabeled - 1:,} without a sample label)"
     assert Path(os.environ["CALIB_REVIEW_DB"]).exists()
     pairs_before = len(at.session_state["calib_sample"].pairs)
     at.button(key="use_reviews").click().run()
     s = at.session_state["calib_sample"]
     assert s.name.endswith("+reviews")
-    assert len(s.pairs) in (pairs_before, pairs_before + 1)
+    assert len(s.pairs) == pairs_before + 1  # the reviewed pair had no label: a new one
     assert (s.pairs["category"] == "review").sum() == 1
     assert at.session_state.get("calib_results") is None or at.session_state["calib_results_hash"] != \
         at.session_state["calib_sample_hash"]
@@ -521,14 +528,14 @@ def test_export_page_config_targets_manifest():
     assert langs.count("python") == 4 and langs.count("bash") == 1
     assert "MinHashLSH" in at.code[1].value and "MINHASH_LSH" in at.code[2].value
     # each target's own figures beside the config's (issue 11): the same LSH without verification
-    # (datatrove) removes 276 documents with 32 false removals instead of 198 and 0
+    # (datatrove) removes 297 documents with 32 false removals instead of 219 and 0
     ev_table = at.table[0].value
     assert list(ev_table.columns) == ["calibrated config", "datasketch", "Milvus MINHASH_LSH", "datatrove",
                                       "text-dedup", "NeMo Curator"]
-    assert ev_table.loc["documents removed", "calibrated config"] == "198"
-    assert ev_table.loc["documents removed", "datatrove"] == "276"
+    assert ev_table.loc["documents removed", "calibrated config"] == "219"
+    assert ev_table.loc["documents removed", "datatrove"] == "297"
     assert ev_table.loc["false removals", "datatrove"] == "32"
-    assert ev_table.loc["documents removed", "datasketch"] == "198"
+    assert ev_table.loc["documents removed", "datasketch"] == "219"
     assert ev_table.loc["verification", "datatrove"] == "none"
     assert ev_table.loc["kept per cluster", "datatrove"] == "union-find root (size)"
     # datasketch expresses the default config; the four others each list what they cannot
@@ -536,10 +543,10 @@ def test_export_page_config_targets_manifest():
     assert any("cannot express" in w.value for w in at.warning)
     assert sum("**Keeps per cluster:**" in m.value for m in at.markdown) == 5
     # 3. the manifest preview
-    assert metric(at, "Proposed removals") == "198"
-    assert shown_rows(at).startswith("**Showing 198 of 198")
+    assert metric(at, "Proposed removals") == "219"
+    assert shown_rows(at).startswith("**Showing 219 of 219")
     table = at.dataframe[0].value
-    assert list(table.columns[:len(MANIFEST_COLUMNS)]) == list(MANIFEST_COLUMNS) and len(table) == 198
+    assert list(table.columns[:len(MANIFEST_COLUMNS)]) == list(MANIFEST_COLUMNS) and len(table) == 219
     keys = [b.key for b in at.download_button]
     assert keys == ["download_config", "download_targets", "download_manifest_csv", "download_manifest_parquet"]
     at.download_button(key="download_manifest_csv").click().run()

@@ -157,6 +157,37 @@ def test_review_queue_puts_unlabeled_pairs_first():
     assert list(zip(none["id_a"], none["id_b"])) == [("a", "b"), ("g", "h"), ("i", "j"), ("c", "d"), ("e", "f")]
 
 
+@pytest.mark.slow
+def test_shipped_sample_review_queue_starts_with_unlabeled_pairs():
+    """On the shipped sample the recommended configuration (char5, b=16 r=8, exact J >= 0.8) acts on
+    pairs without a sample label: exactly its verified pairs with a not-judged document (group '?'),
+    checked against Python-set Jaccard of those documents with every other one; they lead the queue
+    and count as unlabeled removals, not as false ones."""
+    from appui.reviews import action_pairs
+    from calib.config import Config
+    from calib.represent import Representation, shingle_strings
+    from calib.samples import NOT_JUDGED, load_sample
+    from calib.sweep import Workspace, evaluate
+    rep = Representation(shingle="char", k=5)
+    ws = Workspace(load_sample(ROOT / "data" / "sample"))
+    ev = evaluate(ws, Config(rep=rep, b=16, r=8, threshold=0.8))
+    pairs = action_pairs(ev, ws.sample, lambda i, j: [0.0] * len(i))
+    pairs["label"] = ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
+    q = review_queue(pairs, 0.8)
+    unlabeled = q[q["label"] == -1]
+    assert 10 <= len(unlabeled) <= 40 and (q["label"].iloc[:len(unlabeled)] == -1).all()
+    # brute force: every pair with a not-judged document at exact char5 J >= 0.8
+    docs = ws.sample.docs
+    sets = [set(shingle_strings(t, rep)) for t in docs["text"]]
+    unjudged = set(docs.index[docs["group"] == NOT_JUDGED])
+    similar = {tuple(sorted((docs["id"].iat[u], docs["id"].iat[k]))) for u in unjudged for k in range(len(docs))
+               if k != u and len(sets[u] & sets[k]) >= 0.8 * len(sets[u] | sets[k])}
+    got = set(zip(unlabeled["id_a"], unlabeled["id_b"]))
+    assert got <= similar and len(got) >= 0.9 * len(similar), (sorted(similar - got), sorted(got - similar))
+    assert all(ws.sample.docs.set_index("id").loc[[a, b], "group"].eq(NOT_JUDGED).any() for a, b in got)
+    assert ev.row["unlabeled_removals"] == len(unlabeled) and ev.row["verified_unlabeled"] == len(unlabeled)
+
+
 def test_contradicts_only_opposite_labels():
     decisions = ["duplicate", "duplicate", "duplicate", "not_duplicate", "not_duplicate", "not_duplicate",
                  "unsure", "unsure"]
