@@ -1,8 +1,9 @@
 """The shipped sample's figures that the README, data/README.md and the tests record:
-its size and labels, the default grid's recommendation (pair recall, false-removal
-rate, removals, chained removals, connected vs star), the app's default configuration,
-and the Review queue's unlabeled pairs under each. Rerun after a change of the
-sample or of the default grid, and update the figures it prints where they are recorded.
+its size and labels; the recommendation of the default search (``calib sweep``) and of
+the old fixed grid ``Grid()`` (the README's Python example): pair recall, false-removal
+rate, removals (unlabeled, chained), connected vs star; the app's default configuration;
+and the Review queue's pairs without a sample label under each. Rerun after a change
+of the sample or of the search, and update the figures it prints where they are recorded.
 
     python bench/sample_figures.py [--sample data/sample]
 """
@@ -21,6 +22,7 @@ from appui.reviews import action_pairs  # noqa: E402
 from calib.config import Config, config_from_row  # noqa: E402
 from calib.review import review_queue  # noqa: E402
 from calib.samples import load_sample, summary  # noqa: E402
+from calib.search import search  # noqa: E402
 from calib.sweep import Grid, Workspace, evaluate, recommend, sweep  # noqa: E402
 
 
@@ -52,11 +54,14 @@ def main() -> None:
     print(f"documents {info['documents']:,}, labeled pairs {info['pairs']:,} {info['pairs_by_label']}, "
           f"groups {info.get('groups')}")
     ws = Workspace(sample)
-    results = sweep(ws, Grid())
-    best = config_from_row(recommend(results, max_false_removal_rate=0.01))
-    print(f"recommended (Grid(), 1% budget): {best}")
-    for policy in ("connected", "star"):
-        print(f"  {policy}: {removal_figures(ws, dataclasses.replace(best, policy=policy))}")
+    found = search(ws)
+    print(f"default search: {found.added_text()}")
+    fixed = recommend(sweep(ws, Grid()), max_false_removal_rate=0.01)
+    for name, row in (("default search (calib sweep)", found.best), ("old fixed grid Grid()", fixed)):
+        best = config_from_row(row)
+        print(f"recommended by the {name}, 1% budget: {best}")
+        for policy in ("connected", "star"):
+            print(f"  {policy}: {removal_figures(ws, dataclasses.replace(best, policy=policy))}")
     default = Config()
     print(f"app default: {default}")
     print(f"  {removal_figures(ws, default)}")
