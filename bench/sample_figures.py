@@ -65,6 +65,10 @@ def main() -> None:
     default = Config()
     print(f"app default: {default}")
     print(f"  {removal_figures(ws, default)}")
+    from calib import targets
+    got = targets.evidence(ws, default, evaluation=evaluate(ws, default))
+    print("  as each production target runs it (removed, false, unlabeled): " + ", ".join(
+        f"{name} {e['removed']}/{e['false_removals']}/{e['unlabeled_removals']}" for name, e in got.items()))
 
 
 if __name__ == "__main__":

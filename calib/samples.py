@@ -521,8 +521,8 @@ def _label_name(v: bool) -> str:
 
 
 def _check_group(r: _PairRow, ga, gb) -> None:
-    if NOT_JUDGED in (ga, gb):  # nothing to contradict: the pair label is the only judgement
-        return
+    if any(isinstance(g, str) and g == NOT_JUDGED for g in (ga, gb)):  # nothing to contradict: the pair
+        return                                                            # label is the only judgement
     same = not _is_null(ga) and not _is_null(gb) and ga == gb
     if same != r.label:
         why = (f"both documents are in group {ga!r}" if same else
