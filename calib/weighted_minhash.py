@@ -34,10 +34,12 @@ dim) table; here they come from a hash of (seed, p, s) (:func:`_variates`),
 so the shingle space need not be enumerated. Given datasketch's tables
 (:func:`icws_dense`) the kernel returns datasketch's (k, t) pairs bit for bit.
 
-One integer per column for banding: the pair (s, t) becomes
-``splitmix64((s << 32) | (t mod 2^32)) >> 32`` (uint32). Equal pairs give
-equal integers; different pairs collide with probability 2^-32 per column,
-which adds at most ~2^-32 to each column's collision probability.
+One integer per column for banding: the pair (s, t) of column p becomes
+``splitmix64(((s << 32) | (t mod 2^32)) ^ salt_p) >> 32`` (uint32), salt_p a
+hash of (seed, p). Equal pairs give equal integers (and the key is a
+bijection of (s, t), so different pairs differ in 64 bits); after the
+truncation to 32 bits different pairs collide with probability ~2^-32,
+which adds at most that to each column's collision probability.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from numba import njit, prange
 from ._validate import pair_arrays, row_mask
 from .shingles import ShingleSets
 
-WEIGHTINGS = ("none", "idf")
+from .represent import WEIGHTINGS  # noqa: F401 (declared with the field)
 EMPTY = np.uint32(0xFFFFFFFF)
 _MAGIC = b"CALIBDF1"
 RULE = "w = ln(1 + N / max(df, 1))"
@@ -165,6 +167,16 @@ class WeightedSets(ShingleSets):
     def totals(self) -> np.ndarray:
         """Each document's total weight."""
         return np.add.reduceat(np.append(self.weights, 0.0), self.offsets[:-1]) * (np.diff(self.offsets) > 0)
+
+
+def weigh(sets: ShingleSets, rep, frequencies: DocumentFrequencies | None) -> ShingleSets:
+    """The sets as ``rep`` sketches and verifies them: weighted by the table when
+    ``rep.weighting`` is idf (which then needs one), unchanged otherwise."""
+    if rep.weighting == "none":
+        return sets
+    if frequencies is None:
+        raise ValueError(f"weighting {rep.weighting!r} needs a document-frequency table")
+    return WeightedSets.of(sets, frequencies)
 
 
 def entry_weights(sets: ShingleSets) -> np.ndarray:
@@ -306,10 +318,10 @@ def _icws_step(lw, r, ln_c, beta):
 
 
 @njit(inline="always")
-def pack(x, t):
-    """One uint32 for the ICWS pair (shingle x, t)."""
+def pack(x, t, salt):
+    """One uint32 for the ICWS pair (shingle x, t) of the column whose salt is ``salt``."""
     key = (np.uint64(x) << np.uint64(32)) | (np.uint64(np.int64(t) & np.int64(0xFFFFFFFF)))
-    return np.uint32(_splitmix64(key) >> np.uint64(32))
+    return np.uint32(_splitmix64(key ^ salt) >> np.uint64(32))
 
 
 @njit(cache=True, nogil=True)
@@ -329,7 +341,7 @@ def _icws(offsets, hashes, logw, num_perm, base):
                 ln_a, t = _icws_step(logw[q], r, ln_c, beta)
                 if ln_a < best:
                     best, bx, bt = ln_a, hashes[q], t
-            out[d, p] = pack(bx, bt)
+            out[d, p] = pack(bx, bt, _splitmix64(base + np.uint64(p)))
     return out
 
 

@@ -145,3 +145,91 @@ def test_document_frequencies_weights_and_file(tmp_path):
     (tmp_path / "bad.bin").write_bytes(b"nope")
     with pytest.raises(ValueError, match="CALIBDF1"):
         DocumentFrequencies.load(tmp_path / "bad.bin")
+
+
+# -- wired as a setting: Representation.weighting, the icws scheme, the weighted_jaccard measure -------------
+
+FOOTER = "Copyright Example Corp. All rights reserved. Privacy policy. Terms of use. Cookie settings. Contact us."
+
+
+@pytest.fixture(scope="module")
+def boiler_sample(tmp_path_factory):
+    """Twelve pages of one site (a shared footer), two near-copy pairs, two boilerplate pairs."""
+    import json
+
+    from calib.samples import load_sample
+    rng = np.random.default_rng(4)
+    words = [f"w{k}" for k in range(400)]
+    bodies = [" ".join(rng.choice(words, 25)) for _ in range(10)]
+    texts = [f"{b}\n{FOOTER}" for b in bodies]
+    texts += [texts[0].replace(bodies[0].split()[3], "changed"), texts[1] + " one more line"]
+    d = tmp_path_factory.mktemp("boiler")
+    (d / "docs.jsonl").write_text("".join(json.dumps({"id": f"d{k:02d}", "text": t}) + "\n"
+                                          for k, t in enumerate(texts)))
+    (d / "pairs.csv").write_text("id_a,id_b,label,category\nd00,d10,duplicate,light_edit\n"
+                                 "d01,d11,duplicate,light_edit\nd02,d03,not_duplicate,boilerplate\n"
+                                 "d04,d05,not_duplicate,boilerplate\n")
+    return load_sample(d)
+
+
+def test_workspace_weights_are_the_samples_idf(boiler_sample):
+    from calib.represent import Representation
+    from calib.sweep import Workspace
+    ws = Workspace(boiler_sample)
+    plain = Representation(shingle="char", k=5)
+    weighted = ws.sets(plain.with_(scheme="icws", weighting="idf"))
+    sets = ws.sets(plain)
+    docs = [set(sets.of(d).tolist()) for d in range(sets.n)]
+    n = len(docs)
+    want = np.array([math.log(1 + n / sum(h in s for s in docs)) for h in sets.hashes.tolist()])
+    np.testing.assert_allclose(weighted.weights, want, rtol=1e-12)
+    np.testing.assert_array_equal(weighted.hashes, sets.hashes)
+
+
+def test_weighting_needs_icws_and_weighted_jaccard():
+    from calib.config import Config
+    from calib.represent import Representation
+    with pytest.raises(ValueError, match="weighted signature scheme"):
+        Representation(weighting="idf")
+    with pytest.raises(ValueError, match="weighting must be one of"):
+        Representation(weighting="tfidf", scheme="icws")
+    with pytest.raises(ValueError, match="weighted_jaccard"):
+        Config(Representation(weighting="idf", scheme="icws"), measure="jaccard")
+    rep = Representation(weighting="idf", scheme="icws")
+    assert rep.to_dict()["weighting"] == "idf" and "weighting" not in Representation().to_dict()
+    assert rep.fingerprint() != rep.with_(weighting="none").fingerprint()
+    assert rep.label().endswith(" idf") and rep.shingling() == Representation().shingling()
+
+
+def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
+    from calib.config import config_from_row
+    from calib.represent import Representation
+    from calib.sweep import Grid, Workspace, sweep
+    g = Grid(representations=(Representation(shingle="char", k=5),), num_perms=(32,), splits=((8, 4),),
+             thresholds=(0.3, 0.6), weightings=("none", "idf"), measures=("jaccard", "containment"),
+             representative="longest")
+    cfgs = list(g.configs())
+    idf = [c for c in cfgs if c.rep.weighting == "idf"]
+    assert {(c.rep.scheme, c.measure) for c in idf} == {("icws", "weighted_jaccard")}   # containment: no idf form
+    assert len(idf) == 2 and len(cfgs) == 2 + 2 * 2
+    ws = Workspace(boiler_sample)
+    rows = sweep(ws, Grid(representations=g.representations, num_perms=(32,), splits=((8, 4),),
+                          thresholds=(0.3, 0.6), weightings=("none", "idf")))
+    assert rows["weighting"].tolist() == ["none", "none", "idf", "idf"]
+    for _, row in rows.iterrows():
+        cfg = config_from_row(row)
+        assert cfg.fingerprint() == row["config_fingerprint"]
+        # similar pairs: every pair whose exact (weighted) Jaccard reaches the threshold, by brute force
+        sets = ws.sets(cfg.rep)
+        I, J = np.triu_indices(sets.n, 1)
+        sim = pairs_weighted_jaccard(sets, I, J) if cfg.rep.weighting == "idf" else pairs_jaccard(sets, I, J)
+        assert row["similar_pairs"] == int((sim >= cfg.threshold).sum())
+    # the shared footer: J of a boilerplate pair is well above its weighted J
+    sets_n, sets_w = ws.sets(Representation(shingle="char", k=5)), ws.sets(config_from_row(rows.iloc[2]).rep)
+    assert pairs_jaccard(sets_n, [2], [3])[0] > 2 * pairs_weighted_jaccard(sets_w, [2], [3])[0]
+
+
+def test_default_rows_have_no_weighting_column(boiler_sample):
+    from calib.sweep import Grid, sweep
+    rows = sweep(boiler_sample, Grid(num_perms=(16,), splits=((4, 4),), thresholds=(0.5,)))
+    assert "weighting" not in rows.columns
