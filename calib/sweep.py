@@ -64,10 +64,12 @@ def _no_progress(fraction: float, message: str) -> None:
 class Workspace:
     """The expensive, reusable steps for one sample, cached by fingerprint."""
 
-    def __init__(self, sample: Sample, *, collapse: bool = True, frequencies: Callable | None = None):
+    def __init__(self, sample: Sample, *, collapse: bool = True, frequencies: Callable | None = None,
+                 frequencies_source: str = "sample"):
         self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
         # weighting idf: the document frequencies come from the sample, or from frequencies(rep) (a named corpus)
         self._frequencies_of = frequencies
+        self.frequencies_source = frequencies_source if frequencies is not None else "sample"
         self._df: dict[str, object] = {}
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")

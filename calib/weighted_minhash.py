@@ -117,9 +117,9 @@ class DocumentFrequencies:
         return cls(int(n), hashes, df)
 
     @classmethod
-    def load(cls, path, sha256: str | None = None) -> "DocumentFrequencies":
-        """Read a saved table; with ``sha256``, refuse a file whose hash differs."""
-        data = Path(path).read_bytes()
+    def load(cls, path, sha256: str | None = None, data: bytes | None = None) -> "DocumentFrequencies":
+        """Read a saved table (or its ``data``, read elsewhere); with ``sha256``, refuse a file whose hash differs."""
+        data = Path(path).read_bytes() if data is None else data
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise ValueError(f"{path}: sha256 {hashlib.sha256(data).hexdigest()} differs from the config "
                              f"document's {sha256} (the table was changed or replaced)")
@@ -161,12 +161,8 @@ class WeightedSets(ShingleSets):
     weights: np.ndarray = None
 
     @classmethod
-    def of(cls, sets: ShingleSets, table: DocumentFrequencies) -> "WeightedSets":
+    def from_table(cls, sets: ShingleSets, table: DocumentFrequencies) -> "WeightedSets":
         return cls(sets.offsets, sets.hashes, sets.unique, table.weights(sets.hashes))
-
-    def totals(self) -> np.ndarray:
-        """Each document's total weight."""
-        return np.add.reduceat(np.append(self.weights, 0.0), self.offsets[:-1]) * (np.diff(self.offsets) > 0)
 
 
 def weigh(sets: ShingleSets, rep, frequencies: DocumentFrequencies | None) -> ShingleSets:
@@ -176,7 +172,7 @@ def weigh(sets: ShingleSets, rep, frequencies: DocumentFrequencies | None) -> Sh
         return sets
     if frequencies is None:
         raise ValueError(f"weighting {rep.weighting!r} needs a document-frequency table")
-    return WeightedSets.of(sets, frequencies)
+    return WeightedSets.from_table(sets, frequencies)
 
 
 def entry_weights(sets: ShingleSets) -> np.ndarray:

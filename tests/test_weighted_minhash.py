@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from datasketch import WeightedMinHashGenerator
 
+from _weighted import write_boiler_sample
+
 from calib.jaccard import pairs_jaccard
 from calib.shingles import ShingleSets
 from calib.weighted_minhash import (DocumentFrequencies, WeightedSets, all_pairs_weighted_above,
@@ -149,27 +151,10 @@ def test_document_frequencies_weights_and_file(tmp_path):
 
 # -- wired as a setting: Representation.weighting, the icws scheme, the weighted_jaccard measure -------------
 
-FOOTER = "Copyright Example Corp. All rights reserved. Privacy policy. Terms of use. Cookie settings. Contact us."
-
-
 @pytest.fixture(scope="module")
 def boiler_sample(tmp_path_factory):
-    """Twelve pages of one site (a shared footer), two near-copy pairs, two boilerplate pairs."""
-    import json
-
     from calib.samples import load_sample
-    rng = np.random.default_rng(4)
-    words = [f"w{k}" for k in range(400)]
-    bodies = [" ".join(rng.choice(words, 25)) for _ in range(10)]
-    texts = [f"{b}\n{FOOTER}" for b in bodies]
-    texts += [texts[0].replace(bodies[0].split()[3], "changed"), texts[1] + " one more line"]
-    d = tmp_path_factory.mktemp("boiler")
-    (d / "docs.jsonl").write_text("".join(json.dumps({"id": f"d{k:02d}", "text": t}) + "\n"
-                                          for k, t in enumerate(texts)))
-    (d / "pairs.csv").write_text("id_a,id_b,label,category\nd00,d10,duplicate,light_edit\n"
-                                 "d01,d11,duplicate,light_edit\nd02,d03,not_duplicate,boilerplate\n"
-                                 "d04,d05,not_duplicate,boilerplate\n")
-    return load_sample(d)
+    return load_sample(write_boiler_sample(tmp_path_factory.mktemp("boiler")))
 
 
 def test_workspace_weights_are_the_samples_idf(boiler_sample):
