@@ -116,7 +116,7 @@ class Workspace:
                              frequencies_from_sets(self.sets(rep.with_(weighting="none", scheme="prefix"))))
         return self._df[key]
 
-    def _sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
+    def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
         """What a signature column's collision probability is: J, or weighted J under a weighting."""
         if rep.weighting == "none":
             return pairs_jaccard(self.sets(rep), i, j)
@@ -193,7 +193,7 @@ class Workspace:
         """J of the duplicate pairs (weighted J under a weighting: what drives the band S-curve)."""
         key = rep.shingling_fingerprint() + ("" if rep.weighting == "none" else f":{rep.weighting}")
         if key not in self._pos:
-            self._pos[key] = self._sketch_similarity(rep, self.truth.pos_i, self.truth.pos_j)
+            self._pos[key] = self.sketch_similarity(rep, self.truth.pos_i, self.truth.pos_j)
         return self._pos[key]
 
     def estimates(self, rep: Representation, what: str, i: np.ndarray, j: np.ndarray,
@@ -247,7 +247,7 @@ class Workspace:
         key = rep.shingling_fingerprint() + ("" if rep.weighting == "none" else f":{rep.weighting}")
         if key not in self._neg_j:
             ni, nj = self.negative_pairs()
-            self._neg_j[key] = self._sketch_similarity(rep, ni, nj)
+            self._neg_j[key] = self.sketch_similarity(rep, ni, nj)
         return self._neg_j[key]
 
     def candidates(self, rep: Representation, b: int, r: int, max_pairs: int | None):
@@ -700,7 +700,9 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
                     max_pairs: int | None = 20_000_000) -> pd.DataFrame:
     """Empirical candidate rate per exact-J bin against the S-curve and the
     expected rate, with intervals that cover sampling (cluster bootstrap where
-    a bin's pairs share documents) and hash luck (band jackknife).
+    a bin's pairs share documents) and hash luck (band jackknife). Under a
+    weighting the bins are of weighted J (what an ICWS column collides with:
+    the S-curve is the same 1 - (1 - s^r)^b at s = J_w).
 
     Pairs: every pair with J >= floor, the labeled pairs, and a seeded
     uniform sample of random pairs (which fill the low bins). More than
@@ -708,7 +710,8 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     """
     n = ws.sample.n
     try:
-        ri, rj, _ = ws.reference_pairs(rep, floor, max_pairs)
+        ri, rj, _ = ws.reference_pairs(rep, floor, max_pairs,
+                                       "jaccard" if rep.weighting == "none" else "weighted_jaccard")
     except TooManyPairs as exc:
         raise ValueError(f"{exc}; the collision curve measures every one of them") from None
     rng = np.random.default_rng(seed)
@@ -724,7 +727,7 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     active = ws.active(rep)
     m = active[i] & active[j]
     i, j = i[m], j[m]
-    sim = pairs_jaccard(ws.sets(rep), i, j)
+    sim = ws.sketch_similarity(rep, i, j)
     count, first = lsh.band_hits(ws.signatures(rep), i, j, b, r)
     return collision_rates(sim, count, b, r, bins, boot=ws.boot, i=i, j=j, first=first)
 
