@@ -158,7 +158,12 @@ def test_schema_sections_are_the_config_fields():
 
 @pytest.mark.parametrize("cfg", ODD, ids=lambda c: c.verify.value)
 def test_document_round_trip(cfg):
-    doc = json.loads(json.dumps(build_config_doc(cfg)))
+    weights = None
+    if cfg.rep.weighting != "none":  # a weighted document names its document-frequency table
+        from calib.export import weights_entry
+        from calib.weighted_minhash import DocumentFrequencies
+        weights = weights_entry(DocumentFrequencies(3, np.array([7], np.uint32), np.array([2])), "sample")
+    doc = json.loads(json.dumps(build_config_doc(cfg, weights=weights)))
     validate_doc(doc)
     assert config_from_doc(doc) == cfg
 
