@@ -297,6 +297,18 @@ def _concat_sets(parts: list[ShingleSets]) -> ShingleSets:
     return ShingleSets(np.concatenate(offs), np.concatenate(hs), True)
 
 
+def corpus_frequencies(path, rep, *, batch_size: int = 10_000, id_field: str = "id",
+                       text_field: str = "text"):
+    """Document frequencies of ``rep``'s shingles over a corpus file (weighting idf from a
+    corpus the user names instead of the sample), one batch of documents at a time."""
+    from .weighted_minhash import frequencies_from_sets, merge_frequencies
+    tables = [frequencies_from_sets(shingle_hashes(texts, rep, unique=True))
+              for _, texts, _ in iter_corpus(path, batch_size=batch_size, id_field=id_field, text_field=text_field)]
+    if not tables:
+        raise ApplyError(f"{path}: no document to count shingle frequencies on")
+    return merge_frequencies(tables)
+
+
 def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
                  max_pairs: int | None = 50_000_000, review_store=None, collapse: bool = True,

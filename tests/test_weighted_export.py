@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -100,3 +101,28 @@ def test_table_round_trips_through_bytes(exported):
     table = ws.frequencies(WEIGHTED.rep)
     again = DocumentFrequencies.from_bytes(table.to_bytes())
     assert again.documents == table.documents and again.to_bytes() == table.to_bytes()
+
+
+def test_idf_corpus_supplies_the_frequencies(tmp_path, capsys):
+    """--idf-corpus: the weights come from the named corpus; the export says so and carries its table."""
+    d = write_boiler_sample(tmp_path)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text((d / "docs.jsonl").read_text() + json.dumps({"id": "extra", "text": "w1 w2 w3 w4 w5 w6"}) + "\n")
+    out = tmp_path / "exp"
+    code = main(["export", "--sample", str(d), "--config", str(_config_file(tmp_path)), "--out", str(out),
+                 "--idf-corpus", str(corpus)])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads((out / "config.json").read_text())
+    assert doc["weights"]["documents"] == 13 and doc["weights"]["source"] == "corpus corpus.jsonl"
+    code = main(["export", "--sample", str(d), "--config", str(_config_file(tmp_path)), "--out", str(tmp_path / "x"),
+                 "--idf-corpus", str(tmp_path / "absent.jsonl")])
+    assert code == 2 and "--idf-corpus" in capsys.readouterr().err
+
+
+def _config_file(tmp_path):
+    """A saved weighted config (export --config re-evaluates it and writes its own table)."""
+    path = tmp_path / "given.json"
+    doc = E.build_config_doc(WEIGHTED, weights=E.weights_entry(DocumentFrequencies(1, np.zeros(0, np.uint32),
+                                                                                   np.zeros(0, np.int64)), "x"))
+    path.write_text(json.dumps(doc))
+    return path
