@@ -230,14 +230,15 @@ def estimate_weighted_jaccard(sig: np.ndarray, sizes: np.ndarray, i, j) -> np.nd
 
 
 def all_pairs_weighted_above(sets: ShingleSets, threshold: float, *, active=None, max_pairs: int | None = None,
-                             block: int = 512) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                             block: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair (i < j) with J_w >= threshold and its J_w, sorted by (i, j).
 
     Needs one weight per shingle (the same in every document, as IDF gives):
     w(A & B) comes from a sparse product of row blocks with the whole
     document-shingle matrix; the pairs it keeps (with a 1e-9 margin) are
     recomputed by :func:`pairs_weighted_jaccard`, the value every other path
-    reports. Raises :class:`calib.jaccard.TooManyPairs` past ``max_pairs``.
+    reports. Raises :class:`calib.jaccard.TooManyPairs` past ``max_pairs``. A block of
+    ``block`` rows holds at most block x n products (default: about 4 million, at most 512 rows).
     """
     from scipy.sparse import csr_matrix
 
@@ -255,6 +256,7 @@ def all_pairs_weighted_above(sets: ShingleSets, threshold: float, *, active=None
     B.data[:] = 1.0
     BT = B.T.tocsr()
     total = np.asarray(X.sum(axis=1)).ravel()
+    block = block or max(1, min(512, 4_000_000 // max(n, 1)))
     out_i, out_j, found = [], [], 0
     for lo in range(0, n, block):
         P = (X[lo:lo + block] @ BT).tocoo()
