@@ -66,14 +66,17 @@ GRID = Grid(
 # docstring). Recorded with numpy's AVX-512 paths on and off (NPY_DISABLE_CPU_FEATURES): the raw CSV
 # bytes differ there in 90 floats of expected_false_candidate_rate and false_candidate_rate_high (at
 # most 1.2e-17), these checksums do not.
+# Re-recorded for issue 23 (what a recommendation stands on): the sweep table gains 7 columns
+# (labeled_removals, labeled_removal_share, false_removal_rate_if_unlabeled_fine/_false, ignored_pairs,
+# ignored_categories, largest_group_pair_share) and config.json's evidence the same metrics plus an
+# 'ignored' entry; with those dropped, the table and both config.json files hash to the values recorded
+# for issue 27 (a2f9e6ce..., 9cb46693..., 4e65a697...). Manifests are unchanged.
 # Re-recorded for issue 27 (last point): the shipped sample gained 36 not-judged documents (group '?',
 # 2,396 documents; the labeled ones and pairs.csv byte-identical), so candidate counts, reductions,
 # the sampled false-candidate pairs, removals (now with unlabeled ones) and the manifests move; pair
 # recall and false-removal rates do not. Recorded with numpy's AVX-512 paths on and off, same sums.
-# Re-recorded after merging issue 23: rows gain what a recommendation stands on (labeled_removals,
-# labeled_removal_share, false_removal_rate_if_unlabeled_fine/false), and recommend() breaks ties on
-# pair recall towards the row whose removals are most labeled, which picks another row of this grid
-# now that the sample has unlabeled removals (the recommended manifest changes). AVX-512 on and off.
+# With issue 23's recommend(), which breaks ties on pair recall towards the row whose removals are
+# most labeled, that picks another row of this grid (the recommended manifest changes).
 SWEEP_CSV_SHA256 = "970856d29d3a49371b4801b0988b619651bf52d9704f5c4969836828178aa27b"
 EXPORTS = {
     # the grid's recommendation under a 1% false-removal budget
