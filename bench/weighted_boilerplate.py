@@ -3,7 +3,7 @@
     PYTHONPATH=. python bench/weighted_boilerplate.py [--out bench/results/weighted_boilerplate.md]
         [--reps word5,char5] [--thresholds 0.3,0.4,0.5,0.6,0.7,0.8] [--split 32x4] [--skip-speed]
 
-Quality, on data/sample (2,360 documents, 64 labeled boilerplate pairs):
+Quality, on data/sample (2,396 documents, 64 labeled boilerplate pairs):
 for each representation and threshold t, the unweighted config (scheme prefix,
 exact J >= t) and the weighted one (weighting idf, scheme icws, exact J_w >= t),
 both num_perm 128 and the same LSH split, are evaluated (``calib.sweep.labeled_pairs``).
