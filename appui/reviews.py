@@ -18,6 +18,7 @@ from .paths import ENV_VAR as PATHS_ENV_VAR
 from .paths import allowed_roots, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
+OVERLAP = "calib_review_overlap"  # the overlap share, a plain session key (widget keys drop on page change)
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -87,17 +88,26 @@ def opened_store(db: str):
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
-    """The review database and reviewer name inputs (Review and Label pages):
-    the checked database path, kept in the session state, or None after an error."""
+    """The review database, reviewer name and overlap share inputs (Review and Label pages):
+    the checked database path, kept in the session state, or None after an error. The name and
+    the share are kept in plain session keys, so they hold across pages for the browser session."""
     import streamlit as st
+
+    from calib.overlap import DEFAULT_SHARE
 
     from . import state
     from .text import md
     ss = st.session_state
-    c = st.columns([3, 2])
+    c = st.columns([3, 2, 2])
     text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or default_db(),
                            key=db_key, help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key)
+    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key,
+                                         placeholder="required before the first decision",
+                                         help="Kept for this browser session; every decision records it.")
+    ss[OVERLAP] = c[2].number_input("Share shown to a second reviewer", 0.0, 1.0, float(ss.get(OVERLAP, DEFAULT_SHARE)),
+                                    0.05, key=f"{reviewer_key}_overlap",
+                                    help="Pairs (chosen by a hash of their ids, the same for everyone) that a "
+                                         "second reviewer decides blind, to measure agreement.")
     try:
         path = check_db_path(text)
     except ValueError as exc:
@@ -105,6 +115,50 @@ def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
         return None
     ss[state.REVIEW_DB] = str(path)
     return str(path)
+
+
+def reviewer() -> str:
+    """The reviewer name of this browser session ('' until typed)."""
+    import streamlit as st
+
+    from . import state
+    return str(st.session_state.get(state.REVIEWER, "") or "").strip()
+
+
+def need_reviewer() -> None:
+    """Why the decision buttons are off, until a reviewer name is typed."""
+    import streamlit as st
+    st.warning("Type your reviewer name above before recording decisions: every decision carries it, and "
+               "agreement between reviewers is measured from it.")
+
+
+def label_counts_line(counts) -> str:
+    """How the reviews become labels, said wherever they do (Review, Label, Sweep pages)."""
+    from calib.adjudication import RULE
+    return (f"{counts.used:,} label(s) used: {counts.adjudicated:,} adjudicated, {counts.unanimous:,} unanimous; "
+            f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
+
+
+def agreement_view(decisions: pd.DataFrame, sample: Sample | None) -> None:
+    """The kappa table (overall, per category, per reviewer) with its intervals."""
+    import streamlit as st
+
+    from calib.agreement import agreement_table, sample_categories
+
+    from . import tables
+    table = agreement_table(decisions, sample_categories(sample) if sample is not None else None)
+    o = table.iloc[0]
+    if o["pairs"] == 0:
+        st.info("No pair has been decided by two reviewers yet: agreement needs the overlap share "
+                "(a second, blind review of some pairs).")
+        return
+    frame, config = tables.view(table, formats={"kappa": "%.3f", "low": "%.3f", "high": "%.3f"})
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    st.caption("Cohen's kappa when two reviewers rated the pairs, Fleiss' kappa when more did; per reviewer, "
+               "Cohen's kappa of that reviewer against the others' ratings of the same pairs. low-high: 95% "
+               "percentile bootstrap over pairs. Only pairs rated by two or more reviewers count; 'unsure' "
+               "abstains (counted, not rated). Categories are the sample's pair categories; pairs the sample "
+               "does not label are 'unlabeled'.")
 
 
 def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
@@ -139,4 +193,4 @@ def with_sample_labels(decisions: pd.DataFrame, sample: Sample, truth) -> pd.Dat
     return decisions.assign(sample_label=label)
 
 
-__all__ = ["action_pairs", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "pair_frame"]
+__all__ = ["action_pairs", "reviewer", "need_reviewer", "label_counts_line", "agreement_view", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "pair_frame"]

@@ -28,6 +28,14 @@ RULE = ("the latest adjudication; else the reviewers' decisions when they all ag
         "each reviewer's latest decision, 'unsure' abstains); else contested: excluded and counted")
 
 
+def decisions_of(store) -> pd.DataFrame:
+    """Every decision of a review store, oldest first, with ``kind`` (a store without the column:
+    every decision is a review)."""
+    if hasattr(store, "all_decisions"):
+        return store.all_decisions()
+    return store.all().assign(kind="review")
+
+
 def pair_decisions(decisions: pd.DataFrame) -> pd.DataFrame:
     """The decisions on pairs (id_b set), with ``kind`` and ``order`` (insertion order) filled in,
     oldest first; id_a < id_b as the store keeps them."""
@@ -150,5 +158,5 @@ def check_adjudicator(decisions: pd.DataFrame, id_a: str, id_b: str, adjudicator
         raise ValueError(f"{adjudicator.strip()} reviewed {a} / {b}: another person adjudicates it")
 
 
-__all__ = ["LABELS", "STATUSES", "RULE", "LabelCounts", "pair_decisions", "reviewer_votes", "pair_verdicts",
+__all__ = ["LABELS", "STATUSES", "RULE", "LabelCounts", "decisions_of", "pair_decisions", "reviewer_votes", "pair_verdicts",
            "label_counts", "review_labels", "resolved_decisions", "adjudication_queue", "check_adjudicator"]

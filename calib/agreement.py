@@ -176,6 +176,13 @@ def agreement_table(decisions: pd.DataFrame, categories: pd.DataFrame | None = N
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def sample_categories(sample) -> pd.DataFrame:
+    """id_a, id_b, category of the sample's labeled pairs (the categories agreement is broken down by)."""
+    p = sample.pairs
+    return pd.DataFrame({"id_a": sample.ids[p["i"].to_numpy(np.int64)], "id_b": sample.ids[p["j"].to_numpy(np.int64)],
+                         "category": p["category"].astype(str).to_numpy() if "category" in p else "labeled"})
+
+
 def agreement_summary(table: pd.DataFrame) -> dict:
     """The overall row as plain numbers (for the export's evidence and the CLI's --json)."""
     r = table[table["scope"] == "overall"].iloc[0]
@@ -187,4 +194,4 @@ def agreement_summary(table: pd.DataFrame) -> dict:
             "reviewers": int(r["reviewers"]), "interval": "percentile bootstrap over pairs, 95%"}
 
 
-__all__ = ["REPLICATES", "COLUMNS", "cohen_kappa", "fleiss_kappa", "agreement_table", "agreement_summary"]
+__all__ = ["REPLICATES", "COLUMNS", "cohen_kappa", "fleiss_kappa", "agreement_table", "agreement_summary", "sample_categories"]

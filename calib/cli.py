@@ -601,6 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "'calib[spark]' and a Java runtime; master from spark-submit, CALIB_SPARK_MASTER or local[*])")
     ap.set_defaults(func=cmd_apply)
     __import__("calib.draw", fromlist=["add_parser"]).add_parser(sub)  # calib draw (calib/draw.py)
+    __import__("calib.reviews_cli", fromlist=["add_parser"]).add_parser(sub)  # calib reviews (calib/reviews_cli.py)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
                         description="subcommands: build (rebuild data/sample from data/base, deterministic), "
                                     "extract-base (collect the base text, run once), corpus (rebuild the unlabeled corpus "

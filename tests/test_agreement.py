@@ -152,3 +152,32 @@ def test_overlap_routing_is_deterministic_blind_and_capped():
     for_cy = offered_to(pairs, d2, "cy", share=0.2, seed=1)
     assert for_cy["id_a"].isin([x for x, *_ in second]).sum() == 0
     assert len(offered_to(pairs, d, "bo", share=0.0, seed=1)) == 3000
+
+
+@pytest.mark.slow
+def test_contested_sensitivity_matches_fresh_sweeps():
+    """Each way of the contested pairs gives the recommendation a sweep from scratch on that
+    labeling gives (the relabeled workspace shares only text-derived caches)."""
+    from calib.represent import Representation
+    from calib.review import with_review_labels
+    from calib.samples import SAMPLE_DIR, load_sample
+    from calib.sensitivity import contested_sensitivity
+    from calib.sweep import Grid, Workspace, sweep, with_recommendation
+    s = load_sample(SAMPLE_DIR)
+    p = s.pairs[s.pairs["category"].isin(["near_threshold", "partial"])]
+    contested = pd.DataFrame({"id_a": s.ids[p["i"]], "id_b": s.ids[p["j"]]})
+    g = Grid(representations=(Representation(shingle="word", k=3),), num_perms=(64,), thresholds=(0.3, 0.5, 0.7, 0.9))
+    ws = Workspace(s)
+    tab = contested_sensitivity(ws, g, contested, budget=0.02).set_index("labels")
+    for way in ("duplicate", "not_duplicate"):
+        s2, used, _ = with_review_labels(s, contested.assign(label=way, category="contested"))
+        assert used == len(contested)
+        ref = with_recommendation(sweep(Workspace(s2), g), max_false_removal_rate=0.02)
+        want = ref[ref["recommended"]].iloc[0]
+        got = tab.loc[f"contested -> {way.replace('_', ' ')}"]
+        assert got["config_fingerprint"] == want["config_fingerprint"]
+        assert got["pair_recall"] == pytest.approx(want["pair_recall"])
+        assert got["false_removal_rate"] == pytest.approx(want["false_removal_rate"])
+    base = tab.loc["as labeled"]
+    assert tab.loc["contested -> duplicate", "pair_recall_change"] == pytest.approx(
+        tab.loc["contested -> duplicate", "pair_recall"] - base["pair_recall"])
