@@ -139,6 +139,28 @@ def label_counts_line(counts) -> str:
             f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
 
 
+REVIEW_LABELS = "calib_review_labels"  # {"hash", "contested", "counts"}: the sample the reviews labeled
+
+
+def remember_review_labels(sample_hash: str, decisions: pd.DataFrame, counts) -> None:
+    """Keep, for the sample the reviews just labeled, its contested pairs and label counts: the Sweep
+    page reports how the recommendation moves if the contested pairs went either way."""
+    import streamlit as st
+
+    from calib.adjudication import pair_verdicts
+    v = pair_verdicts(decisions)
+    st.session_state[REVIEW_LABELS] = {"hash": sample_hash, "counts": counts,
+                                       "contested": v.loc[v["status"] == "contested", ["id_a", "id_b"]]
+                                       .reset_index(drop=True)}
+
+
+def review_labels_of(sample_hash: str | None) -> dict | None:
+    """What :func:`remember_review_labels` kept, if it is about this sample."""
+    import streamlit as st
+    got = st.session_state.get(REVIEW_LABELS)
+    return got if got and got["hash"] == sample_hash else None
+
+
 def agreement_view(decisions: pd.DataFrame, sample: Sample | None) -> None:
     """The kappa table (overall, per category, per reviewer) with its intervals."""
     import streamlit as st

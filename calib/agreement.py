@@ -83,7 +83,7 @@ def _resample_weights(n: int, replicates: int, rng: np.random.Generator) -> np.n
 
 def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
     v = values[np.isfinite(values)]
-    if len(v) < 0.5 * len(values) or len(v) == 0:  # mostly undefined resamples: no honest interval
+    if len(values) == 0 or len(v) < 0.5 * len(values) or len(v) == 0:  # mostly undefined resamples: no honest interval
         return float("nan"), float("nan")
     q = (1.0 - confidence) / 2.0
     return float(np.quantile(v, q)), float(np.quantile(v, 1.0 - q))
@@ -119,7 +119,7 @@ def _scope_row(scope: str, group: str, votes: pd.DataFrame, *, replicates: int, 
         counts = pd.crosstab(v["item"], v["decision"]).reindex(columns=list(LABELS), fill_value=0)
         row["method"], values = "fleiss", _fleiss_weighted(counts.to_numpy(float), w)
     row["kappa"] = float(values[0])
-    row["low"], row["high"] = _interval(values[1:], confidence)
+    row["low"], row["high"] = _interval(values[1:] if n_items >= 2 else values[:0], confidence)
     return row
 
 
@@ -144,7 +144,7 @@ def _reviewer_row(reviewer: str, votes: pd.DataFrame, *, replicates: int, confid
     (x, y), k = _codes(couples["decision_me"].to_numpy(), couples["decision_other"].to_numpy())
     values = _cohen_weighted(x, y, w_items[:, pos], k)
     row["kappa"] = float(values[0])
-    row["low"], row["high"] = _interval(values[1:], confidence)
+    row["low"], row["high"] = _interval(values[1:] if len(items) >= 2 else values[:0], confidence)
     return row
 
 

@@ -127,6 +127,7 @@ def decisions_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
         new, used, skipped = reviews.merge_review_labels(s, labels)
         src = f"{st.session_state[state.SAMPLE_SOURCE]} + {count(used, 'review label')}"
         state.set_sample(Loaded(new, new.content_hash(), src))
+        reviews.remember_review_labels(new.content_hash(), decisions, counts)
         msg = f"The sample now carries {count(used, 'review label')} (a review overrides the sample's label); " \
               f"run the sweep again to use them. {reviews.label_counts_line(counts)}"
         if skipped:
