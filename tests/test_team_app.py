@@ -5,25 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from calib.adjudication import review_labels
 from calib.review import ReviewStore
+from test_app import _clean  # noqa: F401  (the autouse fixture: caches cleared, CALIB_REVIEW_DB in tmp_path)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def review_session(name: str, share: float = 1.0) -> AppTest:
