@@ -183,6 +183,15 @@ def sample_categories(sample) -> pd.DataFrame:
                          "category": p["category"].astype(str).to_numpy() if "category" in p else "labeled"})
 
 
+def review_evidence(decisions: pd.DataFrame, *, labels_from_reviews: bool, replicates: int = REPLICATES) -> dict:
+    """What an export records about the reviews: whether its labels came from them, the label rule,
+    how many labels each part of the rule gave (contested pairs excluded), and the reviewers' agreement."""
+    from .adjudication import RULE, review_labels
+    _, counts = review_labels(decisions)
+    return {"labels_from_reviews": bool(labels_from_reviews), "label_rule": RULE, "labels": counts.as_dict(),
+            "agreement": agreement_summary(agreement_table(decisions, replicates=replicates))}
+
+
 def agreement_summary(table: pd.DataFrame) -> dict:
     """The overall row as plain numbers (for the export's evidence and the CLI's --json)."""
     r = table[table["scope"] == "overall"].iloc[0]
@@ -194,4 +203,5 @@ def agreement_summary(table: pd.DataFrame) -> dict:
             "reviewers": int(r["reviewers"]), "interval": "percentile bootstrap over pairs, 95%"}
 
 
-__all__ = ["REPLICATES", "COLUMNS", "cohen_kappa", "fleiss_kappa", "agreement_table", "agreement_summary", "sample_categories"]
+__all__ = ["REPLICATES", "COLUMNS", "cohen_kappa", "fleiss_kappa", "agreement_table", "agreement_summary", "sample_categories",
+           "review_evidence"]
