@@ -291,8 +291,14 @@ def write_table_atomic(frame, out: Path) -> None:
 
 
 def with_reviews(sample, db: str):
-    """The sample with the review database's latest decisions as pair labels."""
+    """(the sample with the reviews as pair labels, the contested pairs: id_a, id_b). A review store's
+    decisions become labels by the label rule (:mod:`calib.adjudication`): adjudicated, else
+    unanimous, else contested and left out (counted on stderr)."""
+    import pandas as pd
+
     from .review import queue_labels, with_review_labels
+    contested = pd.DataFrame({"id_a": [], "id_b": []}, dtype=str)
+    rule = ""
     if Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
         check_input(db, "--reviews")
         try:
@@ -300,12 +306,17 @@ def with_reviews(sample, db: str):
         except ValueError as exc:
             raise CliError(str(exc))
     else:
+        from .adjudication import decisions_of, pair_verdicts, review_labels
         with _review_store(db, "--reviews") as store:
-            labels = store.as_pair_labels()
+            decisions = decisions_of(store)
+        labels, counts = review_labels(decisions)
+        v = pair_verdicts(decisions)
+        contested = v.loc[v["status"] == "contested", ["id_a", "id_b"]].reset_index(drop=True)
+        rule = f" by the label rule: {counts}"
     sample, used, skipped = with_review_labels(sample, labels)
-    print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
-                                                         if skipped else ""), file=sys.stderr)
-    return sample
+    print(f"reviews: {used} pair label(s) from {db}{rule}" + (f", {skipped} naming documents not in the sample"
+                                                               if skipped else ""), file=sys.stderr)
+    return sample, contested
 
 
 def check_sweep_memory(n: int, max_pairs: int | None, num_perms, b: int) -> None:
@@ -358,8 +369,9 @@ def cmd_sweep(a) -> int:
         ignored_pair_codes(sample, grid.ignore_categories)
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
+    contested = None
     if a.reviews:  # a review replaces a pair's label and category: its new label counts
-        sample = with_reviews(sample, a.reviews)
+        sample, contested = with_reviews(sample, a.reviews)
         present = set(sample.pairs["category"].astype(str))
         grid = replace(grid, ignore_categories=tuple(c for c in grid.ignore_categories if c in present))
     if set(given) == set(CHOSEN_AXES):  # a typed grid: its memory is known before the sample is shingled
@@ -426,7 +438,22 @@ def cmd_sweep(a) -> int:
             print(f"it stands on: {standing}", file=sys.stderr)
         if queue_out is not None:
             write_review_queue(ws, best, queue_out)
+    if contested is not None and len(contested):
+        say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
     return 0
+
+
+def say_contested_sensitivity(ws, results, contested, budget: float, max_pairs) -> None:
+    """How the recommendation changes if the contested pairs (left out of the labels) went either way."""
+    from .sensitivity import contested_sensitivity, summary_lines
+    known = set(ws.sample.ids)
+    contested = contested[contested["id_a"].isin(known) & contested["id_b"].isin(known)]
+    if contested.empty:
+        return
+    table = contested_sensitivity(ws, results, contested, budget=budget, max_pairs=max_pairs)
+    print(f"if the {len(contested)} contested pair(s) went the other way (the sweep's configurations scored again):",
+          file=sys.stderr)
+    print("\n".join(summary_lines(table)), file=sys.stderr)
 
 
 def write_review_queue(ws, best, out: Path) -> None:

@@ -111,15 +111,15 @@ class Workspace:
                 "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
 
     def relabeled(self, sample: Sample) -> "Workspace":
-        """A workspace for ``sample``: the same documents with other pair labels. It shares the
-        steps that read only the texts (shingle sets, copies, signatures, reference joins,
-        candidates), so a sweep under the new labels redoes only the metrics."""
+        """This workspace for ``sample``, the same documents with other pair labels (as
+        :meth:`ignoring`: a view sharing the label-free caches), so a sweep under the new labels
+        redoes only the metrics."""
         if sample.n != self.sample.n or not np.array_equal(sample.ids, self.sample.ids):
             raise ValueError("relabeled: the sample must hold the same documents in the same order")
-        ws = Workspace(sample, collapse=self.collapse)
-        ws._sets, ws._copies, ws._sigs = self._sets, self._copies, self._sigs
-        ws._ref, ws._ref_over, ws._cands = self._ref, self._ref_over, self._cands
-        return ws
+        other = copy.copy(self)
+        other.sample = sample
+        other._set_truth(truth_from_sample(sample, self.ignored_categories))
+        return other
 
     # -- representation ------------------------------------------------------
     def sets(self, rep: Representation) -> ShingleSets:

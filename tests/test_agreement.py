@@ -168,7 +168,7 @@ def test_contested_sensitivity_matches_fresh_sweeps():
     contested = pd.DataFrame({"id_a": s.ids[p["i"]], "id_b": s.ids[p["j"]]})
     g = Grid(representations=(Representation(shingle="word", k=3),), num_perms=(64,), thresholds=(0.3, 0.5, 0.7, 0.9))
     ws = Workspace(s)
-    tab = contested_sensitivity(ws, g, contested, budget=0.02).set_index("labels")
+    tab = contested_sensitivity(ws, sweep(ws, g), contested, budget=0.02).set_index("labels")
     for way in ("duplicate", "not_duplicate"):
         s2, used, _ = with_review_labels(s, contested.assign(label=way, category="contested"))
         assert used == len(contested)
