@@ -132,6 +132,25 @@ def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, pro
         return refined(ws, results, max_false_removal_rate=budget, objective=objective, progress=progress)
 
 
+def contested_sensitivity(results: pd.DataFrame, contested: pd.DataFrame, budget: float) -> pd.DataFrame:
+    """How the recommendation of ``results`` changes if the contested review pairs went either way
+    (:func:`calib.sensitivity.contested_sensitivity`), cached per sample, table, pairs and budget."""
+    pairs = tuple(zip(contested["id_a"].astype(str), contested["id_b"].astype(str)))
+    return _contested_sensitivity(state.sample_hash(), tuple(results["config_fingerprint"].astype(str)), pairs,
+                                  float(budget), handle(), results)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _contested_sensitivity(content_hash: str, fingerprints: tuple, pairs: tuple, budget: float, _h: Handle,
+                           _results: pd.DataFrame) -> pd.DataFrame:
+    from calib.sensitivity import contested_sensitivity
+    with _h.lock:
+        cats = _results["ignored_categories"].iloc[0] if "ignored_categories" in _results else ""
+        ws = _h.ws.ignoring(tuple(c for c in str(cats or "").split(",") if c))  # the labels the sweep used
+        return contested_sensitivity(ws, _results, pd.DataFrame(list(pairs), columns=["id_a", "id_b"]),
+                                     budget=budget)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _evaluation(content_hash: str, config_fp: str, _h: Handle, _cfg: Config) -> Evaluation:
     with _h.lock:

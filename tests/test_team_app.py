@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from calib.adjudication import review_labels
 from calib.review import ReviewStore
-from test_app import _clean  # noqa: F401  (the autouse fixture: caches cleared, CALIB_REVIEW_DB in tmp_path)
+from test_app import _clean, small_sweep  # noqa: F401  (_clean: the autouse fixture, caches cleared, CALIB_REVIEW_DB in tmp_path)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,3 +85,24 @@ def test_second_review_only_within_the_overlap_share():
     bo = review_session("bo", share=0.0)
     assert shown_pair(bo) != pair  # no overlap: a decided pair is not offered again
     assert "0 second reviews" in bo.subheader[0].value
+
+
+def test_sweep_page_reports_the_contested_pairs_sensitivity():
+    """Reviews used as labels with contested pairs: the Sweep page says how labels were made and how
+    the recommendation moves if the contested pairs went either way."""
+    from calib.samples import SAMPLE_DIR, load_sample
+    s = load_sample(SAMPLE_DIR)
+    p = s.pairs[s.pairs["category"] == "near_threshold"].head(5)
+    with ReviewStore(os.environ["CALIB_REVIEW_DB"]) as store:
+        for k, (i, j) in enumerate(zip(p["i"], p["j"])):
+            store.record(s.ids[i], s.ids[j], "duplicate", "ana")
+            store.record(s.ids[i], s.ids[j], "duplicate" if k < 2 else "not_duplicate", "bo")
+    at = review_session("cy")
+    at.button(key="use_reviews").click().run()
+    assert at.session_state["calib_sample"].name.endswith("+reviews")
+    small_sweep(at)
+    text = page_text(at)
+    assert "2 label(s) used: 0 adjudicated, 2 unanimous; 3 contested pair(s) excluded" in text
+    assert "If the 3 contested pairs went the other way" in text
+    sens = next(d.value for d in at.dataframe if "same_config" in d.value.columns)
+    assert list(sens["labels"]) == ["as labeled", "contested -> duplicate", "contested -> not duplicate"]
