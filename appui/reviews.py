@@ -168,7 +168,7 @@ def agreement_view(decisions: pd.DataFrame, sample: Sample | None) -> None:
     from calib.agreement import agreement_table, sample_categories
 
     from . import tables
-    table = agreement_table(decisions, sample_categories(sample) if sample is not None else None)
+    table = agreement_table(decisions, sample_categories(sample, decisions) if sample is not None else None)
     o = table.iloc[0]
     if o["pairs"] == 0:
         st.info("No pair has been decided by two reviewers yet: agreement needs the overlap share "

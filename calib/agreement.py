@@ -176,11 +176,22 @@ def agreement_table(decisions: pd.DataFrame, categories: pd.DataFrame | None = N
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def sample_categories(sample) -> pd.DataFrame:
-    """id_a, id_b, category of the sample's labeled pairs (the categories agreement is broken down by)."""
+def sample_categories(sample, decisions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """id_a, id_b, category of the sample's labeled pairs (the categories agreement is broken down by),
+    plus, with ``decisions``, their pairs of two documents of one group: category '(group)'."""
     p = sample.pairs
-    return pd.DataFrame({"id_a": sample.ids[p["i"].to_numpy(np.int64)], "id_b": sample.ids[p["j"].to_numpy(np.int64)],
-                         "category": p["category"].astype(str).to_numpy() if "category" in p else "labeled"})
+    out = pd.DataFrame({"id_a": sample.ids[p["i"].to_numpy(np.int64)], "id_b": sample.ids[p["j"].to_numpy(np.int64)],
+                        "category": p["category"].astype(str).to_numpy() if "category" in p else "labeled"})
+    if decisions is None or not sample.has_groups or decisions.empty:
+        return out
+    group = pd.Series(sample.docs["group"].to_numpy(), index=sample.docs["id"].astype(str))
+    d = decisions[decisions["id_b"].notna()]
+    ga = d["id_a"].astype(str).map(group)
+    gb = d["id_b"].astype(str).map(group)
+    same = (ga.notna() & (ga == gb)).to_numpy()
+    grouped = pd.DataFrame({"id_a": d["id_a"].astype(str)[same], "id_b": d["id_b"].astype(str)[same],
+                            "category": "(group)"})
+    return pd.concat([grouped, out], ignore_index=True)  # an explicit pair's own category wins (kept last)
 
 
 def review_evidence(decisions: pd.DataFrame, *, labels_from_reviews: bool, replicates: int = REPLICATES) -> dict:

@@ -16,7 +16,8 @@ def add_parser(sub) -> None:
                                    "'unsure' abstains. Also prints how the reviews become labels (the label rule).")
     ag.add_argument("--reviews", required=True, help="review store (.sqlite)")
     ag.add_argument("--sample", help="labeled sample: break the agreement down by its pair categories "
-                                     "(pairs it does not label are 'unlabeled')")
+                                     "('(group)' for two documents of one group; pairs it does not label "
+                                     "are 'unlabeled')")
     ag.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
     ag.add_argument("--replicates", type=int, default=1000, help="bootstrap resamples (default 1000)")
     ag.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -46,12 +47,13 @@ def cmd_agreement(a) -> int:
     if a.replicates < 1:
         raise CliError(f"--replicates must be >= 1, got {a.replicates}")
     check_input(a.reviews, "--reviews")
-    categories = sample_categories(load(a.sample, a.pairs)) if a.sample else None
+    sample = load(a.sample, a.pairs) if a.sample else None
     store = _review_store(a.reviews)
     try:
         decisions = decisions_of(store)
     finally:
         store.close()
+    categories = sample_categories(sample, decisions) if sample is not None else None
     table = agreement_table(decisions, categories, replicates=a.replicates, seed=a.seed)
     _, counts = review_labels(decisions)
     if a.json:

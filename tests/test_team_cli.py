@@ -39,16 +39,26 @@ def team_store(path, sample):
 
 def test_agreement_cli_prints_the_kappa_table_and_json(tmp_path, sample, capsys):
     db = tmp_path / "r.sqlite"
-    decisions = team_store(db, sample)
+    team_store(db, sample)
+    group = sample.docs.dropna(subset=["group"]).groupby("group")["id"].apply(list)
+    listed = set(zip(sample.ids[sample.pairs["i"]], sample.ids[sample.pairs["j"]]))
+    a, b = next(tuple(sorted(m[:2])) for m in group[group.str.len() >= 2]
+                if tuple(sorted(m[:2])) not in listed)  # two documents of one group that no pair row lists
+    with ReviewStore(db) as store:
+        store.record(a, b, "duplicate", "ana")
+        store.record(a, b, "duplicate", "bo")
+        decisions = store.all_decisions()
     assert main(["reviews", "agreement", "--reviews", str(db), "--sample", str(ROOT / "data" / "sample"),
                  "--replicates", "200"]) == 0
     out = capsys.readouterr().out
     want = agreement_table(decisions, replicates=200).iloc[0]
     assert f"{want['kappa']:.3f} [{want['low']:.3f}, {want['high']:.3f}]" in out
-    assert "labels: 9 label(s) used (1 adjudicated, 8 unanimous); 3 contested pair(s) excluded" in out
+    assert "labels: 10 label(s) used (1 adjudicated, 9 unanimous); 3 contested pair(s) excluded" in out
+    cats = {line.split()[1]: line.split() for line in out.splitlines() if line.startswith("category")}
+    assert set(cats) == {"boilerplate", "(group)"} and cats["(group)"][-4] == "1" and cats["boilerplate"][-4] == "12"
     assert main(["reviews", "agreement", "--reviews", str(db), "--json", "--replicates", "200"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["agreement"][0]["scope"] == "overall" and doc["agreement"][0]["pairs"] == 12
+    assert doc["agreement"][0]["scope"] == "overall" and doc["agreement"][0]["pairs"] == 13
     assert doc["agreement"][0]["kappa"] == pytest.approx(want["kappa"])
     assert doc["labels"]["contested"] == 3
     assert main(["reviews", "agreement", "--reviews", str(tmp_path / "none.sqlite")]) == 2
