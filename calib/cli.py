@@ -691,7 +691,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output directory")
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
-    e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status; config.json's "
+                                     "evidence.reviews records its label counts and the reviewers' agreement")
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
                         "named in the export's evidence")
