@@ -288,7 +288,9 @@ def contested_section(results: pd.DataFrame, budget: float) -> None:
     moved = not sens["same_config"].all()
     st.markdown(f"**If the {count(len(contested), 'contested pair')} went the other way:** "
                 + ("the recommendation changes." if moved else "the same configuration is recommended."))
-    frame, config = tables.view(sens.drop(columns=["config_fingerprint"]),
+    order = ["labels", "same_config", "pair_recall", "pair_recall_change", "false_removal_rate",
+             "false_removal_rate_change", "config", "base_pair_recall", "base_false_removal_rate"]
+    frame, config = tables.view(sens[order],
                                 formats={c: "%.4f" for c in sens.columns if "rate" in c or "recall" in c})
     st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
     st.caption("The sweep's configurations scored again with every contested pair labeled duplicate, then not "

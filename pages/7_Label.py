@@ -163,7 +163,7 @@ with guard("The Label page"):
                     resolved = resolved_decisions(decisions)  # the label rule, not the latest decision
                     pairs = with_decisions(drawn.pairs, resolved)
                     progress_section(pairs, drawn.design)
-                    st.caption(reviews.label_counts_line(review_labels(decisions)[1]) +
+                    st.caption("In the review database: " + reviews.label_counts_line(review_labels(decisions)[1]) +
                                " Contested pairs count as skipped until adjudicated (Review page).")
                     label_section(store, drawn, pairs, decisions)
                     export_section(folder, pairs, resolved)
