@@ -44,10 +44,9 @@ def in_overlap(id_a, id_b, share: float, seed: int = 0) -> np.ndarray:
 def offered_to(pairs: pd.DataFrame, decisions: pd.DataFrame, reviewer: str, *, share: float = DEFAULT_SHARE,
                seed: int = 0) -> pd.DataFrame:
     """The rows of ``pairs`` (id_a, id_b, any order; the queue's order is kept) offered to ``reviewer``,
-    with a column ``second_review`` (True: someone else decided it, this is the blind second look)."""
-    reviewer = str(reviewer).strip()
-    if not reviewer:
-        raise ValueError("a reviewer name is needed to choose the pairs to offer")
+    with a column ``second_review`` (True: someone else decided it, this is the blind second look).
+    An empty name is someone who has decided nothing yet (what a newcomer would be offered)."""
+    reviewer = str(reviewer or "").strip()
     a0, b0 = pairs["id_a"].astype(str).to_numpy(object), pairs["id_b"].astype(str).to_numpy(object)
     key = pd.MultiIndex.from_arrays([np.where(a0 < b0, a0, b0), np.where(a0 < b0, b0, a0)])
     d = pair_decisions(decisions)

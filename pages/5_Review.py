@@ -64,12 +64,10 @@ def queue_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     pairs["label"] = engine.handle().ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
     reviewer = reviews.reviewer()
     if not reviewer:
-        st.subheader("Queue")
         reviews.need_reviewer()
-        return
     share = float(st.session_state.get(reviews.OVERLAP, 0.2))
     q = offered_to(review_queue(pairs, cfg.threshold), decisions, reviewer, share=share)
-    st.subheader(f"Queue of {md(reviewer)}: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without "
+    st.subheader(f"Queue{f' of {md(reviewer)}' if reviewer else ''}: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without "
                  f"a sample label, {int(q['second_review'].sum()):,} second reviews)")
     st.caption("Pairs the current configuration acts on: pairs without a sample label first, then within each "
                f"part removals justified only by chaining, then the pairs closest to the threshold. A pair leaves "
@@ -86,8 +84,8 @@ def queue_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     texts = dict(zip(s.docs["id"], s.docs["text"]))
     decision_form(store, q.iloc[0], texts, int(q.iloc[0]["label"]))
     with st.expander(f"Next {min(len(q), 200)} pairs in the queue"):
-        show = q[["id_a", "id_b", "sim", "chained", "distance", "second_review"]].assign(
-            sample_label=q["label"].map(LABEL_NAMES))
+        show = q[["id_a", "id_b", "sim", "chained", "distance"]].assign(
+            sample_label=q["label"].map(LABEL_NAMES), second_review=q["second_review"])
         frame, config = tables.view(show, formats={"sim": "%.3f", "distance": "%.3f"})
         st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 

@@ -410,7 +410,7 @@ def test_review_flow(tmp_path):
     assert not at.exception and not errors(at), errors(at)
     assert at.text_input(key="review_db_input").value == os.environ["CALIB_REVIEW_DB"]
     # no reviewer yet: no decision can be written, and the page says why
-    assert not [b for b in at.button if b.key == "decide_duplicate"]
+    assert at.button(key="decide_duplicate").disabled
     assert any("reviewer name" in w.value for w in at.warning), [w.value for w in at.warning]
     at.text_input(key="reviewer_input").set_value("ana").run()
     queue_before = at.subheader[0].value
