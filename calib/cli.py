@@ -672,7 +672,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     s.add_argument("--reviews", help="review database (.sqlite), or a filled --review-queue CSV: its decisions are "
-                                     "used as pair labels")
+                                     "used as pair labels (a database's by the label rule: adjudicated, else "
+                                     "unanimous; contested pairs are left out, and the summary says how the "
+                                     "recommendation moves if they went either way)")
     s.add_argument("--review-queue", metavar="QUEUE.csv",
                    help="write the recommended row's unlabeled removals (each with its representative) as a review "
                         "queue, most informative first, with an empty decision column; sweep again with "
