@@ -132,6 +132,20 @@ def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, pro
         return refined(ws, results, max_false_removal_rate=budget, objective=objective, progress=progress)
 
 
+def agreement(decisions: pd.DataFrame, sample) -> pd.DataFrame:
+    """The kappa table of :func:`calib.agreement.agreement_table`, recomputed only when the decisions
+    (their count and newest row) or the sample change: the Review page reruns on every click."""
+    last = decisions.iloc[-1] if len(decisions) else None
+    key = (len(decisions), None if last is None else (int(last["id"]), str(last["created_at"])))
+    return _agreement(key, None if sample is None else state.sample_hash(), decisions, sample)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _agreement(key: tuple, sample_hash: str | None, _decisions: pd.DataFrame, _sample) -> pd.DataFrame:
+    from calib.agreement import agreement_table, sample_categories
+    return agreement_table(_decisions, sample_categories(_sample, _decisions) if _sample is not None else None)
+
+
 def contested_sensitivity(results: pd.DataFrame, contested: pd.DataFrame, budget: float) -> pd.DataFrame:
     """How the recommendation of ``results`` changes if the contested review pairs went either way
     (:func:`calib.sensitivity.contested_sensitivity`), cached per sample, table, pairs and budget."""

@@ -165,10 +165,9 @@ def agreement_view(decisions: pd.DataFrame, sample: Sample | None) -> None:
     """The kappa table (overall, per category, per reviewer) with its intervals."""
     import streamlit as st
 
-    from calib.agreement import agreement_table, sample_categories
-
     from . import tables
-    table = agreement_table(decisions, sample_categories(sample, decisions) if sample is not None else None)
+    from .engine import agreement
+    table = agreement(decisions, sample)
     o = table.iloc[0]
     if o["pairs"] == 0:
         st.info("No pair has been decided by two reviewers yet: agreement needs the overlap share "

@@ -76,9 +76,20 @@ def fleiss_kappa(counts) -> float:
     return float(_fleiss_weighted(c, np.ones((1, len(c))))[0])
 
 
-def _resample_weights(n: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """How many times each of n items is drawn in each bootstrap resample (replicates x n)."""
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(float)
+CHUNK_CELLS = 2_000_000  # resamples x items held at once (16 MB of weights)
+
+
+def _with_replicates(stat, n: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """``stat`` on the items as they are, then on ``replicates`` bootstrap resamples of them: stat takes
+    item weights (m x n: how many times each item is drawn) and returns m values. Resamples are drawn
+    in chunks so memory stays bounded for many pairs."""
+    out = [stat(np.ones((1, n)))]
+    step = max(1, CHUNK_CELLS // max(n, 1))
+    for start in range(0, replicates, step):
+        m = min(step, replicates - start)
+        draws = rng.integers(0, n, size=(m, n)) + (np.arange(m) * n)[:, None]
+        out.append(stat(np.bincount(draws.ravel(), minlength=m * n).reshape(m, n).astype(float)))
+    return np.concatenate(out)
 
 
 def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -110,14 +121,17 @@ def _scope_row(scope: str, group: str, votes: pd.DataFrame, *, replicates: int, 
         return row
     row["agreed"] = int((v.groupby("item")["decision"].nunique() == 1).sum())
     rng = np.random.default_rng(seed)
-    w = np.vstack([np.ones((1, n_items)), _resample_weights(n_items, replicates, rng)])
     if row["reviewers"] == 2:
         wide = v.pivot(index="item", columns="reviewer", values="decision")
         (x, y), k = _codes(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy())
-        row["method"], values = "cohen", _cohen_weighted(x, y, w, k)
+        row["method"], values = "cohen", _with_replicates(lambda w: _cohen_weighted(x, y, w, k), n_items,
+                                                          replicates, rng)
     else:
-        counts = pd.crosstab(v["item"], v["decision"]).reindex(columns=list(LABELS), fill_value=0)
-        row["method"], values = "fleiss", _fleiss_weighted(counts.to_numpy(float), w)
+        code = (v["decision"] == LABELS[1]).to_numpy(np.int64)  # items x (duplicate, not_duplicate) counts
+        counts = np.bincount(v["item"].to_numpy(np.int64) * 2 + code, minlength=2 * n_items).reshape(n_items, 2) \
+            .astype(float)
+        row["method"], values = "fleiss", _with_replicates(lambda w: _fleiss_weighted(counts, w), n_items,
+                                                           replicates, rng)
     row["kappa"] = float(values[0])
     row["low"], row["high"] = _interval(values[1:] if n_items >= 2 else values[:0], confidence)
     return row
@@ -130,19 +144,18 @@ def _reviewer_row(reviewer: str, votes: pd.DataFrame, *, replicates: int, confid
     others = v[v["reviewer"] != reviewer][["item", "decision"]]
     couples = mine.merge(others, on="item", suffixes=("_me", "_other"))
     items = np.unique(couples["item"].to_numpy())
+    same = (couples["decision_me"] == couples["decision_other"]).groupby(couples["item"]).all()
     row = {"scope": "reviewer", "group": reviewer, "method": "cohen (vs the others)", "kappa": np.nan,
            "low": np.nan, "high": np.nan, "pairs": int(len(items)),
-           "agreed": int((couples.groupby("item").apply(lambda g: (g["decision_me"] == g["decision_other"]).all(),
-                                                        include_groups=False)).sum()) if len(couples) else 0,
+           "agreed": int(same.sum()),
            "reviewers": int(v[v["item"].isin(items)]["reviewer"].nunique()), "ratings": int(len(couples)),
            "unsure": int(((votes["reviewer"] == reviewer) & (votes["decision"] == "unsure")).sum())}
     if len(items) == 0:
         return row
     pos = np.searchsorted(items, couples["item"].to_numpy())
     rng = np.random.default_rng(seed)
-    w_items = np.vstack([np.ones((1, len(items))), _resample_weights(len(items), replicates, rng)])
     (x, y), k = _codes(couples["decision_me"].to_numpy(), couples["decision_other"].to_numpy())
-    values = _cohen_weighted(x, y, w_items[:, pos], k)
+    values = _with_replicates(lambda w: _cohen_weighted(x, y, w[:, pos], k), len(items), replicates, rng)
     row["kappa"] = float(values[0])
     row["low"], row["high"] = _interval(values[1:] if len(items) >= 2 else values[:0], confidence)
     return row

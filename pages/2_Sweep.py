@@ -282,6 +282,15 @@ def contested_section(results: pd.DataFrame, budget: float) -> None:
     contested = got["contested"][got["contested"]["id_a"].isin(known) & got["contested"]["id_b"].isin(known)]
     if contested.empty or budget <= 0:
         return
+    key = (state.sample_hash(), len(results))  # once asked for, it follows the budget slider
+    if st.session_state.get("calib_contested_check") != key:
+        if not st.button(f"Check the {count(len(contested), 'contested pair')} (scores the "
+                         f"{count(results['config_fingerprint'].nunique(), 'configuration')} twice more)",
+                         key="check_contested",
+                         help="How the recommendation changes if the contested pairs, left out of the labels, "
+                              "went either way"):
+            return
+        st.session_state["calib_contested_check"] = key
     with st.spinner(f"Scoring the configurations again with the {count(len(contested), 'contested pair')} "
                     "labeled each way..."):
         sens = engine.contested_sensitivity(results, contested, budget)

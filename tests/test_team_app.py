@@ -101,6 +101,8 @@ def test_sweep_page_reports_the_contested_pairs_sensitivity():
     at.button(key="use_reviews").click().run()
     assert at.session_state["calib_sample"].name.endswith("+reviews")
     small_sweep(at)
+    assert "If the 3 contested pairs" not in page_text(at)  # two more scorings of the table: on request
+    at.button(key="check_contested").click().run()
     text = page_text(at)
     assert "2 label(s) used: 0 adjudicated, 2 unanimous; 3 contested pair(s) excluded" in text
     assert "If the 3 contested pairs went the other way" in text
