@@ -45,10 +45,8 @@ ALL_COLUMNS = COLUMNS + ("kind",)
 _INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
 _KIND_COLUMN = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS decisions (
-    id INTEGER PRIMARY KEY,
+# The decisions table after its id column, the same in every backend (only the id's type differs).
+DECISION_COLUMNS_SQL = f"""
     id_a TEXT NOT NULL,
     id_b TEXT,
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
@@ -57,19 +55,26 @@ CREATE TABLE IF NOT EXISTS decisions (
     config_fingerprint TEXT,
     created_at TEXT NOT NULL,
     {_KIND_COLUMN},
-    CHECK (id_b IS NULL OR id_a < id_b)
+    CHECK (id_b IS NULL OR id_a < id_b)"""
+DECISIONS_INDEX_SQL = "CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id)"
+APPEND_ONLY = "decisions are append-only"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,{DECISION_COLUMNS_SQL}
 );
-CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id);
+{DECISIONS_INDEX_SQL};
 CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
-    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
 CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
-    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
 """
 
 _LATEST = """
 SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
-    FROM decisions)
+    FROM decisions) AS ranked
 WHERE rn = 1 ORDER BY id_a, id_b
 """
 
