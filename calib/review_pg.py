@@ -66,7 +66,10 @@ def url_password(url: str) -> str | None:
 
 def redact_url(url: str) -> str:
     """``url`` with its password (user part or ``password=`` parameter) replaced by ``***``:
-    the form every message, log line and page shows."""
+    the form every message, log line and page shows. Anything but a PostgreSQL URL (a
+    SQLite path) is returned as it is."""
+    if not is_postgres_url(url):
+        return url
     parts = urlsplit(url.strip())
     netloc = parts.netloc
     if parts.password is not None:
@@ -126,7 +129,9 @@ class PostgresReviewStore(DecisionStore):
 
     def _one_line(self, exc: Exception) -> str:
         """A server or driver error as one line, never with the password in it."""
-        text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+        # the server's own sentence when there is one (str(exc) adds the statement's LINE and a caret)
+        text = getattr(getattr(exc, "diag", None), "message_primary", None) or \
+            " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
         return text.replace(self._password, "***") if self._password else text
 
     def _inspect(self) -> bool:
@@ -143,6 +148,17 @@ class PostgresReviewStore(DecisionStore):
             " AND NOT attisdropped")}
         check_schema(self.where, columns, self._con.execute("SELECT max(version) FROM schema_version").fetchone()[0])
         return True
+
+    def create(self) -> None:
+        """Create the store's tables now if missing (else by the first decision): run once
+        as the database's owner before granting roles (``python -m calib.review_pg URL``)."""
+        if self.readonly:
+            raise ValueError(f"{self.where}: the review store is read-only (opened read-only); nothing created")
+        psycopg = _psycopg()
+        try:
+            self._create_schema()
+        except psycopg.Error as exc:
+            raise ValueError(f"{self.where}: {self._one_line(exc)}; nothing created") from None
 
     def _create_schema(self) -> None:
         with self._con.transaction():
@@ -191,3 +207,25 @@ class PostgresReviewStore(DecisionStore):
         if self._con is not None:
             self._con.close()
             self._con = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m calib.review_pg URL``: create the review store's tables in that database."""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not is_postgres_url(args[0]):
+        print("usage: python -m calib.review_pg postgresql://OWNER@HOST:PORT/DATABASE", file=sys.stderr)
+        return 2
+    try:
+        with PostgresReviewStore(args[0]) as store:
+            store.create()
+            print(f"review store ready at {store.where}: schema version {SCHEMA_VERSION}, "
+                  f"{len(store)} decision(s)", file=sys.stderr)
+    except ValueError as exc:
+        print(f"calib.review_pg: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

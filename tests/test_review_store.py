@@ -220,6 +220,46 @@ def test_killed_writer_loses_nothing_committed(target):
         assert len(s) == len(ids) + 1
 
 
+# ------------------------------------------------------- the command line
+
+SMALL_GRID = ["--shingles", "word3", "--num-perm", "64", "--splits", "16x4", "--thresholds", "0.8"]
+
+
+def test_sweep_reads_reviews_from_either_store(target, tmp_path, capsys):
+    from calib.cli import main
+    from calib.samples import load_sample
+    s = load_sample(ROOT / "data" / "sample")
+    singles = s.docs[s.docs["group"].isna()]["id"].tolist()[:2]  # two unrelated documents
+    with open_review_store(target) as store:
+        store.record(singles[0], singles[1], "duplicate", "ana")
+    base, reviewed = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(base), *SMALL_GRID]) == 0
+    capsys.readouterr()
+    assert main(["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(reviewed), "--reviews", target,
+                 *SMALL_GRID]) == 0
+    err = capsys.readouterr().err
+    assert f"reviews: 1 pair label(s) from {redact_url(target)}" in err
+    if is_postgres_url(target):
+        assert urlsplit(target).password not in err
+    assert (pd.read_csv(reviewed)["n_positive"] == pd.read_csv(base)["n_positive"] + 1).all()
+
+
+def test_cli_url_errors_are_one_line(postgres_db, tmp_path, capsys):
+    from calib.cli import main
+    password = urlsplit(postgres_db).password
+    args = ["sweep", "--sample", str(ROOT / "data" / "sample"), "--out", str(tmp_path / "r.csv"), *SMALL_GRID]
+    for url, needle in ((postgres_db, "no review store in that database"),
+                        (_with_url_parts(postgres_db, port=_free_port()), "cannot open the review store"),
+                        (_with_url_parts(postgres_db, password="wrong"), "password authentication failed")):
+        capsys.readouterr()
+        assert main([*args, "--reviews", url]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and password not in err and "Traceback" not in err
+        assert err.startswith(f"calib sweep: error: --reviews {redact_url(url)}: ")
+        assert needle in err
+    assert not (tmp_path / "r.csv").exists()
+
+
 # ------------------------------------------------------- PostgreSQL only
 
 def test_url_helpers():
@@ -307,44 +347,73 @@ def test_read_only_from_the_url_is_refused_by_the_server(postgres_db):
         assert len(s) == 1
 
 
-def test_writer_and_viewer_roles(postgres_db):
-    """The README's roles: the writer may insert and read but not update (refused by its
-    privileges before the trigger); the viewer only reads."""
+def test_writer_and_viewer_roles(postgres_db, capsys):
+    """The README's setup: the owner creates the tables (python -m calib.review_pg URL), the
+    reviewer role may insert and read but not update or delete (refused by its privileges,
+    before the trigger), the viewer role only reads."""
     import psycopg
+
+    from calib.review_pg import main as create_store
     suffix = uuid.uuid4().hex[:8]
-    writer, viewer = f"calib_writer_{suffix}", f"calib_viewer_{suffix}"
+    reviewer, viewer = f"calib_reviewer_{suffix}", f"calib_viewer_{suffix}"
     db = urlsplit(postgres_db).path.lstrip("/")
-    with open_review_store(postgres_db) as s:  # the owner creates the schema with the first decision
-        s.record("a", "b", "duplicate", "owner")
-    _raw(postgres_db, f"CREATE ROLE {writer} LOGIN PASSWORD 'w-{suffix}'")
+    assert create_store([postgres_db]) == 0
+    err = capsys.readouterr().err
+    assert f"review store ready at {redact_url(postgres_db)}: schema version 2, 0 decision(s)" in err
+    assert urlsplit(postgres_db).password not in err
+    assert create_store([postgres_db]) == 0  # again: nothing to do
+    _raw(postgres_db, f"CREATE ROLE {reviewer} LOGIN PASSWORD 'w-{suffix}'")
     _raw(postgres_db, f"CREATE ROLE {viewer} LOGIN PASSWORD 'v-{suffix}'")
     try:
-        for sql in (f'GRANT CONNECT ON DATABASE "{db}" TO {writer}, {viewer}',
-                    f"GRANT USAGE ON SCHEMA public TO {writer}, {viewer}",
-                    f"GRANT SELECT, INSERT ON decisions TO {writer}",
-                    f"GRANT SELECT ON decisions, schema_version TO {writer}, {viewer}"):
+        for sql in (f'GRANT CONNECT ON DATABASE "{db}" TO {reviewer}, {viewer}',
+                    f"GRANT USAGE ON SCHEMA public TO {reviewer}, {viewer}",
+                    f"GRANT SELECT, INSERT ON decisions TO {reviewer}",
+                    f"GRANT SELECT ON decisions, schema_version TO {reviewer}, {viewer}"):
             _raw(postgres_db, sql)
-        writer_url = _with_url_parts(postgres_db, user=writer, password=f"w-{suffix}")
+        reviewer_url = _with_url_parts(postgres_db, user=reviewer, password=f"w-{suffix}")
         viewer_url = _with_url_parts(postgres_db, user=viewer, password=f"v-{suffix}")
-        with open_review_store(writer_url) as s:
+        with open_review_store(reviewer_url) as s:
             s.record("a", "b", "not_duplicate", "ana")
-            assert s.history("a", "b")["reviewer"].tolist() == ["owner", "ana"]
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            _raw(writer_url, "UPDATE decisions SET decision = 'unsure'")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            _raw(writer_url, "DELETE FROM decisions")
+            s.record("b", "a", "duplicate", "bo", kind="adjudication")
+            assert s.history("a", "b")["reviewer"].tolist() == ["ana", "bo"]
+        for sql in ("UPDATE decisions SET decision = 'unsure'", "DELETE FROM decisions", "TRUNCATE decisions"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                _raw(reviewer_url, sql)
         with open_review_store(viewer_url) as s:
-            assert len(s) == 2
+            assert len(s) == 2 and s.all_decisions()["kind"].tolist() == ["review", "adjudication"]
             with pytest.raises(ValueError, match="permission denied for table decisions; nothing recorded") as err:
                 s.record("c", "d", "duplicate", "vi")
             _one_line_without_password(err, f"v-{suffix}")
             assert str(err.value).startswith(redact_url(viewer_url))
+        assert create_store([viewer_url]) == 0  # the tables are there: the viewer creates nothing
         with open_review_store(postgres_db) as s:
             assert len(s) == 2
     finally:
-        _raw(postgres_db, f"DROP OWNED BY {writer}, {viewer}")
-        _raw(postgres_db, f"DROP ROLE {writer}")
+        _raw(postgres_db, f"DROP OWNED BY {reviewer}, {viewer}")
+        _raw(postgres_db, f"DROP ROLE {reviewer}")
         _raw(postgres_db, f"DROP ROLE {viewer}")
+
+
+def test_creating_the_tables_needs_the_right(postgres_db, capsys):
+    """A role that may not create tables in the database: one line, nothing created."""
+    from calib.review_pg import main as create_store
+    suffix = uuid.uuid4().hex[:8]
+    role = f"calib_nobody_{suffix}"
+    _raw(postgres_db, f"CREATE ROLE {role} LOGIN PASSWORD 'n-{suffix}'")
+    _raw(postgres_db, "REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    try:
+        url = _with_url_parts(postgres_db, user=role, password=f"n-{suffix}")
+        assert create_store([url]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"calib.review_pg: {redact_url(url)}: permission denied for schema public")
+        assert "\n" not in err and f"n-{suffix}" not in err
+        with open_review_store(url) as s:
+            with pytest.raises(ValueError, match="permission denied for schema public; nothing recorded"):
+                s.record("a", "b", "duplicate", "ana")
+            assert not s.exists and len(s) == 0
+    finally:
+        _raw(postgres_db, f"DROP OWNED BY {role}")
+        _raw(postgres_db, f"DROP ROLE {role}")
 
 
 def test_schema_matches_sqlite_columns(postgres_db, tmp_path):
