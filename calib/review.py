@@ -269,7 +269,8 @@ class ReviewStore(DecisionStore):
         if self.readonly:
             self._con = con
             return
-        con.close()
+        if con is not None:
+            con.close()
         self._open_writable()
 
     @property
@@ -299,10 +300,11 @@ class ReviewStore(DecisionStore):
                 cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
         self._has_kind = True
 
-    def _open_readonly(self) -> sqlite3.Connection:
+    def _open_readonly(self) -> sqlite3.Connection | None:
         """A connection that writes nothing (no journal-mode change, no schema),
         after checking the file is a review store of this schema or older;
-        ``immutable`` when even the WAL index cannot be created beside it."""
+        ``immutable`` when even the WAL index cannot be created beside it. None for
+        a database without any table yet (read as an empty store)."""
         uri = self.path.resolve().as_uri()
         for query in ("mode=ro", "mode=ro&immutable=1"):
             con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=self._busy_ms / 1000, isolation_level=None)
@@ -316,6 +318,11 @@ class ReviewStore(DecisionStore):
             except sqlite3.DatabaseError as exc:  # not a database at all
                 con.close()
                 raise ValueError(f"{self.path}: not a usable review store ({exc})") from None
+        if not tables:
+            # A database without a single table: a store another process is creating right now (its
+            # schema transaction not yet committed), or an empty SQLite file: a new store either way.
+            con.close()
+            return None
         if not {"decisions", "schema_version"} <= tables:
             con.close()
             raise ValueError(f"{self.path}: not a review store (no decisions table)")

@@ -31,7 +31,7 @@ from .review import (APPEND_ONLY, DECISION_COLUMNS_SQL, DECISIONS_INDEX_SQL, SCH
 
 URL_SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT_S = 10
-# pg_advisory_xact_lock key taken while the schema is created: writers starting on an empty database together
+# advisory lock key held while the schema is created: writers starting on an empty database together
 _SCHEMA_LOCK = 0x63616C6962  # "calib"
 
 _PG_SCHEMA = f"""
@@ -161,12 +161,18 @@ class PostgresReviewStore(DecisionStore):
             raise ValueError(f"{self.where}: {self._one_line(exc)}; nothing created") from None
 
     def _create_schema(self) -> None:
-        with self._con.transaction():
-            self._con.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            if not self._inspect():  # another writer may have created it while we waited
-                for stmt in _PG_SCHEMA.split(";\n"):
-                    if stmt.strip():
-                        self._con.execute(stmt)
+        # A session lock taken before the transaction begins, not a transaction lock inside it: a
+        # transaction that waited would still see its catalog as it was when it began (the table
+        # missing) and fail on "already exists"; one begun after the wait sees the other's tables.
+        self._con.execute("SELECT pg_advisory_lock(%s)", (_SCHEMA_LOCK,))
+        try:
+            with self._con.transaction():
+                if not self._inspect():  # another writer may have created them while we waited
+                    for stmt in _PG_SCHEMA.split(";\n"):
+                        if stmt.strip():
+                            self._con.execute(stmt)
+        finally:
+            self._con.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
         self._exists = True
 
     @contextmanager

@@ -277,3 +277,18 @@ def test_read_only_store_never_creates_the_file(tmp_path):
         with pytest.raises(ValueError, match="read-only"):
             s.record("a", "b", "duplicate", "ana")
     assert not path.exists()
+
+
+def test_database_without_tables_is_a_new_store(tmp_path):
+    """What a writer creating the store leaves before its schema commits (a WAL database with
+    no table): another process opening it then is not refused as 'not a review store'."""
+    path = tmp_path / "r.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.close()
+    assert path.stat().st_size > 0
+    with ReviewStore(path, readonly=True) as s:
+        assert len(s) == 0 and s.all_decisions().empty
+    with ReviewStore(path) as s:
+        s.record("a", "b", "duplicate", "ana")
+    assert _columns(path)[-1] == "kind"

@@ -145,7 +145,7 @@ def test_read_only_store_reads_and_refuses_writes(target):
 # ------------------------------------------------------- several processes
 
 def _writer(target, tag, n, start):
-    start.wait(60)
+    start.wait(120)  # a barrier: every writer has imported calib, then all open the store at once
     with open_review_store(target) as s:
         for k in range(n):
             s.record(f"{tag}-{k:04d}", f"{tag}-{k + 1:04d}", "duplicate", tag)
@@ -158,12 +158,11 @@ def test_four_processes_write_at_once(target):
     each writer's rows in its own order."""
     n = 150
     ctx = mp.get_context("spawn")
-    start = ctx.Event()
     tags = ("p", "q", "r", "s")
+    start = ctx.Barrier(len(tags))
     procs = [ctx.Process(target=_writer, args=(target, tag, n, start)) for tag in tags]
     for p in procs:
         p.start()
-    start.set()
     for p in procs:
         p.join(300)
         assert p.exitcode == 0
