@@ -45,10 +45,8 @@ ALL_COLUMNS = COLUMNS + ("kind",)
 _INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
 _KIND_COLUMN = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS decisions (
-    id INTEGER PRIMARY KEY,
+# The decisions table after its id column, the same in every backend (only the id's type differs).
+DECISION_COLUMNS_SQL = f"""
     id_a TEXT NOT NULL,
     id_b TEXT,
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
@@ -57,19 +55,26 @@ CREATE TABLE IF NOT EXISTS decisions (
     config_fingerprint TEXT,
     created_at TEXT NOT NULL,
     {_KIND_COLUMN},
-    CHECK (id_b IS NULL OR id_a < id_b)
+    CHECK (id_b IS NULL OR id_a < id_b)"""
+DECISIONS_INDEX_SQL = "CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id)"
+APPEND_ONLY = "decisions are append-only"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,{DECISION_COLUMNS_SQL}
 );
-CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id);
+{DECISIONS_INDEX_SQL};
 CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
-    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
 CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
-    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
 """
 
 _LATEST = """
 SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
-    FROM decisions)
+    FROM decisions) AS ranked
 WHERE rn = 1 ORDER BY id_a, id_b
 """
 
@@ -264,7 +269,8 @@ class ReviewStore(DecisionStore):
         if self.readonly:
             self._con = con
             return
-        con.close()
+        if con is not None:
+            con.close()
         self._open_writable()
 
     @property
@@ -294,10 +300,11 @@ class ReviewStore(DecisionStore):
                 cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
         self._has_kind = True
 
-    def _open_readonly(self) -> sqlite3.Connection:
+    def _open_readonly(self) -> sqlite3.Connection | None:
         """A connection that writes nothing (no journal-mode change, no schema),
         after checking the file is a review store of this schema or older;
-        ``immutable`` when even the WAL index cannot be created beside it."""
+        ``immutable`` when even the WAL index cannot be created beside it. None for
+        a database without any table yet (read as an empty store)."""
         uri = self.path.resolve().as_uri()
         for query in ("mode=ro", "mode=ro&immutable=1"):
             con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=self._busy_ms / 1000, isolation_level=None)
@@ -311,6 +318,11 @@ class ReviewStore(DecisionStore):
             except sqlite3.DatabaseError as exc:  # not a database at all
                 con.close()
                 raise ValueError(f"{self.path}: not a usable review store ({exc})") from None
+        if not tables:
+            # A database without a single table: a store another process is creating right now (its
+            # schema transaction not yet committed), or an empty SQLite file: a new store either way.
+            con.close()
+            return None
         if not {"decisions", "schema_version"} <= tables:
             con.close()
             raise ValueError(f"{self.path}: not a review store (no decisions table)")

@@ -187,7 +187,7 @@ with guard("The Review page"):
     if db:
         with reviews.opened_store(db) as store:
             if store is not None:
-                st.caption(f"Decisions are appended to {md(db)}.")
+                st.caption(f"Decisions are appended to {md(reviews.shown(db))}.")
                 decisions = decisions_of(store)
                 queue_section(store, decisions)
                 decisions_section(store, decisions)

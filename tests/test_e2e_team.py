@@ -56,7 +56,7 @@ def shown_pair(page) -> tuple[str, str]:
 
 def test_two_sessions_disagree_and_a_third_adjudicates(browser, server):
     ana = reviewer_session(browser, server, "ana")
-    db = ana.get_by_role("textbox", name="Review database (SQLite file)").input_value()
+    db = ana.get_by_role("textbox", name="Review store (SQLite file or postgresql:// URL)").input_value()
     pair = shown_pair(ana)
     ana.get_by_role("button", name="Duplicate", exact=True).click()
     idle(ana, "Recorded duplicate")
