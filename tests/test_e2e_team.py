@@ -32,7 +32,7 @@ def reviewer_session(browser, url: str, name: str):
     page = browser.new_context(viewport={"width": 1400, "height": 2400}).new_page()
     page.set_default_timeout(120_000)
     page.goto(f"{url}/Review")
-    idle(page, "Review database")
+    idle(page, "Review store")
     box = page.get_by_role("textbox", name="Reviewer name")
     box.fill(name)
     box.press("Enter")
