@@ -68,7 +68,7 @@ def queue_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     share = float(st.session_state.get(reviews.OVERLAP, 0.2))
     q = offered_to(review_queue(pairs, cfg.threshold), decisions, reviewer, share=share)
     st.subheader(f"Queue{f' of {md(reviewer)}' if reviewer else ''}: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without "
-                 f"a sample label, {int(q['second_review'].sum()):,} second reviews)")
+                 f"a sample label, {count(int(q['second_review'].sum()), 'second review')})")
     st.caption("Pairs the current configuration acts on: pairs without a sample label first, then within each "
                f"part removals justified only by chaining, then the pairs closest to the threshold. A pair leaves "
                f"your queue once you decide it; a share of {share:.0%} of the pairs (the same for everyone) is "
