@@ -149,7 +149,7 @@ def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
     from .text import md
     ss = st.session_state
     c = st.columns([3, 2, 2])
-    text = c[0].text_input("Review store (SQLite file or postgresql:// URL)",
+    text = c[0].text_input("Review database (SQLite file) or postgresql:// URL",
                            value=shown(ss.get(state.REVIEW_DB) or default_db()), key=db_key,
                            help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}. A team "
                                 "shares one PostgreSQL store: postgresql://user@host:5432/database")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,10 +46,15 @@ ALL_COLUMNS = COLUMNS + ("kind",)
 _INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
 _KIND_COLUMN = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
-# The decisions table after its id column, the same in every backend (only the id's type differs).
-DECISION_COLUMNS_SQL = f"""
-    id_a TEXT NOT NULL,
-    id_b TEXT,
+
+def decision_columns_sql(id_type: str = "TEXT") -> str:
+    """The decisions table after its id column, the same in every backend but for the type of
+    the document ids: it must compare by code point, as Python's ``min``/``max`` that sort a
+    pair do (SQLite's TEXT does; PostgreSQL passes ``TEXT COLLATE "C"``, else the database's
+    collation could order 'B' after 'a' and refuse the pair)."""
+    return f"""
+    id_a {id_type} NOT NULL,
+    id_b {id_type},
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
     reviewer TEXT NOT NULL CHECK (length(reviewer) > 0),
     note TEXT NOT NULL DEFAULT '',
@@ -56,13 +62,15 @@ DECISION_COLUMNS_SQL = f"""
     created_at TEXT NOT NULL,
     {_KIND_COLUMN},
     CHECK (id_b IS NULL OR id_a < id_b)"""
+
+
 DECISIONS_INDEX_SQL = "CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id)"
 APPEND_ONLY = "decisions are append-only"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (
-    id INTEGER PRIMARY KEY,{DECISION_COLUMNS_SQL}
+    id INTEGER PRIMARY KEY,{decision_columns_sql()}
 );
 {DECISIONS_INDEX_SQL};
 CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
@@ -75,7 +83,7 @@ _LATEST = """
 SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
     FROM decisions) AS ranked
-WHERE rn = 1 ORDER BY id_a, id_b
+WHERE rn = 1 ORDER BY id_a, id_b NULLS FIRST
 """
 
 
@@ -284,7 +292,7 @@ class ReviewStore(DecisionStore):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._con = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
         self._con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
-        self._con.execute("PRAGMA journal_mode = WAL")
+        self._set_wal()
         # One IMMEDIATE transaction: of several processes opening a version-1 file at once, one
         # upgrades it and the others then see version 2.
         with self._transaction() as cur:
@@ -299,6 +307,20 @@ class ReviewStore(DecisionStore):
                 cur.execute(f"ALTER TABLE decisions ADD COLUMN {_KIND_COLUMN}")
                 cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
         self._has_kind = True
+
+    def _set_wal(self) -> None:
+        """WAL journal mode, retried while the file is locked: SQLite answers "database is locked"
+        at once, without its busy timeout, when another process is creating the same new file
+        (seen with 4 writers starting together on a new store)."""
+        deadline = time.monotonic() + self._busy_ms / 1000
+        while True:
+            try:
+                self._con.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _open_readonly(self) -> sqlite3.Connection | None:
         """A connection that writes nothing (no journal-mode change, no schema),

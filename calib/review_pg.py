@@ -26,8 +26,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from .review import (APPEND_ONLY, DECISION_COLUMNS_SQL, DECISIONS_INDEX_SQL, SCHEMA_VERSION, DecisionStore,
-                     check_schema)
+from .review import (APPEND_ONLY, DECISIONS_INDEX_SQL, SCHEMA_VERSION, DecisionStore,
+                     check_schema, decision_columns_sql)
 
 URL_SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT_S = 10
@@ -37,7 +37,7 @@ _SCHEMA_LOCK = 0x63616C6962  # "calib"
 _PG_SCHEMA = f"""
 CREATE TABLE schema_version (version INTEGER NOT NULL);
 CREATE TABLE decisions (
-    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,{DECISION_COLUMNS_SQL}
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,{decision_columns_sql('TEXT COLLATE "C"')}
 );
 {DECISIONS_INDEX_SQL};
 CREATE FUNCTION decisions_append_only() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -62,13 +62,15 @@ def with_database(url: str, name: str) -> str:
 
 @pytest.fixture
 def postgres_db(postgres_admin):
-    """A fresh, empty database for one test (its URL, as the admin role); dropped afterwards."""
+    """A fresh, empty database for one test (its URL, as the admin role); dropped afterwards.
+    Its collation is ICU's en-US, as on many real servers, where 'a' sorts before 'B' (the
+    test server's own C locale sorts by code point, as Python and SQLite do)."""
     import uuid
 
     import psycopg
     name = f"calib_t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_admin, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
+        con.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE \'en-US\'')
     yield with_database(postgres_admin, name)
     with psycopg.connect(postgres_admin, autocommit=True) as con:
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -32,7 +32,7 @@ def reviewer_session(browser, url: str, name: str):
     page = browser.new_context(viewport={"width": 1400, "height": 2400}).new_page()
     page.set_default_timeout(120_000)
     page.goto(f"{url}/Review")
-    idle(page, "Review store")
+    idle(page, "Review database")
     box = page.get_by_role("textbox", name="Reviewer name")
     box.fill(name)
     box.press("Enter")
@@ -56,7 +56,7 @@ def shown_pair(page) -> tuple[str, str]:
 
 def test_two_sessions_disagree_and_a_third_adjudicates(browser, server):
     ana = reviewer_session(browser, server, "ana")
-    db = ana.get_by_role("textbox", name="Review store (SQLite file or postgresql:// URL)").input_value()
+    db = ana.get_by_role("textbox", name="Review database (SQLite file) or postgresql:// URL").input_value()
     pair = shown_pair(ana)
     ana.get_by_role("button", name="Duplicate", exact=True).click()
     idle(ana, "Recorded duplicate")

@@ -102,14 +102,23 @@ def test_round_trip_on_each_backend(target):
 
 
 def test_postgres_reads_equal_sqlite_reads(postgres_db, tmp_path):
+    """The same decisions give the same frames, ids in the same order: pairs sorted by code point
+    ('B' < 'a', as Python sorts them, whatever the database's collation), a single-document
+    decision before the pairs of the same first id."""
     frames = []
     for target in (str(tmp_path / "r.sqlite"), postgres_db):
         with open_review_store(target) as s:
             _write_sample_decisions(s)
+            s.record("a", "B", "duplicate", "ana")
+            s.record("a", None, "unsure", "bo")
+            s.record("\u00e9", "Z", "not_duplicate", "cy")
             frames.append([f.drop(columns=["created_at"], errors="ignore") for f in (s.all_decisions(), s.all(), s.latest(),
                                                                     s.history("a", "b"), s.as_pair_labels())])
     for lite, pg in zip(*frames):
         pd.testing.assert_frame_equal(lite, pg, check_dtype=True)
+    latest = frames[1][2]
+    assert list(zip(latest["id_a"], latest["id_b"].fillna("-"))) == [
+        ("B", "a"), ("Z", "\u00e9"), ("a", "-"), ("a", "b"), ("c", "d"), ("e", "-")]
 
 
 def test_append_only_in_the_store_itself(target):
