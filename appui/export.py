@@ -40,10 +40,11 @@ def selection(source: str, budget: float | None = None, objective: str | None = 
     return {"method": "given", "source": source}
 
 
-def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None) -> dict:
+def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None,
+                    reviews: dict | None = None) -> dict:
     """The config JSON document, validated (raises ``calib.export.ExportError`` when invalid)."""
     doc = cx.build_config_doc(cfg, evaluation=evaluation, sample=sample, created_by="calib app (Export page)",
-                              selection=sel)
+                              selection=sel, reviews=reviews)
     cx.validate_doc(doc)
     return doc
 

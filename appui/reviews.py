@@ -1,5 +1,7 @@
-"""Review glue: the pairs a configuration acts on, and merging review
-decisions into a sample's pair labels."""
+"""Review glue: the review store a page uses (a SQLite file in an allowed
+folder, or a team's PostgreSQL URL, never shown with its password), the pairs
+a configuration acts on, and merging review decisions into a sample's pair
+labels."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from calib.review import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
+from calib.review_pg import is_postgres_url, redact_url, url_password
 from calib.samples import REPO_ROOT, Sample, pair_frame
 from calib.sweep import Evaluation
 
@@ -18,9 +21,14 @@ from .paths import ENV_VAR as PATHS_ENV_VAR
 from .paths import allowed_roots, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
+OVERLAP = "calib_review_overlap"  # the overlap share, a plain session key (widget keys drop on page change)
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+# Parameters a URL typed in the app may carry. Others (passfile, sslkey, service, host=/socket/dir, ...)
+# would have the server read its own files or settings on a visitor's behalf; a URL set in
+# CALIB_REVIEW_DB by whoever starts the server may carry anything.
+URL_PARAMETERS = ("sslmode", "connect_timeout", "application_name", "options", "target_session_attrs", "user")
 
 
 def default_db() -> str:
@@ -64,20 +72,63 @@ def check_db_path(text: str) -> Path:
     return resolved
 
 
+def check_db_url(text: str) -> str:
+    """The PostgreSQL URL to open for ``text`` typed in the app. The box shows the
+    ``CALIB_REVIEW_DB`` URL with its password as ***: that text gives back the real URL.
+    A typed URL may not carry a password (the page would show it; use ~/.pgpass or
+    PGPASSWORD where the app runs) nor parameters outside :data:`URL_PARAMETERS`."""
+    from urllib.parse import parse_qsl, urlsplit
+    raw = str(text or "").strip()
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env and is_postgres_url(env) and raw in (env, redact_url(env)):  # the box's text, or the session's
+        return env
+    if "\x00" in raw:
+        raise ValueError("the review store URL contains a NUL character")
+    if url_password(raw):
+        raise ValueError(f"{redact_url(raw)}: leave the password out of a URL typed here (the page would show it); "
+                         "put it in ~/.pgpass or PGPASSWORD where the app runs, or in "
+                         f"{ENV_VAR} when starting the app")
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"{raw}: not a usable URL ({exc})") from None
+    if not parts.hostname:
+        raise ValueError(f"{raw}: name the server (postgresql://user@host:5432/database)")
+    unknown = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)} - set(URL_PARAMETERS))
+    if unknown:
+        raise ValueError(f"{raw}: parameter {unknown[0]!r} is not accepted in the app (allowed: "
+                         f"{', '.join(URL_PARAMETERS)}); set the URL in {ENV_VAR} when starting the app")
+    return raw
+
+
+def check_db_target(text: str) -> str:
+    """The review store to open for the text of a page's box: a checked URL
+    (:func:`check_db_url`) or a checked path (:func:`check_db_path`), as a string."""
+    if is_postgres_url(str(text or "")):
+        return check_db_url(text)
+    return str(check_db_path(text))
+
+
+def shown(target: str) -> str:
+    """A review store as a page shows it: a URL's password as ***."""
+    return redact_url(str(target))
+
+
 @contextmanager
 def opened_store(db: str):
     """The review store at ``db`` (Review and Label pages), closed afterwards;
     None, with the reason shown, when it cannot be opened."""
     import streamlit as st
 
-    from calib.review import ReviewStore
+    from calib.review import open_review_store
 
     from .errors import message
     from .text import md
     try:
-        store = ReviewStore(db)
+        store = open_review_store(db)
     except Exception as exc:  # noqa: BLE001 - any failure to open is shown, never a traceback
-        st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
+        st.error(f"Cannot open the review store {md(shown(db))}: {message(exc)}")
         yield None
         return
     try:
@@ -87,24 +138,100 @@ def opened_store(db: str):
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
-    """The review database and reviewer name inputs (Review and Label pages):
-    the checked database path, kept in the session state, or None after an error."""
+    """The review store, reviewer name and overlap share inputs (Review and Label pages): the
+    checked path or URL, kept in the session state, or None after an error. The name and the share
+    are kept in plain session keys, so they hold across pages for the browser session."""
     import streamlit as st
+
+    from calib.overlap import DEFAULT_SHARE
 
     from . import state
     from .text import md
     ss = st.session_state
-    c = st.columns([3, 2])
-    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or default_db(),
-                           key=db_key, help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key)
+    c = st.columns([3, 2, 2])
+    text = c[0].text_input("Review database (SQLite file) or postgresql:// URL",
+                           value=shown(ss.get(state.REVIEW_DB) or default_db()), key=db_key,
+                           help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}. A team "
+                                "shares one PostgreSQL store: postgresql://user@host:5432/database")
+    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key,
+                                         placeholder="required before the first decision",
+                                         help="Kept for this browser session; every decision records it.")
+    ss[OVERLAP] = c[2].number_input("Share shown to a second reviewer", 0.0, 1.0, float(ss.get(OVERLAP, DEFAULT_SHARE)),
+                                    0.05, key=f"{reviewer_key}_overlap",
+                                    help="Pairs (chosen by a hash of their ids, the same for everyone) that a "
+                                         "second reviewer decides blind, to measure agreement.")
     try:
-        path = check_db_path(text)
+        target = check_db_target(text)
     except ValueError as exc:
         st.error(md(exc))
         return None
-    ss[state.REVIEW_DB] = str(path)
-    return str(path)
+    ss[state.REVIEW_DB] = target
+    return target
+
+
+def reviewer() -> str:
+    """The reviewer name of this browser session ('' until typed)."""
+    import streamlit as st
+
+    from . import state
+    return str(st.session_state.get(state.REVIEWER, "") or "").strip()
+
+
+def need_reviewer() -> None:
+    """Why the decision buttons are off, until a reviewer name is typed."""
+    import streamlit as st
+    st.warning("Type your reviewer name above before recording decisions: every decision carries it, and "
+               "agreement between reviewers is measured from it.")
+
+
+def label_counts_line(counts) -> str:
+    """How the reviews become labels, said wherever they do (Review, Label, Sweep pages)."""
+    from calib.adjudication import RULE
+    return (f"{counts.used:,} label(s) used: {counts.adjudicated:,} adjudicated, {counts.unanimous:,} unanimous; "
+            f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
+
+
+REVIEW_LABELS = "calib_review_labels"  # {"hash", "contested", "counts"}: the sample the reviews labeled
+
+
+def remember_review_labels(sample_hash: str, decisions: pd.DataFrame, counts) -> None:
+    """Keep, for the sample the reviews just labeled, its contested pairs and label counts: the Sweep
+    page reports how the recommendation moves if the contested pairs went either way."""
+    import streamlit as st
+
+    from calib.adjudication import pair_verdicts
+    v = pair_verdicts(decisions)
+    st.session_state[REVIEW_LABELS] = {"hash": sample_hash, "counts": counts,
+                                       "contested": v.loc[v["status"] == "contested", ["id_a", "id_b"]]
+                                       .reset_index(drop=True)}
+
+
+def review_labels_of(sample_hash: str | None) -> dict | None:
+    """What :func:`remember_review_labels` kept, if it is about this sample."""
+    import streamlit as st
+    got = st.session_state.get(REVIEW_LABELS)
+    return got if got and got["hash"] == sample_hash else None
+
+
+def agreement_view(decisions: pd.DataFrame, sample: Sample | None) -> None:
+    """The kappa table (overall, per category, per reviewer) with its intervals."""
+    import streamlit as st
+
+    from . import tables
+    from .engine import agreement
+    table = agreement(decisions, sample)
+    o = table.iloc[0]
+    if o["pairs"] == 0:
+        st.info("No pair has been decided by two reviewers yet: agreement needs the overlap share "
+                "(a second, blind review of some pairs).")
+        return
+    frame, config = tables.view(table, formats={"kappa": "%.3f", "low": "%.3f", "high": "%.3f"})
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    st.caption("Cohen's kappa when two reviewers rated the pairs, Fleiss' kappa when more did; per reviewer, "
+               "Cohen's kappa of that reviewer against the others' ratings of the same pairs. low-high: 95% "
+               "percentile bootstrap over pairs. Only pairs rated by two or more reviewers count; 'unsure' "
+               "abstains (counted, not rated). Categories are the sample's pair categories; pairs the sample "
+               "does not label are 'unlabeled'.")
 
 
 def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
@@ -139,4 +266,5 @@ def with_sample_labels(decisions: pd.DataFrame, sample: Sample, truth) -> pd.Dat
     return decisions.assign(sample_label=label)
 
 
-__all__ = ["action_pairs", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "pair_frame"]
+__all__ = ["action_pairs", "reviewer", "need_reviewer", "label_counts_line", "agreement_view", "merge_review_labels",
+           "with_sample_labels", "default_db", "check_db_path", "check_db_url", "check_db_target", "shown", "pair_frame"]

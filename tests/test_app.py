@@ -410,20 +410,23 @@ def test_review_flow(tmp_path):
     at.switch_page("pages/5_Review.py").run()
     assert not at.exception and not errors(at), errors(at)
     assert at.text_input(key="review_db_input").value == os.environ["CALIB_REVIEW_DB"]
-    assert at.button(key="decide_duplicate").disabled  # no reviewer yet
+    # no reviewer yet: no decision can be written, and the page says why
+    assert at.button(key="decide_duplicate").disabled
+    assert any("reviewer name" in w.value for w in at.warning), [w.value for w in at.warning]
+    at.text_input(key="reviewer_input").set_value("ana").run()
     queue_before = at.subheader[0].value
     # the shipped sample's not-judged documents (group '?'): pairs without a sample label come first
-    m = re.fullmatch(r"Queue: ([\d,]+) pairs left \(([\d,]+) without a sample label\)", queue_before)
+    m = re.fullmatch(r"Queue of ana: ([\d,]+) pairs left \(([\d,]+) without a sample label, .*\)", queue_before)
     left, unlabeled = (int(x.replace(",", "")) for x in m.groups())
     assert 10 <= unlabeled <= 40 and unlabeled < left
     assert "sample label: unlabeled" in shown_pair(at)
     assert not any("already has a sample label" in c.value for c in at.caption)
-    at.text_input(key="reviewer_input").set_value("ana").run()
     at.button(key="decide_not_duplicate").click().run()
     assert not at.exception and not errors(at), errors(at)
     assert metric(at, "Decisions recorded") == "1"
-    assert metric(at, "Pairs: not duplicate") == "1"
-    assert at.subheader[0].value == f"Queue: {left - 1:,} pairs left ({unlabeled - 1:,} without a sample label)"
+    assert metric(at, "Labels used") == "1" and metric(at, "Unanimous") == "1"
+    assert at.subheader[0].value.startswith(f"Queue of ana: {left - 1:,} pairs left ({unlabeled - 1:,} without a "
+                                            "sample label")
     assert Path(os.environ["CALIB_REVIEW_DB"]).exists()
     pairs_before = len(at.session_state["calib_sample"].pairs)
     at.button(key="use_reviews").click().run()
@@ -457,9 +460,9 @@ def test_review_queue_unlabeled_first_and_contradictions_flagged():
     at.switch_page("pages/5_Review.py").run()
     assert not at.exception and not errors(at), errors(at)
     # three verified pairs (J 0.9, 0.89, 0.9): only e-f has no sample label, so it comes first
-    assert at.subheader[0].value == "Queue: 3 pairs left (1 without a sample label)"
-    assert shown_pair(at).startswith("**e** vs **f**")
     at.text_input(key="reviewer_input").set_value("ana").run()
+    assert at.subheader[0].value == "Queue of ana: 3 pairs left (1 without a sample label, 0 second reviews)"
+    assert shown_pair(at).startswith("**e** vs **f**")
     at.button(key="decide_duplicate").click().run()
     assert not at.warning, [w.value for w in at.warning]  # no label, nothing to contradict
     # then the labeled pairs, closest to the threshold first, with a note that they carry a label
@@ -695,5 +698,5 @@ def test_review_page_says_why_a_store_cannot_open():
     at = start()
     at.switch_page("pages/5_Review.py").run()
     assert not at.exception, at.exception
-    assert any("Cannot open the review database" in e for e in errors(at)), errors(at)
+    assert any("Cannot open the review store" in e for e in errors(at)), errors(at)
     assert not [b for b in at.button if b.key == "decide_duplicate"]
