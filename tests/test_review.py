@@ -159,10 +159,10 @@ def test_shipped_sample_review_queue_starts_with_unlabeled_pairs():
     from appui.reviews import action_pairs
     from calib.config import Config
     from calib.represent import Representation, shingle_strings
-    from calib.samples import NOT_JUDGED, load_sample
+    from calib.samples import NOT_JUDGED, SAMPLE_DIR, load_sample
     from calib.sweep import Workspace, evaluate
     rep = Representation(shingle="char", k=5)
-    ws = Workspace(load_sample(ROOT / "data" / "sample"))
+    ws = Workspace(load_sample(SAMPLE_DIR))
     ev = evaluate(ws, Config(rep=rep, b=16, r=8, threshold=0.8))
     pairs = action_pairs(ev, ws.sample, lambda i, j: [0.0] * len(i))
     pairs["label"] = ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
