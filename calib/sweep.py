@@ -480,6 +480,16 @@ class Grid:
     def size(self) -> int:
         return sum(1 for _ in self.configs())
 
+    def __str__(self) -> str:
+        return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
+                f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
+                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
+                f"{[v.value for v in self.verify]} x "
+                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
+                f"{f'weightings {list(self.weightings)} x ' if self.weightings != ('none',) else ''}thresholds {list(self.thresholds)} x {list(self.policies)} = "
+                f"{self.size()} configs"
+                f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
+
 
 def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
     """A weighting other than none is sketched by the weighted scheme icws and verified by
@@ -494,16 +504,6 @@ def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tup
     if m == "jaccard" and "weighted_jaccard" not in measures:
         kw["measure"] = "weighted_jaccard"
     return kw.get("measure", "jaccard") == "weighted_jaccard"
-
-    def __str__(self) -> str:
-        return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
-                f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
-                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
-                f"{[v.value for v in self.verify]} x "
-                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
-                f"{f'weightings {list(self.weightings)} x ' if self.weightings != ('none',) else ''}thresholds {list(self.thresholds)} x {list(self.policies)} = "
-                f"{self.size()} configs"
-                f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
 
 
 @dataclass(frozen=True, eq=False)
