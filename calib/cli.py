@@ -419,6 +419,16 @@ def _load_exported(path: str):
         raise CliError(str(exc))
 
 
+def _load_stoplist(doc: dict, config_path: str):
+    """The boilerplate stoplist beside an exported config (None when it strips nothing)."""
+    from .export import ExportError, load_stoplist
+    try:
+        return load_stoplist(doc, lambda name: (Path(config_path).parent / name).read_text(encoding="utf-8"),
+                             config_path)
+    except ExportError as exc:
+        raise CliError(str(exc))
+
+
 def _review_store(path: str | None, flag: str = "--reviews"):
     """The existing review store at ``path`` (None for None); a missing path, a folder or another
     application's SQLite file is one line, and the file is left untouched."""
@@ -529,6 +539,7 @@ def cmd_apply(a) -> int:
     check_input(a.reviews, "--reviews")
     check_out_dir(a.out, a.overwrite)
     config, doc = _load_exported(a.config)
+    stop = _load_stoplist(doc, a.config)
     keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
     try:
         check_fields(a.corpus, keep, id_field=a.id_field, text_field=a.text_field)
@@ -538,7 +549,7 @@ def cmd_apply(a) -> int:
     try:
         result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
                               text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store,
-                              max_pairs=a.max_pairs,
+                              max_pairs=a.max_pairs, stoplist=stop,
                               missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
         paths = write_apply(a.out, result, corpus=a.corpus)
     except ApplyError as exc:

@@ -33,12 +33,12 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 import numpy as np
 
-from .fields import setting
+from .fields import setting, unset
 SHINGLE_TYPES = ("word", "char")
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
 # Current name -> first name of renamed schemes: what fingerprints hash.
@@ -99,12 +99,20 @@ class Representation:
         "to datasketch.MinHash) or oph (one-permutation hashing, O(n + k))", table=False)
     seed: int = setting(1, help="seed of the MinHash permutations", table=False)
     num_perm: int = setting(128, help="hash functions per signature (signature length)")
+    # Last and set-only, so earlier representations keep their documents, rows and fingerprints.
+    strip_lines: float = setting(0.0, help="boilerplate: strip normalized lines held by more than this share of the "
+                                 "documents (and by >= 2) before shingling; 0: off (calib.boilerplate)",
+                                 doc_if_set=True, row_if_set=True)
 
     def __post_init__(self) -> None:
         for name in ("k", "num_perm", "seed"):  # numpy integers (from pandas rows) become int
             v = getattr(self, name)
             if isinstance(v, np.integer):
                 object.__setattr__(self, name, int(v))
+        s = self.strip_lines
+        if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not 0.0 <= s <= 1.0:
+            raise ValueError(f"Representation.strip_lines must be a share in [0, 1], got {s!r}")
+        object.__setattr__(self, "strip_lines", float(s))
         for name in ("lowercase", "nfkc", "strip_punct", "collapse_ws"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Representation.{name} must be true or false, got {getattr(self, name)!r}")
@@ -126,7 +134,8 @@ class Representation:
 
     # -- identity -----------------------------------------------------------
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every field, but set-only ones (``row_if_set``) only when set."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if not unset(self, f)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Representation":
@@ -168,12 +177,18 @@ class Representation:
                                  ("nopunct", self.strip_punct), ("ws", self.collapse_ws)) if on]
         return "+".join(parts) or "raw"
 
+    def normalization(self) -> "Representation":
+        """The part that fixes :func:`normalize` (what a line stoplist is counted under)."""
+        return Representation(shingle=self.shingle, lowercase=self.lowercase, nfkc=self.nfkc,
+                              strip_punct=self.strip_punct, collapse_ws=self.collapse_ws)
+
     def shingle_label(self) -> str:
         return f"{self.shingle}{self.k}"
 
     def label(self) -> str:
         """Shingles and normalization, e.g. ``word5 [lower+nfkc+ws]`` (the results' ``representation``)."""
-        return f"{self.shingle_label()} [{self.normalization_label()}]"
+        strip = f" strip>{self.strip_lines:g}" if self.strip_lines else ""
+        return f"{self.shingle_label()} [{self.normalization_label()}]{strip}"
 
     def __str__(self) -> str:
         return (f"{self.label()} {self.hashfunc} "
