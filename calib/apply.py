@@ -364,7 +364,12 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
     cp = _copies(digests, sizes, sig) if collapse else Copies(np.arange(n))
     del digests
+    n_copies = cp.n_copies  # of the whole corpus, short documents included
     short = short_mask(sizes, config.min_shingles)
+    if short.any():  # short documents take no part in copies either (as in the Spark engine's banding)
+        canonical = cp.canonical.copy()
+        canonical[short] = np.flatnonzero(short)
+        cp = Copies(canonical)
     keys = np.concatenate(short_keys) if short_keys else np.zeros((0, 2), np.uint64)
     if n >= 2:
         try:
@@ -457,7 +462,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                            config_fingerprint=config.fingerprint(), slices=slices, review_store=review_store,
                            missing_values=missing_values)
     return ApplyResult(config, ids_arr, sizes, n_candidates, vi, vj, v_exact, v_est, clustering, frame,
-                       cp.n_copies)
+                       n_copies)
 
 
 def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:

@@ -299,3 +299,27 @@ def test_containment_refused_before_spark_starts(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "measure 'containment'" in err[0] and "Jaccard only" in err[0], err
     assert SparkSession.getActiveSession() is active and not (tmp_path / "out").exists()
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["exclude", "exact"])
+def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spark, tmp_path, rule):
+    """Issue 24: a corpus with boilerplate lines (the sample's site headers and footers) and short records
+    (real titles, again in capitals): the Spark engine strips the exported stoplist and applies the minimum
+    length as calib apply does: the same manifest rows and summary."""
+    from test_short_docs import short_corpus
+    from calib.boilerplate import stoplist
+    docs = short_corpus()
+    path = tmp_path / "corpus.jsonl"
+    docs.to_json(path, orient="records", lines=True, force_ascii=False)
+    cfg = Config(Representation(shingle="word", k=3, strip_lines=0.02), threshold=0.5, min_shingles=12,
+                 short_docs=rule)
+    stop = stoplist(docs["text"].tolist(), cfg.rep, cfg.rep.strip_lines)
+    assert len(stop) >= 3
+    local = apply_config(cfg, path, stoplist=stop)
+    summary = SA.apply_spark(cfg, str(path), str(tmp_path / "out"), spark=spark, batch_size=64, stoplist=stop)
+    got = _same_rows(tmp_path / "out", local.manifest)
+    assert summary == local.summary() and summary["short_documents"] >= 50
+    short_ids = set(local.ids[(local.sizes > 0) & (local.sizes < 12)])
+    removed_short = set(got["doc_id"]) & short_ids
+    assert (len(removed_short) >= 20) if rule == "exact" else not removed_short

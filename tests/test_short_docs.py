@@ -1,0 +1,139 @@
+"""Minimum length (calib.short) and boilerplate stripping through the sweep, export and calib apply:
+against brute force, and the local apply against the sweep's own verified pairs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from calib.apply import ApplyError, apply_config
+from calib.cli import main
+from calib.config import Config
+from calib.export import ExportError, load_config, load_stoplist, write_export
+from calib.represent import Representation, normalize, shingle_strings
+from calib.samples import from_frames, load_sample
+from calib.sweep import Workspace, evaluate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def short_corpus() -> pd.DataFrame:
+    """The shipped sample's first 400 documents (boilerplate pages among them) and 60 short records built
+    from real titles: each first line of 20 documents, again in capitals (equal normalized text) and with
+    a suffix (a near, not equal, title)."""
+    docs = load_sample(REPO / "data" / "sample").docs.iloc[:400][["id", "text"]]
+    titles = [t.splitlines()[0][:60] for t in docs["text"].iloc[::20]]
+    short = [(f"s{k}a", t) for k, t in enumerate(titles)] + [(f"s{k}b", t.upper()) for k, t in enumerate(titles)] \
+        + [(f"s{k}c", f"{t} (part 2)") for k, t in enumerate(titles)]
+    return pd.concat([docs, pd.DataFrame(short, columns=["id", "text"])], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return short_corpus()
+
+
+@pytest.fixture(scope="module")
+def ws(docs):
+    return Workspace(from_frames(docs))
+
+
+@pytest.fixture(scope="module")
+def corpus(docs, tmp_path_factory):
+    path = tmp_path_factory.mktemp("short") / "corpus.jsonl"
+    docs.to_json(path, orient="records", lines=True, force_ascii=False)
+    return path
+
+
+REP = Representation(shingle="word", k=3)
+CONFIGS = {
+    "plain": Config(REP, threshold=0.5),
+    "exclude": Config(REP, threshold=0.5, min_shingles=12),
+    "exact": Config(REP, threshold=0.5, min_shingles=12, short_docs="exact"),
+    "strip-exact": Config(REP.with_(strip_lines=0.02), threshold=0.5, min_shingles=12, short_docs="exact"),
+    "strip-estimated": Config(REP.with_(strip_lines=0.02), verify="estimated", threshold=0.5, b=32, r=4,
+                              min_shingles=8),
+}
+
+
+def brute_short(texts, rep, m):
+    """Indices with 1 <= |distinct shingle strings| < m."""
+    return {d for d, t in enumerate(texts) if 0 < len(set(shingle_strings(t, rep))) < m}
+
+
+@pytest.mark.parametrize("name", ["exclude", "exact"])
+def test_short_rule_against_brute_force(ws, docs, name):
+    cfg = CONFIGS[name]
+    ev = evaluate(ws, cfg)
+    texts = docs["text"].tolist()
+    short = brute_short(texts, cfg.rep, cfg.min_shingles)
+    assert ev.row["short_documents"] == len(short) >= 50  # most of the 60 titles (a long title is not short)
+    pairs = set(zip(ev.verified.i.tolist(), ev.verified.j.tolist()))
+    with_short = {(i, j) for i, j in pairs if i in short or j in short}
+    if name == "exclude":
+        assert not with_short
+    else:
+        want = {(i, j) for i in short for j in short
+                if i < j and normalize(texts[i], cfg.rep) == normalize(texts[j], cfg.rep)}
+        assert with_short == want and len(want) >= 20  # each title and its capitals, at least
+    # the long documents' pairs are those of no minimum length
+    plain = evaluate(ws, CONFIGS["plain"])
+    assert pairs - with_short == {(i, j) for i, j in zip(plain.verified.i.tolist(), plain.verified.j.tolist())
+                                  if i not in short and j not in short}
+    # nothing dropped: every document is in the outcomes, short ones never removed under exclude
+    assert len(ev.outcomes) == len(docs)
+    if name == "exclude":
+        assert not ev.outcomes["removed"].to_numpy()[sorted(short)].any()
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_apply_verifies_the_pairs_the_sweep_verifies(ws, corpus, name):
+    """calib apply (banding every document, short ones left out) and the sweep (reference pairs, the rule
+    applied to verified pairs) reach the same verified pairs and the same removals."""
+    cfg = CONFIGS[name]
+    stop = ws.stripped(cfg.rep)[0]
+    res = apply_config(cfg, corpus, stoplist=stop)
+    ev = evaluate(ws, cfg)
+    assert sorted(zip(res.vi.tolist(), res.vj.tolist())) == sorted(zip(ev.verified.i.tolist(), ev.verified.j.tolist()))
+    assert len(res.vi) >= 5
+    assert res.clustering.removed.tolist() == ev.clustering.removed.tolist()
+    s = res.summary()
+    if cfg.min_shingles:
+        assert s["short_documents"] == ev.row["short_documents"] and cfg.short_docs in s["short_documents_rule"]
+    else:
+        assert "short_documents" not in s
+
+
+def test_apply_refuses_a_stripping_config_without_its_stoplist(corpus):
+    with pytest.raises(ApplyError, match="no stoplist"):
+        apply_config(CONFIGS["strip-exact"], corpus)
+
+
+def test_export_carries_the_stoplist_and_apply_reads_it(ws, corpus, tmp_path):
+    cfg = CONFIGS["strip-exact"]
+    out = tmp_path / "export"
+    write_export(out, cfg, evaluation=evaluate(ws, cfg), sample=ws.sample, workspace=ws)
+    config, doc = load_config(out / "config.json")
+    assert config == cfg and doc["short_docs"] == {"min_shingles": 12, "rule": "exact"}
+    text = (out / "stoplist.json").read_text(encoding="utf-8")
+    assert doc["stoplist"] == {"file": "stoplist.json", "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                               "lines": len(json.loads(text)["lines"])}
+    stop = load_stoplist(doc, lambda name: (out / name).read_text(encoding="utf-8"), "config.json")
+    assert stop.lines == ws.stripped(cfg.rep)[0].lines and len(stop) >= 3
+    assert doc["evidence"]["metrics"]["short_documents"] >= 50
+    # the CLI applies it with the stoplist beside it ...
+    code = main(["apply", "--config", str(out / "config.json"), "--corpus", str(corpus), "--out", str(tmp_path / "a")])
+    assert code == 0
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["proposed_removals"] == int(apply_config(cfg, corpus, stoplist=stop).clustering.removed.sum())
+    # ... and refuses an edited one, naming the file and the field
+    (out / "stoplist.json").write_text(text.replace('"documents": ', '"documents": 1'), encoding="utf-8")
+    with pytest.raises(ExportError, match="stoplist.json has sha256"):
+        load_stoplist(doc, lambda name: (out / name).read_text(encoding="utf-8"), "config.json")
+    (out / "stoplist.json").unlink()
+    assert main(["apply", "--config", str(out / "config.json"), "--corpus", str(corpus), "--out",
+                 str(tmp_path / "b")]) == 2
