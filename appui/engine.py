@@ -99,6 +99,39 @@ def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:
         return sweep(h.ws, grid, progress=progress)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _sample_grid(content_hash: str, _h: Handle) -> tuple[Grid, str]:
+    from calib.search import grid_from_sample
+    with _h.lock:
+        grid, choice = grid_from_sample(_h.ws)
+    return grid, choice.text(grid)
+
+
+def sample_grid() -> tuple[Grid, str]:
+    """The default search's first grid for the current sample (as ``calib sweep`` picks it), and why."""
+    return _sample_grid(state.sample_hash(), handle())
+
+
+def run_search(grid: Grid, progress=None):
+    """The form's grid swept as ``calib sweep`` sweeps it: when it is still the sample's own choice,
+    without the configurations the search skips (``calib.search.useful``)."""
+    from calib.search import CHOSEN_AXES, search
+    h = handle()
+    with h.lock:
+        return search(h.ws, grid, given=CHOSEN_AXES, second_pass=False, skip=grid == sample_grid()[0],
+                      progress=progress)
+
+
+def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, progress=None):
+    """``results`` with the second pass around their recommended row and front appended, and how many it added."""
+    from calib.search import refined
+    h = handle()
+    with h.lock:
+        cats = results["ignored_categories"].iloc[0] if "ignored_categories" in results and len(results) else ""
+        ws = h.ws.ignoring(tuple(c for c in str(cats or "").split(",") if c))  # the labels the first pass used
+        return refined(ws, results, max_false_removal_rate=budget, objective=objective, progress=progress)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _evaluation(content_hash: str, config_fp: str, _h: Handle, _cfg: Config) -> Evaluation:
     with _h.lock:

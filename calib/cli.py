@@ -141,9 +141,11 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     defaults = Grid()
     shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
     norms = tuple(dict.fromkeys(r.normalization_label() for r in defaults.representations))
-    g = p.add_argument_group("grid")
-    g.add_argument("--shingles", type=_strs, default=shingles,
-                   help=f"shingle types and sizes, e.g. word3,char5 (default: {','.join(shingles)})")
+    g = p.add_argument_group("grid", "shingles, thresholds, splits and hash counts not given are chosen from the "
+                                     "sample (calib.search); the other axes default to calib.Grid()'s")
+    g.add_argument("--shingles", type=_strs, default=UNSET,
+                   help=f"shingle types and sizes, e.g. word3,char5 (default: from the documents' lengths; "
+                        f"calib.Grid(): {','.join(shingles)})")
     g.add_argument("--normalizations", type=_strs, default=norms,
                    help="normalizations, each a '+'-joined subset of lower,nfkc,nopunct,ws, or 'raw' "
                         f"(default: {','.join(norms)})")
@@ -159,8 +161,16 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
         if flag is None:
             continue
         shown = "all" if f.name == "splits" and getattr(defaults, f.name) is None else _shown(getattr(defaults, f.name))
-        g.add_argument(flag, dest=f.name, type=_arg_type(f.metadata["parse"], flag), default=getattr(defaults, f.name),
-                       help=f"{f.metadata['help']} (default: {shown})")
+        chosen = f.name in SAMPLE_AXES
+        g.add_argument(flag, dest=f.name, type=_arg_type(f.metadata["parse"], flag),
+                       default=UNSET if chosen else getattr(defaults, f.name),
+                       help=f"{f.metadata['help']} (default: "
+                            f"{'from the sample; calib.Grid(): ' if chosen else ''}{shown})")
+    g.add_argument("--second-pass", dest="second_pass", action="store_true", default=None,
+                   help="after the grid, sweep around the recommended row and the recall/false-removal front "
+                        "(default: on unless --shingles, --thresholds, --splits and --num-perm are all given)")
+    g.add_argument("--no-second-pass", dest="second_pass", action="store_false",
+                   help="sweep the grid only")
 
 
 def add_missing_option(p: argparse.ArgumentParser) -> None:
@@ -191,14 +201,35 @@ def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="pr
     return tuple(reps)
 
 
+class _Unset:
+    """The default of a grid axis the sample chooses: no flag's text parses to it."""
+
+    def __repr__(self) -> str:
+        return "<chosen from the sample>"
+
+
+UNSET = _Unset()
+SAMPLE_AXES = ("thresholds", "splits", "num_perms")  # and representations (--shingles)
+
+
 def grid_from_args(a):
+    """(Grid, the axes the user gave among representations, thresholds, splits, num_perms):
+    axes not given hold calib.Grid()'s values until the sample chooses them."""
     from dataclasses import fields
 
     from .sweep import Grid
-    reps = representations_from(a.shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
+    defaults = Grid()
+    given = tuple(name for name in SAMPLE_AXES if getattr(a, name, UNSET) is not UNSET)
+    shingles = a.shingles
+    if shingles is not UNSET:
+        given += ("representations",)
+    else:
+        shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
+    reps = representations_from(shingles, a.normalizations, a.hashfunc, a.scheme, a.seed)
+    values = {f.name: getattr(a, f.name) for f in fields(Grid) if f.metadata["flag"] is not None}
+    values = {k: getattr(defaults, k) if v is UNSET else v for k, v in values.items()}
     try:
-        return Grid(representations=reps, **{f.name: getattr(a, f.name) for f in fields(Grid)
-                                              if f.metadata["flag"] is not None})
+        return Grid(representations=reps, **values), given
     except ValueError as exc:
         raise CliError(str(exc))
 
@@ -261,9 +292,16 @@ def write_table_atomic(frame, out: Path) -> None:
 
 def with_reviews(sample, db: str):
     """The sample with the review database's latest decisions as pair labels."""
-    from .review import with_review_labels
-    with _review_store(db, "--reviews") as store:
-        labels = store.as_pair_labels()
+    from .review import queue_labels, with_review_labels
+    if Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
+        check_input(db, "--reviews")
+        try:
+            labels = queue_labels(db)
+        except ValueError as exc:
+            raise CliError(str(exc))
+    else:
+        with _review_store(db, "--reviews") as store:
+            labels = store.as_pair_labels()
     sample, used, skipped = with_review_labels(sample, labels)
     print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
                                                          if skipped else ""), file=sys.stderr)
@@ -301,33 +339,55 @@ def _no_labels(sample) -> bool:
 
 
 def cmd_sweep(a) -> int:
-    from .sweep import Grid, Workspace, across_seeds, sweep, with_recommendation
+    from dataclasses import replace
+
+    from .search import CHOSEN_AXES, grid_from_sample, search
+    from .sweep import Grid, Workspace, across_seeds, standing_text, with_recommendation
+    from .truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
-    grid = grid_from_args(a)  # every option checked before the sample is read
-    from dataclasses import replace
+    grid, given = grid_from_args(a)  # every option checked before the sample is read
     default_pairs = Grid.__dataclass_fields__["max_pairs"].default
     grid = replace(grid, max_pairs=fit_default_pairs(grid.max_pairs, default_pairs, "sweep"))
+    queue_out = check_out_file(a.review_queue, (".csv",), a.overwrite, "--review-queue") if a.review_queue else None
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
     sample_hash = sample.content_hash()  # as loaded (before --reviews): what export --from-sweep loads and checks
-    if a.reviews:
+    try:  # an ignored category no pair of the sample has, before any work
+        ignored_pair_codes(sample, grid.ignore_categories)
+    except ValueError as exc:
+        raise CliError(f"{a.sample}: {exc}")
+    if a.reviews:  # a review replaces a pair's label and category: its new label counts
         sample = with_reviews(sample, a.reviews)
-    check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
-                       max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
-    try:
-        ws = Workspace(sample)  # refuses a sample of fewer than 2 documents: that error alone, before any notice
+        present = set(sample.pairs["category"].astype(str))
+        grid = replace(grid, ignore_categories=tuple(c for c in grid.ignore_categories if c in present))
+    if set(given) == set(CHOSEN_AXES):  # a typed grid: its memory is known before the sample is shingled
+        check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
+                           max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
+    try:  # refuses a sample of fewer than 2 documents, before any work
+        ws = Workspace(sample, ignore_categories=grid.ignore_categories)
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
     if no_labels:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
               f"measured and nothing is recommended (exit status {NO_LABELS})", file=sys.stderr)
-    print(f"{sample}\n{grid}", file=sys.stderr)
+    choice = None
+    if set(given) != set(CHOSEN_AXES):
+        grid, choice = grid_from_sample(ws, grid, given=given)
+        # the second pass may double num_perm (and b with it): checked at that size
+        check_sweep_memory(sample.n, grid.max_pairs, (2 * max(grid.num_perms),),
+                           2 * max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
+    print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
     _say_if_sampled(ws.truth)
-    results = sweep(ws, grid, progress=tqdm_progress("sweep"))
-    table, over = results, ""
+    second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
+    found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
+                   skip=choice is not None, progress=tqdm_progress("sweep"))
+    if not no_labels:
+        print(found.added_text(), file=sys.stderr)
+    results, over = found.results, ""
+    table = results
     if results["seed"].nunique() > 1:  # hash luck measured: recommend on the across-seed figures
         table = across_seeds(results)
         over = f" (mean over seeds {table['seed_list'].iloc[0]})"
@@ -361,7 +421,22 @@ def cmd_sweep(a) -> int:
               f"t={best['threshold']}: pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, "
               f"{best['pair_recall_high']:.3f}{spread}], false-removal rate {best['false_removal_rate']:.4f} "
               f"({best['config_fingerprint']})", file=sys.stderr)
+        standing = standing_text(best)
+        if standing:
+            print(f"it stands on: {standing}", file=sys.stderr)
+        if queue_out is not None:
+            write_review_queue(ws, best, queue_out)
     return 0
+
+
+def write_review_queue(ws, best, out: Path) -> None:
+    """The recommended row's unlabeled removals, as a CSV review queue (atomically)."""
+    from .review import unlabeled_removal_queue
+    from .sweep import config_from_row, evaluate
+    q = unlabeled_removal_queue(evaluate(ws, config_from_row(best)), ws)
+    write_table_atomic(q, out)
+    print(f"wrote {len(q)} unlabeled removal(s) of the recommended row to {out} for review: fill 'decision' "
+          f"(duplicate, not_duplicate, unsure) and sweep with --reviews {out}", file=sys.stderr)
 
 
 def row_from_sweep(path: str, fingerprint: str | None):
@@ -450,7 +525,8 @@ def _review_store(path: str | None, flag: str = "--reviews"):
 
 def cmd_export(a) -> int:
     from .export import write_export
-    from .sweep import Grid, Workspace, config_from_row, evaluate, sweep, with_recommendation
+    from .search import CHOSEN_AXES, grid_from_sample, search
+    from .sweep import Grid, Workspace, config_from_row, evaluate, standing_text
     check_rate(a.budget, "--budget")
     if a.config and a.from_sweep:
         raise CliError("pass either --config or --from-sweep, not both")
@@ -476,23 +552,25 @@ def cmd_export(a) -> int:
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample)
+        ws = Workspace(sample, ignore_categories=a.ignore_categories)
     except ValueError as exc:
         raise CliError(str(exc))
     if config is None:
         if _no_labels(sample):
             raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
                            f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
-        grid = Grid()
-        print(f"{sample}\nno --config: sweeping the default {grid} (as calib sweep does)", file=sys.stderr)
-        results = with_recommendation(sweep(ws, grid, progress=tqdm_progress("sweep")),
-                                      max_false_removal_rate=a.budget)
-        if not results["recommended"].any():
-            raise CliError(f"no configuration of the default grid keeps the false-removal rate <= {a.budget}; "
+        grid, choice = grid_from_sample(ws, Grid(ignore_categories=a.ignore_categories))
+        print(f"{sample}\nno --config: the default search (as calib sweep does): {choice.text(grid)}", file=sys.stderr)
+        found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, skip=True,
+                       progress=tqdm_progress("sweep"))
+        print(found.added_text(), file=sys.stderr)
+        if found.best is None:
+            raise CliError(f"no configuration of the default search keeps the false-removal rate <= {a.budget}; "
                            f"raise --budget or pass --config")
-        config = config_from_row(results[results["recommended"]].iloc[0])
+        config = config_from_row(found.best)
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
-                     "grid_size": int(len(results))}
+                     "grid_size": int(len(found.results)), "search": choice.text(grid),
+                     "second_pass": found.added_text()}
     _say_if_sampled(ws.truth)
     check_sweep_memory(sample.n, 20_000_000, (config.rep.num_perm,), config.b)  # evaluate's default pair budget
     evaluation = evaluate(ws, config)
@@ -512,6 +590,9 @@ def cmd_export(a) -> int:
           f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
           f"false-removal rate {r['false_removal_rate']:.4f} [{r['false_removal_rate_low']:.4f}, "
           f"{r['false_removal_rate_high']:.4f}]", file=sys.stderr)
+    standing = standing_text(r)
+    if standing:
+        print(f"it stands on: {standing}", file=sys.stderr)
     return 0
 
 
@@ -574,14 +655,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
-    s.add_argument("--reviews", help="review database (.sqlite): its latest decisions are used as pair labels")
+    s.add_argument("--reviews", help="review database (.sqlite), or a filled --review-queue CSV: its decisions are "
+                                     "used as pair labels")
+    s.add_argument("--review-queue", metavar="QUEUE.csv",
+                   help="write the recommended row's unlabeled removals (each with its representative) as a review "
+                        "queue, most informative first, with an empty decision column; sweep again with "
+                        "--reviews QUEUE.csv once filled")
     add_grid_options(s)
     s.set_defaults(func=cmd_sweep)
     e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")
     e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
     e.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
     add_missing_option(e)
-    e.add_argument("--config", help="exported config JSON to re-evaluate; default: sweep the default grid and "
+    e.add_argument("--config", help="exported config JSON to re-evaluate; default: run the default search and "
                                     "export its recommended row (the row calib sweep marks recommended)")
     e.add_argument("--from-sweep", metavar="RESULTS",
                    help="results table of calib sweep: export its recommended row without sweeping again")
@@ -590,6 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
+                   help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
+                        "named in the export's evidence")
     e.set_defaults(func=cmd_export)
     ap = sub.add_parser("apply", help="run an exported config on an unlabeled corpus (report only)")
     ap.add_argument("--config", required=True, help="exported config JSON")

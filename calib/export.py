@@ -70,6 +70,15 @@ def sample_evidence(sample) -> dict:
     return ev
 
 
+def ignored_evidence(evaluation) -> dict:
+    """The labeled pairs that counted neither right nor wrong: their categories and how many."""
+    lab = evaluation.labeled
+    cats = [c for c in str(evaluation.row.get("ignored_categories", "") or "").split(",") if c]
+    per = lab[lab["category"].isin(cats)]["category"].value_counts() if cats else {}
+    return {"categories": cats, "pairs": int(evaluation.row.get("ignored_pairs", 0) or 0),
+            "pairs_by_category": {str(c): int(per.get(c, 0)) for c in cats}}
+
+
 def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
                      selection: dict | None = None, stoplist=None) -> dict:
     """The config JSON as a dict (see ``config.schema.json``).
@@ -105,6 +114,7 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
             ev["sample"] = sample_evidence(sample)
         if evaluation is not None:
             ev["metrics"] = {str(k): json_value(v) for k, v in evaluation.row.items()}
+            ev["ignored"] = ignored_evidence(evaluation)
         doc["evidence"] = ev
     return doc
 

@@ -134,7 +134,19 @@ def removal_metrics(outcomes: pd.DataFrame, true_clusters: np.ndarray) -> dict:
            "expected_removals": expected, "missed_removals": int(outcomes["missed"].sum())}
     out.update(binomial("false_removal_rate", false, false + true))
     out.update(binomial("missed_removal_rate", out["missed_removals"], expected))
+    out.update(standing(out["removed"], true, false))
     return out
+
+
+def standing(removed: int, true: int, false: int) -> dict:
+    """What a false-removal rate stands on: how many removals carry a label, their
+    share, and the rate over all removals if every unlabeled one were false
+    (upper bound) or fine (lower bound). NaN when nothing is removed."""
+    unlabeled = removed - true - false
+    return {"labeled_removals": true + false,
+            "labeled_removal_share": float(rate(true + false, removed)),
+            "false_removal_rate_if_unlabeled_fine": float(rate(false, removed)),
+            "false_removal_rate_if_unlabeled_false": float(rate(false + unlabeled, removed))}
 
 
 def collision_rates(sim: np.ndarray, collide: np.ndarray, b: int, r: int, bins: int = 20, *,

@@ -361,3 +361,41 @@ def with_review_labels(sample: Sample, labels: pd.DataFrame) -> tuple[Sample, in
     pairs["is_duplicate"] = pairs["is_duplicate"].astype(bool)
     name = sample.name if sample.name.endswith("+reviews") else f"{sample.name}+reviews"
     return replace(sample, pairs=pairs, name=name), int(len(new)), skipped
+
+
+def unlabeled_removal_queue(evaluation, ws) -> pd.DataFrame:
+    """The removals of ``evaluation`` whose pair with the kept representative has no label, as a
+    review queue (:func:`review_queue` order): id_a, id_b, sim (the config's exact measure),
+    chained, distance, and an empty ``decision`` column to fill with duplicate / not_duplicate /
+    unsure (``calib sweep --reviews QUEUE.csv`` then uses the decisions as labels)."""
+    from .measures import get_measure
+    cfg, out = evaluation.config, evaluation.outcomes
+    rows = np.flatnonzero(out["unlabeled_removal"].to_numpy()) if out is not None else np.zeros(0, np.int64)
+    rep = out["representative"].to_numpy(np.int64)[rows] if len(rows) else rows
+    i, j = np.minimum(rows, rep), np.maximum(rows, rep)
+    sim = get_measure(cfg.measure).exact(ws.sets(cfg.rep), i, j) if len(i) else np.zeros(0)
+    ids = ws.sample.ids
+    pairs = pd.DataFrame({"id_a": ids[i], "id_b": ids[j], "sim": sim,
+                          "chained": out["chained"].to_numpy(bool)[rows] if len(rows) else np.zeros(0, bool),
+                          "label": -1})
+    q = review_queue(pairs, cfg.threshold).drop(columns="label")
+    return q.assign(decision="", config_fingerprint=cfg.fingerprint())
+
+
+def queue_labels(path) -> pd.DataFrame:
+    """Pair labels (as :meth:`ReviewStore.as_pair_labels`) from a filled review-queue CSV: rows whose
+    ``decision`` is duplicate or not_duplicate; empty and 'unsure' rows give none. Any other
+    decision is a ValueError naming the file, line and field."""
+    q = pd.read_csv(path, dtype={"id_a": str, "id_b": str, "decision": str}, keep_default_na=False)
+    missing = [c for c in ("id_a", "id_b", "decision") if c not in q.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing} (a queue written by calib sweep --review-queue)")
+    d = q["decision"].str.strip()
+    bad = ~d.isin(("", *DECISIONS))
+    if bad.any():
+        k = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ValueError(f"{path}: line {k + 2}: field decision: {q['decision'].iloc[k]!r} is not one of "
+                         f"{', '.join(DECISIONS)} or empty")
+    keep = d.isin(("duplicate", "not_duplicate")).to_numpy()
+    return pd.DataFrame({"id_a": q["id_a"][keep].to_numpy(), "id_b": q["id_b"][keep].to_numpy(),
+                         "label": d[keep].to_numpy(), "category": "review"})

@@ -25,6 +25,7 @@ of progress bars: the CLI plugs in tqdm, the app ``st.progress``.
 
 from __future__ import annotations
 
+import copy
 import itertools
 from dataclasses import dataclass, fields
 from typing import Callable, Iterable
@@ -51,7 +52,7 @@ from .seeds import across_seeds  # noqa: F401  (re-exported: calib.sweep.across_
 from .shingles import ShingleSets, shingle_hashes
 from .boilerplate import Stoplist, stoplist
 from .short import apply_rule, positive_rule, short_mask, text_keys
-from .truth import Truth, truth_from_sample
+from .truth import Truth, largest_cluster_share, truth_from_sample
 
 ProgressFn = Callable[[float, str], None]
 BOOTSTRAP_REPLICATES = 1000
@@ -65,14 +66,13 @@ def _no_progress(fraction: float, message: str) -> None:
 class Workspace:
     """The expensive, reusable steps for one sample, cached by fingerprint."""
 
-    def __init__(self, sample: Sample, *, collapse: bool = True, line_corpus: list[str] | None = None):
+    def __init__(self, sample: Sample, *, collapse: bool = True, ignore_categories: Iterable[str] = (),
+                 line_corpus: list[str] | None = None):
         self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
         self.line_corpus = line_corpus  # texts whose line counts make the boilerplate stoplist (None: the sample's)
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         self.sample = sample
-        self.truth: Truth = truth_from_sample(sample)
-        self.true_clusters = self.truth.clusters()
         self._sets: dict[str, ShingleSets] = {}
         self._texts: dict[str, tuple[Stoplist, list[str]]] = {}  # boilerplate stripping, per normalization+share
         self._keys: dict[str, np.ndarray] = {}
@@ -80,14 +80,36 @@ class Workspace:
         self._sigs: dict[tuple, np.ndarray] = {}
         self._ref: dict[str, tuple[float, tuple]] = {}
         self._ref_over: dict[str, list[TooManyPairs]] = {}
-        self._pos: dict[str, np.ndarray] = {}
-        self._est: dict[tuple, np.ndarray] = {}
         self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
+        self._set_truth(truth_from_sample(sample, ignore_categories))
+
+    def _set_truth(self, truth: Truth) -> None:
+        """The labels and everything derived from them (the label-free caches above stay)."""
+        self.truth = truth
+        self.true_clusters = truth.clusters()
         # Rates over pairs that share documents get cluster-bootstrap intervals (true clusters = units).
         self.boot = ClusterBootstrap(cluster_units(self.true_clusters), replicates=BOOTSTRAP_REPLICATES, seed=0)
+        self._pos: dict[str, np.ndarray] = {}
+        self._est: dict[tuple, np.ndarray] = {}
         self._neg: tuple[np.ndarray, np.ndarray] | None = None
         self._trials: dict[str, object] = {}
         self._neg_j: dict[str, np.ndarray] = {}
+        self.largest_group_share = largest_cluster_share(truth)[0]
+
+    @property
+    def ignored_categories(self) -> tuple[str, ...]:
+        return self.truth.ignored_categories
+
+    def ignoring(self, categories: Iterable[str]) -> "Workspace":
+        """This workspace with the labeled pairs of ``categories`` counted as unlabeled:
+        itself when it already ignores exactly those, else a view sharing its
+        shingles, signatures, reference joins and candidates (they need no label)."""
+        categories = tuple(categories)
+        if set(categories) == set(self.ignored_categories):
+            return self
+        other = copy.copy(self)
+        other._set_truth(truth_from_sample(self.sample, categories))
+        return other
 
     def cache_info(self) -> dict:
         """How many results of each expensive step this workspace holds."""
@@ -231,6 +253,7 @@ class Workspace:
                 keep[keep] = t.label(a[keep], c[keep]) == 0
                 codes.append(a[keep] * n + c[keep])
             allc = np.unique(np.concatenate(codes))
+            allc = allc[~np.isin(allc, t.ignored)]  # an ignored category is no non-duplicate either
             self._neg = (allc // n, allc % n)
         return self._neg
 
@@ -353,6 +376,10 @@ class Grid:
     max_pairs: int | None = axis(20_000_000, of=None, flag="--max-pairs", parse=_optional_int, fixed=True,
                                  help="candidate pairs above which a split is reported as too loose "
                                  "instead of materialized")
+    ignore_categories: tuple[str, ...] = axis(
+        (), of=None, flag="--ignore-categories", parse=_strs, fixed=True,
+        help="pair categories that count neither right nor wrong (e.g. heavy): their labeled pairs are "
+             "unlabeled for every rate, and listed")
 
     def __post_init__(self) -> None:
         if not self.representations:
@@ -385,6 +412,10 @@ class Grid:
                     isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0 for x in self.seeds):
                 raise ValueError(f"Grid.seeds must be distinct integers >= 0, got {self.seeds!r}")
             object.__setattr__(self, "seeds", tuple(int(x) for x in self.seeds))
+        if isinstance(self.ignore_categories, str) or any(not isinstance(c, str) or not c
+                                                          for c in self.ignore_categories):
+            raise ValueError(f"Grid.ignore_categories must be a tuple of category names, got {self.ignore_categories!r}")
+        object.__setattr__(self, "ignore_categories", tuple(self.ignore_categories))
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
             raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
         for f in fields(self):
@@ -393,6 +424,15 @@ class Grid:
                 raise ValueError(f"Grid.{f.name} ({f.metadata['flag'] or f.name}) is empty: nothing to sweep")
         for _ in self.configs():  # every configuration valid now, not a traceback midway through a sweep
             pass
+
+    @classmethod
+    def from_sample(cls, sample_or_ws: Sample | Workspace, base: "Grid | None" = None,
+                    given: tuple[str, ...] = ()) -> "Grid":
+        """The default search's first grid for this sample (see :func:`calib.search.grid_from_sample`):
+        ``base``'s axes named in ``given`` are kept, the others chosen from the sample."""
+        from .search import grid_from_sample
+        ws = _workspace(sample_or_ws, (base or cls()).ignore_categories)
+        return grid_from_sample(ws, base, given=given)[0]
 
     def splits_for(self, num_perm: int) -> list[tuple[int, int]]:
         if self.splits is None:
@@ -435,7 +475,8 @@ class Grid:
                 f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
                 f"{[v.value for v in self.verify]} x "
                 f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}thresholds {list(self.thresholds)} x {list(self.policies)} = "
-                f"{self.size()} configs")
+                f"{self.size()} configs"
+                f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -559,6 +600,9 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     row = config_columns(cfg)
     row["n_docs"] = ws.sample.n
     row["empty_docs"] = int((~ws.active(cfg.rep)).sum())
+    row["ignored_categories"] = ",".join(ws.ignored_categories)
+    row["ignored_pairs"] = int(len(ws.truth.ignored))
+    row["largest_group_pair_share"] = ws.largest_group_share
     if cfg.min_shingles:
         row["short_documents"] = int(ws.short(cfg).sum())
     covered = st.reference_covers(cfg.threshold)
@@ -628,13 +672,22 @@ def _missed_rate(ws: Workspace, outcomes: pd.DataFrame) -> dict:
 
 def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: ProgressFn | None = None) -> pd.DataFrame:
     """One row per configuration of the grid, every metric with its interval."""
-    ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
+    ws = _workspace(sample_or_ws, grid.ignore_categories)
+    return sweep_configs(ws, list(grid.configs()), grid.max_pairs, progress=progress,
+                         default_floor=min(grid.thresholds))
+
+
+def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 20_000_000, *,
+                  progress: ProgressFn | None = None, default_floor: float | None = None) -> pd.DataFrame:
+    """One row per configuration of a list (e.g. a second pass), on the workspace's caches and labels.
+    ``default_floor``: the reference join's floor for a measure with no exact-verified configuration
+    (default: its lowest threshold)."""
     progress = progress or _no_progress
-    configs = list(grid.configs())
     floors = {}
-    for m in grid.measures:  # each measure's reference join starts at its lowest exact threshold
+    for m in {c.measure for c in configs}:  # each measure's reference join starts at its lowest exact threshold
         exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT and c.measure == m]
-        floors[m] = sorted(set(exact_ts)) if exact_ts else [min(grid.thresholds)]
+        floors[m] = sorted(set(exact_ts)) if exact_ts else [default_floor if default_floor is not None else min(
+            (c.threshold for c in configs if c.threshold is not None), default=1.0)]
     groups: dict[tuple, list[Config]] = {}
     for c in configs:
         groups.setdefault((c.rep, c.b, c.r, c.measure), []).append(c)
@@ -642,7 +695,7 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     progress(0.0, f"{len(configs)} configurations")
     for (rep, b, r, m), cfgs in groups.items():
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
-        st = _SplitState(ws, rep, b, r, floors[m], grid.max_pairs, m)
+        st = _SplitState(ws, rep, b, r, floors[m], max_pairs, m)
         for cfg in cfgs:
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)
@@ -653,9 +706,19 @@ def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: Pr
     return out
 
 
-def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int | None = 20_000_000) -> Evaluation:
-    """All details of one configuration: metrics row, verified pairs, clusters, outcomes."""
-    ws = sample_or_ws if isinstance(sample_or_ws, Workspace) else Workspace(sample_or_ws)
+def _workspace(sample_or_ws: Sample | Workspace, ignore_categories: Iterable[str] | None) -> Workspace:
+    """The workspace to score on: ``sample_or_ws``'s (or a new one), ignoring
+    ``ignore_categories`` (None: whatever the workspace already ignores)."""
+    if isinstance(sample_or_ws, Workspace):
+        return sample_or_ws if ignore_categories is None else sample_or_ws.ignoring(ignore_categories)
+    return Workspace(sample_or_ws, ignore_categories=ignore_categories or ())
+
+
+def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int | None = 20_000_000,
+             ignore_categories: Iterable[str] | None = None) -> Evaluation:
+    """All details of one configuration: metrics row, verified pairs, clusters, outcomes.
+    ``ignore_categories``: pair categories counted as unlabeled (None: the workspace's own choice)."""
+    ws = _workspace(sample_or_ws, ignore_categories)
     # Reference pairs down to the threshold, as a sweep over it would use (so
     # similar_recall agrees); rule none has no threshold.
     floor = config.threshold if config.threshold else 1.0
@@ -720,6 +783,32 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     return collision_rates(sim, count, b, r, bins, boot=ws.boot, i=i, j=j, first=first)
 
 
+DOMINANT_GROUP = 0.5  # a labeled group holding more than this share of the duplicate pairs drives pair-level rates
+
+
+def standing_text(row) -> str:
+    """What a row's rates stand on, in one line: labeled removals, the false-removal
+    rate's bounds over every removal, ignored pairs, and a dominant group's weight."""
+    parts = []
+    removed = int(row.get("removed", 0) or 0)
+    if removed and "labeled_removals" in row and not pd.isna(row["labeled_removals"]):
+        parts.append(f"{int(row['labeled_removals'])} of {removed} removals labeled "
+                     f"({row['labeled_removal_share']:.0%}); false-removal rate over all removals "
+                     f"{row['false_removal_rate_if_unlabeled_fine']:.4f} if every unlabeled one is fine, "
+                     f"{row['false_removal_rate_if_unlabeled_false']:.4f} if every one is false")
+    if row.get("ignored_pairs"):
+        parts.append(f"{int(row['ignored_pairs'])} labeled pair(s) of ignored categories "
+                     f"{row['ignored_categories']} counted neither right nor wrong")
+    share = row.get("largest_group_pair_share")
+    if share is not None and not pd.isna(share) and share > DOMINANT_GROUP and (row.get("n_positive") or 0) >= 10:
+        macro = row.get("pair_recall_macro")
+        parts.append(f"one labeled group holds {share:.0%} of the duplicate pairs: pair recall "
+                     f"{row['pair_recall']:.3f} is mostly that group's; per-group (macro) pair recall "
+                     f"{float(macro):.3f}" if macro is not None and not pd.isna(macro) else
+                     f"one labeled group holds {share:.0%} of the duplicate pairs (pair-level rates are mostly its)")
+    return "; ".join(parts)
+
+
 def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
     """``results`` with a boolean ``recommended`` column: True on the one row
     :func:`recommend` picks under ``criteria`` (all False when none fits)."""
@@ -732,8 +821,9 @@ def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
 def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
               use_upper_bound: bool = False) -> pd.Series | None:
     """The empirical optimum: max ``objective`` subject to the false-removal
-    budget (on the rate, or on its upper 95% bound), fewest candidates as
-    tie-break. None when no configuration fits the budget, or the sample has
+    budget (on the rate, or on its upper 95% bound); ties go to the row whose
+    removals are most labeled (lowest rate if every unlabeled removal were
+    false), then to the fewest candidates. None when no configuration fits the budget, or the sample has
     no duplicate label. A configuration whose removals are all unlabeled has
     an unknown false-removal rate and is not recommended."""
     ok = results[results["status"] == "ok"]
@@ -745,8 +835,12 @@ def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
     ok = ok[known & (ok[col].fillna(0.0) <= max_false_removal_rate)]
     if ok.empty:
         return None
-    key = ok.assign(_cand=ok["candidates"].fillna(np.inf))
-    key = key.sort_values([objective, "_cand", "config_fingerprint"], ascending=[False, True, True], kind="stable")
+    # Ties on the objective go to the row that stands on more labels (the lowest false-removal rate
+    # over all removals if every unlabeled one were false), then to the fewest candidates.
+    worst = ok["false_removal_rate_if_unlabeled_false"] if "false_removal_rate_if_unlabeled_false" in ok else 0.0
+    key = ok.assign(_cand=ok["candidates"].fillna(np.inf), _worst=pd.Series(worst, index=ok.index).fillna(0.0))
+    key = key.sort_values([objective, "_worst", "_cand", "config_fingerprint"], ascending=[False, True, True, True],
+                          kind="stable")
     return results.loc[key.index[0]]
 
 

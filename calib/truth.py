@@ -20,7 +20,8 @@ rates over duplicate pairs become estimates on a uniform sample of them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 from scipy import sparse
@@ -45,6 +46,9 @@ class Truth:
     pos_i: np.ndarray    # every duplicate pair (i < j), sorted; a uniform sample of them when `sampled`
     pos_j: np.ndarray
     total_positive: int = -1  # duplicate pairs in the sample (-1: len(pos_i))
+    # sorted codes of labeled pairs whose category is ignored: unlabeled (-1) whatever their label or groups
+    ignored: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    ignored_categories: tuple[str, ...] = ()
 
     @property
     def n_positive(self) -> int:
@@ -74,6 +78,8 @@ class Truth:
             pos_c = np.minimum(pos, len(self.codes) - 1)
             hit = self.codes[pos_c] == code
             out[hit] = self.labels[pos_c[hit]]
+        if len(self.ignored):
+            out[np.isin(pair_codes(lo, hi, self.n), self.ignored)] = UNLABELED
         out[lo == hi] = UNLABELED
         return out
 
@@ -104,9 +110,27 @@ def largest_cluster_share(truth: Truth) -> tuple[float, int, int]:
     return share, int((comp == top).sum()), int(pairs[top])
 
 
-def truth_from_sample(sample: Sample) -> Truth:
+def ignored_pair_codes(sample: Sample, categories: Iterable[str]) -> np.ndarray:
+    """Sorted codes of the sample's labeled pairs whose category is one of
+    ``categories``; a category no pair carries is a ValueError naming the ones there are."""
+    categories = tuple(categories)
+    p = sample.pairs
+    cats = p["category"].astype(str).to_numpy(dtype=object)
+    known = set(cats)
+    unknown = [c for c in categories if c not in known]
+    if unknown:
+        raise ValueError(f"ignore categories: no labeled pair of sample {sample.name!r} has category "
+                         f"{', '.join(map(repr, unknown))} (its categories: {', '.join(sorted(map(repr, known))) or 'none'})")
+    m = np.isin(cats, list(categories)) if categories else np.zeros(len(p), bool)
+    return np.unique(pair_codes(p["i"].to_numpy(np.int64)[m], p["j"].to_numpy(np.int64)[m], sample.n))
+
+
+def truth_from_sample(sample: Sample, ignore_categories: Iterable[str] = ()) -> Truth:
+    """The sample's labels; pairs of ``ignore_categories`` count neither as
+    duplicates nor as non-duplicates (unlabeled), whatever their label."""
     n = sample.n
     p = sample.pairs
+    ignored = ignored_pair_codes(sample, ignore_categories)
     i = p["i"].to_numpy(np.int64)
     j = p["j"].to_numpy(np.int64)
     lab = p["is_duplicate"].to_numpy(bool).astype(np.int8)
@@ -129,8 +153,12 @@ def truth_from_sample(sample: Sample) -> Truth:
     if len(codes):  # an explicit not-duplicate overrides the group rule
         neg = codes[lab == 0]
         allpos = allpos[~np.isin(allpos, neg)]
+    if total > 0 and len(ignored):  # a sampled total counts the ignored duplicate pairs too: take them out
+        total -= int(np.sum(lab[np.searchsorted(codes, ignored)] == 1))  # ignored pairs are labeled: in `codes`
+    allpos = allpos[~np.isin(allpos, ignored)]
     pos_i, pos_j = decode(allpos, n)
-    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=pos_i, pos_j=pos_j, total_positive=total)
+    return Truth(n=n, codes=codes, labels=lab, groups=groups, pos_i=pos_i, pos_j=pos_j, total_positive=total,
+                 ignored=ignored, ignored_categories=tuple(ignore_categories))
 
 
 def _groups_sorted(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ from calib.represent import HASH_FUNCTIONS, Representation
 from calib.config import VERIFY_RULES, config_from_row
 from calib.measures import MEASURE_NAMES
 from calib.lsh import parse_splits
-from calib.sweep import Grid, across_seeds, recommend
+from calib.sweep import Grid, across_seeds, recommend, standing_text
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 THRESHOLDS = [round(0.05 + 0.05 * k, 2) for k in range(19)]  # 0.05..0.95 (containment of short copies: low)
@@ -41,7 +41,7 @@ DEFAULT_GRID = grid_defaults(Grid())
 
 
 def grid_inputs() -> Grid:
-    saved = {**DEFAULT_GRID, **st.session_state.get(state.GRID, {})}
+    saved = {**sample_defaults(), **st.session_state.get(state.GRID, {})}
     g = {}
     st.markdown("**Representation**")
     c = st.columns(4)
@@ -95,7 +95,7 @@ def grid_inputs() -> Grid:
         raise ValueError("choose at least one word or character shingle size")
     if not g["num_perms"] or not g["thresholds"] or not g["verify"] or not g["policies"] or not g["measures"]:
         raise ValueError("choose at least one hash count, threshold, verification rule, measure and policy")
-    return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])),
+    return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])), ignore_categories=ignored_input(),
                 splits=None if g["all_splits"] else parse_splits(g["splits"]),
                 verify=tuple(g["verify"]), measures=tuple(g["measures"]), thresholds=tuple(sorted(g["thresholds"])),
                 policies=tuple(g["policies"]), representative=g["representative"],
@@ -103,11 +103,70 @@ def grid_inputs() -> Grid:
                 seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)
 
 
+# --- the default search (issue 23): the form starts from the sample's grid; a second pass refines ---
+def sample_defaults() -> dict:
+    """The form's starting values: the grid `calib sweep` chooses from this sample (calib.search)."""
+    try:
+        return grid_defaults(engine.sample_grid()[0])
+    except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
+        return DEFAULT_GRID
+
+
+def ignored_input() -> tuple[str, ...]:
+    """Pair categories that count neither right nor wrong (e.g. Clough's heavy revisions)."""
+    cats = sorted(c for c in state.sample().pairs["category"].astype(str).unique() if c)
+    return tuple(st.multiselect("Ignore pair categories", cats, default=[c for c in st.session_state.get(
+        "calib_ignored", []) if c in cats], key="g_ignored", disabled=not cats,
+        help="Labeled pairs of these categories count neither as duplicates nor as non-duplicates "
+             "(e.g. heavy revisions: derived from their source, yet not copies); their number is listed"))
+
+
+def search_caption() -> None:
+    try:
+        st.caption(engine.sample_grid()[1])
+    except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
+        pass
+
+
 def run(grid: Grid) -> None:
     bar = st.progress(0.0, text="Starting the sweep...")
-    frame = engine.run_sweep(grid, progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
-    bar.progress(1.0, text=f"Done: {count(len(frame), 'configuration')}.")
-    state.set_results(frame)
+    found = engine.run_search(grid, progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
+    bar.progress(1.0, text=f"Done: {count(len(found.results), 'configuration')}.")
+    st.session_state["calib_second_pass_note"] = found.added_text().split("; second pass")[0]
+    st.session_state["calib_ignored"] = list(grid.ignore_categories)
+    state.set_results(found.results)
+
+
+def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> None:
+    """The second step of the default search: around the recommended row and the front."""
+    if "search_pass" in results and (results["search_pass"] == 2).any():
+        return
+    if st.button("Refine around the front (second pass)", key="second_pass",
+                 help="Sweeps at most 160 more configurations around the recommended row and the recall / "
+                      "false-removal front: neighbouring shingle sizes, finer thresholds, splits steep at the "
+                      "threshold, twice the hashes, other normalizations (as calib sweep's second pass)"):
+        bar = st.progress(0.0, text="Second pass...")
+        rows, added = engine.run_second_pass(results, budget=budget, objective=objective,
+                                             progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
+        before = recommend(results, max_false_removal_rate=budget, objective=objective)
+        after = recommend(rows, max_false_removal_rate=budget, objective=objective)
+        moved = ("the recommendation stands" if after is None or (before is not None and before[
+            "config_fingerprint"] == after["config_fingerprint"]) else
+                 f"the recommendation moved to {after['representation']} b={after['b']} r={after['r']} "
+                 f"t={after['threshold']} ({objective} {after[objective]:.3f})")
+        st.session_state["calib_second_pass_note"] = f"Second pass: {added} configurations added; {moved}"
+        state.set_results(rows)
+        st.rerun()
+
+
+def review_button(rec: pd.Series) -> None:
+    """Queue the recommended row's unlabeled removals on the Review page, so the next sweep stands on them."""
+    if int(rec.get("unlabeled_removals", 0) or 0) and st.button(
+            f"Review its {int(rec['unlabeled_removals']):,} unlabeled removals", key="review_unlabeled",
+            help="Makes the recommendation the current configuration and opens the Review page, whose queue "
+                 "lists its unlabeled removals first; sweep with the reviews as labels afterwards"):
+        state.set_config(config_from_row(rec), "recommended by the sweep, for review")
+        st.switch_page("pages/5_Review.py")
 
 
 def grid_summary(results: pd.DataFrame) -> str:
@@ -167,6 +226,9 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
     m[2].metric("Candidate pairs", f"{int(rec['candidates']):,}")
     m[3].metric("Documents removed", f"{int(rec['removed']):,}")
     m[4].metric("Missed-removal rate", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"))
+    if standing_text(rec):
+        st.caption(f"It stands on: {standing_text(rec)}.")
+    review_button(rec)
     if state.config().fingerprint() == rec["config_fingerprint"]:
         st.success(f"The current configuration is this recommendation (fingerprint {rec['config_fingerprint']}).")
     elif st.button("Use the recommended configuration", key="use_recommended", type="primary"):
@@ -211,7 +273,8 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
 
 def results_section(results: pd.DataFrame) -> None:
     st.subheader("Results")
-    st.caption(grid_summary(results))
+    st.caption(grid_summary(results) + (f" {st.session_state['calib_second_pass_note']}."
+                                         if st.session_state.get("calib_second_pass_note") else ""))
     per_seed = results
     if results["seed"].nunique() > 1:  # hash luck measured: recommend, plot and list the across-seed figures
         results = across_seeds(per_seed)
@@ -235,6 +298,7 @@ def results_section(results: pd.DataFrame) -> None:
                    "thresholds.")
     else:
         recommendation(rec, budget, objective)
+    second_pass_step(per_seed, budget, objective)
     rec_fp = None if rec is None else rec["config_fingerprint"]
     st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
                     width="stretch")
@@ -249,6 +313,7 @@ with guard("The Sweep page"):
         st.caption(str(grid))
     except Exception as exc:  # noqa: BLE001
         st.error(message(exc))
+    search_caption()
     if st.button("Run sweep", key="run_sweep", type="primary", disabled=grid is None):
         run(grid)
     res = state.results()

@@ -110,17 +110,20 @@ def test_pages_run_with_a_configuration_without_threshold(page):
     assert not errors(at), errors(at)
 
 
-def test_sweep_page_starts_from_the_default_grid():
-    """The form's defaults are calib's Grid() (what `calib sweep` and `calib export` sweep), char shingles included."""
+def test_sweep_page_starts_from_the_sample_grid():
+    """The form's defaults are the grid `calib sweep` and `calib export` choose from the sample, stated above the button."""
+    from calib.search import grid_from_sample
+    from calib.sweep import Workspace
     at = start()
     at.switch_page("pages/2_Sweep.py").run()
-    g = Grid()
-    assert at.multiselect(key="g_word_k").value == sorted(r.k for r in g.representations if r.shingle == "word") == [3, 5]
-    assert at.multiselect(key="g_char_k").value == [5]
+    g, choice = grid_from_sample(Workspace(load_sample(ROOT / "data" / "sample")))
+    assert at.multiselect(key="g_word_k").value == sorted(r.k for r in g.representations if r.shingle == "word")
+    assert at.multiselect(key="g_char_k").value == sorted(r.k for r in g.representations if r.shingle == "char")
     assert at.multiselect(key="g_num_perms").value == list(g.num_perms)
     assert at.multiselect(key="g_thresholds").value == list(g.thresholds)
-    assert at.radio(key="g_split_mode").value.startswith("all")
-    assert str(g) in [c.value for c in at.caption]
+    assert at.radio(key="g_split_mode").value == "a list"
+    assert at.text_input(key="g_splits").value == ", ".join(f"{b}x{r}" for b, r in g.splits)
+    assert str(g) in [c.value for c in at.caption] and choice.text(g) in [c.value for c in at.caption]
 
 
 @pytest.mark.slow

@@ -22,10 +22,10 @@ import time
 
 import pytest
 
-from calib.sweep import Grid
-from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, server, unlabeled  # noqa: F401 - server and the unlabeled folder it needs are fixtures
+from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, sample_grid, server, unlabeled  # noqa: F401 - server and the unlabeled folder it needs are fixtures
 
-N_REP = len(Grid().representations)  # the Sweep page starts from the default grid (word3, word5, char5)
+# the Sweep page starts from the grid chosen from the sample (as calib sweep does)
+N_REP, N_T = (lambda g: (len(g.representations), len(g.thresholds)))(sample_grid())
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
@@ -98,7 +98,7 @@ def test_four_sessions_one_server(server):  # noqa: F811 - the imported fixture
         assert "error" not in out, f"session {split}: {out['error']}"
         # its own grid, not another session's
         assert f"splits {split};" in out["summary"], (split, out["summary"])
-        assert f" {5 * N_REP} configurations" in out["summary"], out["summary"]
+        assert f" {N_T * N_REP} configurations" in out["summary"], out["summary"]
         for other in SPLITS:
             if other != split:
                 assert other not in out["summary"], (split, out["summary"])

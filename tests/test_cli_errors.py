@@ -154,7 +154,9 @@ def test_help_shows_readable_defaults_and_samples_subcommands(capsys):
     with pytest.raises(SystemExit):
         cli.main(["sweep", "--help"])
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    assert "(default: 128,256)" in out and "(default: word3,word5,char5)" in out and "(128, 256)" not in out
+    # axes chosen from the sample name the old fixed grid's values too, as typed
+    assert "(default: from the sample; calib.Grid(): 128,256)" in out and "(128, 256)" not in out
+    assert "(default: from the documents' lengths; calib.Grid(): word3,word5,char5)" in out
     for flag in ("--hashfunc", "--scheme", "--seed", "--overwrite"):
         assert flag in out
     assert "seed of the MinHash permutations" in out and "32-bit hash" in out

@@ -154,7 +154,7 @@ def test_grid_measures_axis_and_cli_flag():
         Grid(measures=("overlap",))
     a = cli.build_parser().parse_args(["sweep", "--sample", "x", "--out", "y.csv", "--measures",
                                        "jaccard,containment"])
-    assert cli.grid_from_args(a).measures == ("jaccard", "containment")
+    assert cli.grid_from_args(a)[0].measures == ("jaccard", "containment")
 
 
 # -- in a sweep -------------------------------------------------------------------------
