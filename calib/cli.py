@@ -366,7 +366,7 @@ def cmd_sweep(a) -> int:
         check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
                            max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:  # refuses a sample of fewer than 2 documents, before any work
-        ws = Workspace(sample, ignore_categories=grid.ignore_categories)
+        ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a))
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
@@ -494,6 +494,22 @@ def _load_exported(path: str):
         raise CliError(str(exc))
 
 
+LINE_COUNTS_HELP = ("boilerplate stripping (--strip-lines): count line document frequencies on this corpus (JSONL or "
+                    "Parquet with id and text fields, read whole into memory) instead of the sample")
+
+
+def _line_corpus(a) -> list[str] | None:
+    """The texts of --line-counts (None: the sample's lines are counted)."""
+    if not getattr(a, "line_counts", None):
+        return None
+    from .apply import ApplyError, iter_corpus
+    check_input(a.line_counts, "--line-counts")
+    try:
+        return [t for _, texts, _ in iter_corpus(a.line_counts) for t in texts]
+    except ApplyError as exc:
+        raise CliError(f"--line-counts {exc}")
+
+
 def _load_stoplist(doc: dict, config_path: str):
     """The boilerplate stoplist beside an exported config (None when it strips nothing)."""
     from .export import ExportError, load_stoplist
@@ -552,7 +568,7 @@ def cmd_export(a) -> int:
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample, ignore_categories=a.ignore_categories)
+        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a))
     except ValueError as exc:
         raise CliError(str(exc))
     if config is None:
@@ -655,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     s.add_argument("--reviews", help="review database (.sqlite), or a filled --review-queue CSV: its decisions are "
                                      "used as pair labels")
     s.add_argument("--review-queue", metavar="QUEUE.csv",
@@ -675,6 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output directory")
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "

@@ -137,3 +137,31 @@ def test_export_carries_the_stoplist_and_apply_reads_it(ws, corpus, tmp_path):
     (out / "stoplist.json").unlink()
     assert main(["apply", "--config", str(out / "config.json"), "--corpus", str(corpus), "--out",
                  str(tmp_path / "b")]) == 2
+
+
+def test_line_counts_from_a_named_corpus(tmp_path):
+    """--line-counts: the stoplist comes from the named corpus's lines, not the sample's. A footer that two
+    of the sample's four documents hold (50%, not more) is in 8 of the corpus's 10 (80%): at strip_lines
+    0.6 it is stripped with the corpus's counts only."""
+    from calib.boilerplate import Stoplist
+    from calib.export import write_config
+    footer = "Cookie notice: this site stores cookies"
+    bodies = [" ".join(f"w{k}{j}" for j in range(30)) for k in range(10)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"c{k}", "text": b + (f"\n{footer}" if k < 8 else "")}) + "\n"
+                              for k, b in enumerate(bodies)), encoding="utf-8")
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    (sample / "docs.jsonl").write_text("".join(json.dumps({"id": f"d{k}", "text": bodies[k] + (
+        f"\n{footer}" if k < 2 else "")}) + "\n" for k in range(4)), encoding="utf-8")
+    (sample / "pairs.csv").write_text("id_a,id_b,label\nd0,d1,not_duplicate\nd2,d3,not_duplicate\n")
+    cfg = Config(Representation(strip_lines=0.6))
+    write_config(tmp_path / "given.json", cfg, stoplist=Stoplist(0.6, 1, (), ()))
+    for extra, want in (([], []), (["--line-counts", str(corpus)], [normalize(footer, cfg.rep)])):
+        out = tmp_path / f"export{len(extra)}"
+        assert main(["export", "--sample", str(sample), "--config", str(tmp_path / "given.json"), "--out", str(out),
+                     *extra]) == 0
+        stop = json.loads((out / "stoplist.json").read_text(encoding="utf-8"))
+        assert [x["text"] for x in stop["lines"]] == want and stop["n_docs"] == (10 if extra else 4)
+    assert main(["export", "--sample", str(sample), "--config", str(tmp_path / "given.json"), "--out",
+                 str(tmp_path / "bad"), "--line-counts", str(tmp_path / "none.jsonl")]) == 2
