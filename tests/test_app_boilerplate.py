@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 
-from test_app import small_sweep, start
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
-    yield
-    st.cache_data.clear()
+from test_app import _clean, small_sweep, start  # noqa: F401 (_clean: test_app's autouse fixture, here too)
 
 
 @pytest.mark.slow
