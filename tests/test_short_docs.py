@@ -165,3 +165,15 @@ def test_line_counts_from_a_named_corpus(tmp_path):
         assert [x["text"] for x in stop["lines"]] == want and stop["n_docs"] == (10 if extra else 4)
     assert main(["export", "--sample", str(sample), "--config", str(tmp_path / "given.json"), "--out",
                  str(tmp_path / "bad"), "--line-counts", str(tmp_path / "none.jsonl")]) == 2
+
+
+def test_targets_list_the_settings_and_are_evaluated_without_them():
+    from calib import targets as T
+    cfg = CONFIGS["strip-exact"]
+    for name, t in T.targets(cfg).items():
+        fields = {u["field"] for u in t.unsupported}
+        assert {"/representation/strip_lines", "/short_docs"} <= fields, name
+        if t.engine_config is not None:
+            assert t.engine_config.rep.strip_lines == 0 and t.engine_config.min_shingles == 0, name
+            assert "without boilerplate stripping" in t.engine_note
+    assert not any(u["field"] == "/short_docs" for t in T.targets(CONFIGS["plain"]).values() for u in t.unsupported)

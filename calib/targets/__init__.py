@@ -95,7 +95,19 @@ REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curat
 
 def targets(config: "Config") -> dict[str, Target]:
     """Every registered target for ``config``, in registry order."""
-    return {name: fn(config) for name, fn in _registry().items()}
+    return {name: _without_issue24(fn(config)) for name, fn in _registry().items()}
+
+
+def _without_issue24(t: Target) -> Target:
+    """No tool strips boilerplate lines or applies a minimum length (see its ``unsupported``): it is
+    evaluated as it runs, without them."""
+    cfg = t.engine_config
+    if cfg is None or not (cfg.rep.strip_lines or cfg.min_shingles):
+        return t
+    from dataclasses import replace
+    return replace(t, engine_config=replace(cfg, rep=cfg.rep.with_(strip_lines=0.0), min_shingles=0),
+                   engine_note=f"{t.engine_note}; without boilerplate stripping and minimum length (the tool has "
+                               "neither)")
 
 
 EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",
