@@ -634,9 +634,11 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         # Hash-free verification (exact J >= t, or none) leaves the bands the only hash luck in pair recall;
         # its expected value needs no seed then either.
         hash_free = cfg.verify is not Verify.ESTIMATED
+        # the short rule too (an exact-text pair has J = 1: it collides surely)
+        passing = _short_rule(ws, cfg, cfg.passes(st.pos_sim), ws.truth.pos_i, ws.truth.pos_j)
         row.update(counted_rate("pair_recall", ws.trials("positive").counts(pos_verified), boot, macro=True,
-                                hash_sd=st.pos_hash_sd(cfg.passes(st.pos_sim)) if hash_free else None))
-        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, cfg.passes(st.pos_sim))
+                                hash_sd=st.pos_hash_sd(passing) if hash_free else None))
+        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, passing)
                                        if hash_free else float("nan"))
         lab = labels >= 0
         row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot))

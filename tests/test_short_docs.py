@@ -177,3 +177,13 @@ def test_targets_list_the_settings_and_are_evaluated_without_them():
             assert t.engine_config.rep.strip_lines == 0 and t.engine_config.min_shingles == 0, name
             assert "without boilerplate stripping" in t.engine_note
     assert not any(u["field"] == "/short_docs" for t in T.targets(CONFIGS["plain"]).values() for u in t.unsupported)
+
+
+def test_expected_pair_recall_follows_the_short_rule():
+    """Exclude: a short document's duplicate pairs are expected found by no one; the measured and the
+    expected pair recall agree within the band luck on the titles' exact-text pairs."""
+    ws = Workspace(from_frames(short_corpus().assign(group=lambda d: d["id"].str.extract(r"^(s\d+)[ab]$")[0])))
+    rows = {name: evaluate(ws, CONFIGS[name]).row for name in ("plain", "exclude", "exact")}
+    assert rows["exclude"]["pair_recall"] == rows["exclude"]["expected_pair_recall"] == 0.0
+    for name in ("plain", "exact"):  # the capitals re-posts have equal sets: found, and expected found, surely
+        assert rows[name]["pair_recall"] == pytest.approx(rows[name]["expected_pair_recall"], abs=1e-9) == 1.0
