@@ -206,10 +206,14 @@ def test_walk_every_page(page, server):
     headers = grid.locator("th").all_text_contents()
     assert [h.strip() for h in headers if h.strip()][:4] == ["pair recall", "recall 95% CI", "precision",
                                                             "precision 95% CI"], headers
+    recommended = re.search(r"Recommended under a [\d.]+% budget:\s*(\S+)",
+                            page.locator('[data-testid="stMain"]').inner_text()).group(1)  # e.g. word3 or char5
+    before = page.locator('[data-testid="stSidebar"]').inner_text()
     page.get_by_role("button", name="Use the recommended configuration").click()
     idle(page, "Current configuration set to the recommendation")
-    assert "recommended by the sweep" in page.locator('[data-testid="stSidebar"]').inner_text()
-    assert "char5" in page.locator('[data-testid="stSidebar"]').inner_text()  # it changed the configuration
+    after = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "recommended by the sweep" in after and after != before  # it changed the configuration
+    assert recommended in after, (recommended, after)
     idle(page, "The current configuration is this recommendation")
     shot(page, "03_sweep.png")
     shot_at(page, "Pair recall vs false-removal rate", "03b_sweep_chart_table.png")
