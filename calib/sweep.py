@@ -474,7 +474,10 @@ class Grid:
                 f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
                 f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
                 f"{[v.value for v in self.verify]} x "
-                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}thresholds {list(self.thresholds)} x {list(self.policies)} = "
+                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
+                f"{f'strip_lines {list(self.strip_lines)} x ' if self.strip_lines != (0.0,) else ''}"
+                f"{f'min_shingles {list(self.min_shingles)} ({self.short_docs}) x ' if self.min_shingles != (0,) else ''}"
+                f"thresholds {list(self.thresholds)} x {list(self.policies)} = "
                 f"{self.size()} configs"
                 f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
 
