@@ -43,6 +43,7 @@ from .reading import MISSING_VALUES, SampleError, iter_records, open_input
 from .samples import _as_id as sample_id
 from .shingles import ShingleSets, shingle_hashes
 from .short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
+from .weighted_minhash import weigh
 
 
 class ApplyError(ValueError):
@@ -298,11 +299,26 @@ def _concat_sets(parts: list[ShingleSets]) -> ShingleSets:
     return ShingleSets(np.concatenate(offs), np.concatenate(hs), True)
 
 
+def corpus_frequencies(path, rep, *, batch_size: int = 10_000, id_field: str = "id",
+                       text_field: str = "text"):
+    """Document frequencies of ``rep``'s shingles over a corpus file (weighting idf from a
+    corpus the user names instead of the sample), one batch of documents at a time."""
+    from .weighted_minhash import frequencies_from_sets, merge_frequencies
+    tables = [frequencies_from_sets(shingle_hashes(texts, rep, unique=True))
+              for _, texts, _ in iter_corpus(path, batch_size=batch_size, id_field=id_field, text_field=text_field)]
+    if not tables:
+        raise ApplyError(f"{path}: no document to count shingle frequencies on")
+    return merge_frequencies(tables)
+
+
 def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
                  max_pairs: int | None = 50_000_000, review_store=None, collapse: bool = True,
-                 missing_values=MISSING_VALUES, stoplist=None) -> ApplyResult:
+                 missing_values=MISSING_VALUES, frequencies=None, stoplist=None) -> ApplyResult:
     """Run ``config`` on an unlabeled corpus; see the module docstring.
+    ``frequencies``: the exported document-frequency table of a weighted
+    representation (:func:`calib.export.load_frequencies`): the weights are the
+    calibration's, not re-counted on this corpus.
 
     Memory: the signature matrix and ~100 bytes per document, plus ~110 bytes
     per document pair up to ``max_pairs`` (``collapse=False`` bands every
@@ -319,6 +335,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     strip = (lambda texts: stoplist.strip_all(texts, rep)) if rep.strip_lines else (lambda texts: texts)
     short_keys: list[np.ndarray] = []  # digests of the short documents' normalized texts, in row order
     bar = bar or _no_bar
+    if rep.weighting != "none" and frequencies is None:
+        raise ApplyError(f"weighting {rep.weighting!r} needs the exported document-frequency table")
     if config.representative is Representative.PRIORITY:
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
@@ -343,7 +361,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         if row + m > n_total:
             raise ApplyError(f"{corpus}: the file changed while it was read")
         btexts = strip(btexts)
-        sets = shingle_hashes(btexts, rep, unique=True)
+        sets = weigh(shingle_hashes(btexts, rep, unique=True), rep, frequencies)
         sizes[row:row + m] = sets.sizes()
         if config.min_shingles and config.short_docs == "exact":
             short_keys.append(text_keys([btexts[t] for t in np.flatnonzero(short_mask(sets.sizes(),
@@ -407,7 +425,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                 sl[f].extend(extras[f][t] for t in take)
             pos += m
         pb2.close()
-        return _concat_sets(parts), sl
+        return weigh(_concat_sets(parts), rep, frequencies), sl
 
     def exact_of(sub, need, i, j):
         return measure.exact(sub, np.searchsorted(need, i), np.searchsorted(need, j)) if len(i) else np.zeros(0)

@@ -346,6 +346,7 @@ def cmd_sweep(a) -> int:
     from .truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
+    check_input(a.idf_corpus, "--idf-corpus")
     grid, given = grid_from_args(a)  # every option checked before the sample is read
     default_pairs = Grid.__dataclass_fields__["max_pairs"].default
     grid = replace(grid, max_pairs=fit_default_pairs(grid.max_pairs, default_pairs, "sweep"))
@@ -366,7 +367,7 @@ def cmd_sweep(a) -> int:
         check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
                            max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:  # refuses a sample of fewer than 2 documents, before any work
-        ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a))
+        ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
@@ -520,6 +521,30 @@ def _load_stoplist(doc: dict, config_path: str):
         raise CliError(str(exc))
 
 
+def _idf_source(a) -> dict:
+    """Workspace arguments for ``--idf-corpus``: idf weights counted on that corpus, not on the sample."""
+    path = getattr(a, "idf_corpus", None)
+    if not path:
+        return {}
+    from .apply import ApplyError, corpus_frequencies
+
+    def frequencies(rep):
+        try:
+            return corpus_frequencies(path, rep)
+        except ApplyError as exc:
+            raise CliError(f"--idf-corpus {exc}")
+    return {"frequencies": frequencies, "frequencies_source": f"corpus {Path(path).name}"}
+
+
+def _load_frequencies(doc: dict, path: str):
+    """A weighted config's document-frequency table (None when unweighted), one line if unusable."""
+    from .export import ExportError, load_frequencies
+    try:
+        return load_frequencies(doc, path)
+    except ExportError as exc:
+        raise CliError(str(exc))
+
+
 def _review_store(path: str | None, flag: str = "--reviews"):
     """The existing review store at ``path`` (None for None); a missing path, a folder or another
     application's SQLite file is one line, and the file is left untouched."""
@@ -551,6 +576,7 @@ def cmd_export(a) -> int:
     check_input(a.config, "--config")
     check_input(a.from_sweep, "--from-sweep")
     check_input(a.reviews, "--reviews")
+    check_input(a.idf_corpus, "--idf-corpus")
     out = check_out_dir(a.out, a.overwrite)
     config = None
     if a.config:
@@ -568,7 +594,7 @@ def cmd_export(a) -> int:
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a))
+        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
     except ValueError as exc:
         raise CliError(str(exc))
     if config is None:
@@ -637,6 +663,7 @@ def cmd_apply(a) -> int:
     check_out_dir(a.out, a.overwrite)
     config, doc = _load_exported(a.config)
     stop = _load_stoplist(doc, a.config)
+    frequencies = _load_frequencies(doc, a.config)
     keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
     try:
         check_fields(a.corpus, keep, id_field=a.id_field, text_field=a.text_field)
@@ -646,7 +673,7 @@ def cmd_apply(a) -> int:
     try:
         result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
                               text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store,
-                              max_pairs=a.max_pairs, stoplist=stop,
+                              max_pairs=a.max_pairs, stoplist=stop, frequencies=frequencies,
                               missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
         paths = write_apply(a.out, result, corpus=a.corpus)
     except ApplyError as exc:
@@ -679,6 +706,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "queue, most informative first, with an empty decision column; sweep again with "
                         "--reviews QUEUE.csv once filled")
     add_grid_options(s)
+    s.add_argument("--idf-corpus", metavar="CORPUS", help="corpus (.jsonl[.gz] or .parquet, id and text fields) whose document frequencies give the idf "
+                        "weights of --weighting idf (default: the sample's own)")
     s.set_defaults(func=cmd_sweep)
     e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")
     e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
@@ -697,6 +726,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
                         "named in the export's evidence")
+    e.add_argument("--idf-corpus", metavar="CORPUS", help="corpus (.jsonl[.gz] or .parquet, id and text fields) whose document frequencies give the idf "
+                        "weights of --weighting idf (default: the sample's own); the one the rows were swept with)")
     e.set_defaults(func=cmd_export)
     ap = sub.add_parser("apply", help="run an exported config on an unlabeled corpus (report only)")
     ap.add_argument("--config", required=True, help="exported config JSON")

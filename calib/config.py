@@ -128,6 +128,9 @@ class Config:
         object.__setattr__(self, "min_shingles", int(m))
         if not m:  # no minimum length, no short document: one spelling of "off"
             object.__setattr__(self, "short_docs", "exclude")
+        if self.rep.weighting != "none" and measure.name != "weighted_jaccard":
+            raise ValueError(f"Config.measure must be weighted_jaccard for weighting {self.rep.weighting!r} "
+                             f"(the signatures estimate weighted Jaccard), got {measure.name!r}")
         if measure.keep is not None and self.representative != measure.keep:
             raise ValueError(f"Config.measure {measure.name} keeps the {measure.keep} document of a cluster "
                              f"(representative={measure.keep!r}), got representative={self.representative!r}")
@@ -239,7 +242,9 @@ def config_columns(cfg: Config) -> dict:
     them), both fingerprints."""
     rep = cfg.rep
     row = {"representation": rep.label()}
-    row.update({f.name: to_cell(getattr(rep, f.name), f) for f in fields(Representation) if not unset(rep, f)})
+    # a doc_if_set field at its default adds no column: rows of earlier configurations keep their bytes
+    row.update({f.name: to_cell(getattr(rep, f.name), f) for f in fields(Representation)
+                if not (f.metadata["doc_if_set"] and getattr(rep, f.name) == f.default)})
     for f in fields(Config):
         if f.name == "rep" or unset(cfg, f):
             continue
@@ -264,7 +269,9 @@ def config_from_row(row) -> Config:
     """The Config a results row describes (a column the row lacks, e.g. in a
     table written before the field existed, takes the field's default)."""
     def kwargs(cls, skip=()):
-        return {f.name: from_cell(row[f.name], f) for f in fields(cls) if f.name not in skip and f.name in row}
+        # an empty cell of a doc_if_set field (a row that left it out beside one that has it) is its default
+        return {f.name: from_cell(row[f.name], f) for f in fields(cls) if f.name not in skip and f.name in row
+                and not (f.metadata["doc_if_set"] and is_missing(row[f.name]))}
     return Config(Representation(**kwargs(Representation)), **kwargs(Config, skip=("rep",)))
 
 

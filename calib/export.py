@@ -80,13 +80,14 @@ def ignored_evidence(evaluation) -> dict:
 
 
 def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
-                     selection: dict | None = None, stoplist=None) -> dict:
+                     selection: dict | None = None, weights: dict | None = None, stoplist=None) -> dict:
     """The config JSON as a dict (see ``config.schema.json``).
 
     ``evaluation`` (``sweep.evaluate(...)``) and ``sample`` add the evidence:
     the sample's name, content hash, size and label counts, and every metric
     with its interval at this configuration. ``selection`` says how the
     configuration was chosen (e.g. ``{"method": "recommend", "max_false_removal_rate": 0.01}``).
+    ``weights``: a weighted representation's table entry (:func:`weights_entry`).
     ``stoplist`` (:class:`calib.boilerplate.Stoplist`, when ``rep.strip_lines`` > 0): named with its
     sha256 as the file :data:`STOPLIST_FILE` beside the document.
     """
@@ -102,6 +103,7 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
         **config.doc_sections(),  # representation, lsh, verification, clustering: from the Config fields
         "representation_fingerprint": rep.fingerprint(),
         "config_fingerprint": config.fingerprint(),
+        **({"weights": weights} if weights is not None else {}),
         "evidence": None,
     }
     if rep.strip_lines:
@@ -217,6 +219,9 @@ def validate_doc(doc, *, path: str | None = None) -> None:
     except (ValueError, TypeError) as exc:
         raise ExportError(str(exc), "/lsh", path)
     _check_fingerprint(doc, "config_fingerprint", cfg.fingerprint(), "the configuration", path)
+    if (rep.weighting != "none") != ("weights" in doc):
+        raise ExportError(f"weighting {rep.weighting!r} " + ("needs its document-frequency table under /weights"
+                          if rep.weighting != "none" else "takes no /weights"), "/weights", path)
     if bool(rep.strip_lines) != ("stoplist" in doc):
         raise ExportError("representation.strip_lines and the 'stoplist' entry go together (one is missing)",
                           "/stoplist", path)
@@ -257,6 +262,41 @@ def load_config(path) -> tuple[Config, dict]:
         raise ExportError(f"not valid JSON ({str(exc).split(';')[0][:100]})", None, str(p))
     validate_doc(doc, path=str(p))
     return config_from_doc(doc), doc
+
+
+WEIGHTS_FILE = "document_frequencies.bin"
+
+
+def weights_entry(table, source: str) -> dict:
+    """The config document's ``weights`` entry for a document-frequency table
+    (:class:`calib.weighted_minhash.DocumentFrequencies`) written as :data:`WEIGHTS_FILE`."""
+    from .weighted_minhash import RULE
+    compact = table.compact()
+    return {"file": WEIGHTS_FILE, "sha256": table.sha256(), "documents": int(table.documents),
+            "entries": int(len(compact.hashes)), "rule": RULE, "source": source}
+
+
+def load_frequencies(doc: dict, config_path, read_bytes=None):
+    """The document-frequency table a weighted config document names (None when unweighted):
+    read beside the config file (by ``read_bytes(path)`` when given: object storage) and
+    checked against its sha256 before any work starts."""
+    from .weighted_minhash import DocumentFrequencies
+    entry = doc.get("weights")
+    if entry is None:
+        return None
+    cp = str(config_path)
+    path = (cp.rsplit("/", 1)[0] + "/" if "/" in cp else "") + entry["file"]
+    try:
+        table = DocumentFrequencies.load(path, entry["sha256"], None if read_bytes is None else read_bytes(path))
+    except FileNotFoundError:
+        raise ExportError(f"the document-frequency table {path} is missing (copy it with the config)",
+                          "/weights/file", str(config_path))
+    except ValueError as exc:
+        raise ExportError(str(exc), "/weights", str(config_path))
+    if table.documents != entry["documents"]:
+        raise ExportError(f"{path} counts {table.documents} documents, the config says {entry['documents']}",
+                          "/weights/documents", str(config_path))
+    return table
 
 
 README_TEXT = """calib export
@@ -308,15 +348,22 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
 
     out = Path(out_dir)
     ws = workspace if workspace is not None else Workspace(sample)
+    table = ws.frequencies(config.rep) if config.rep.weighting != "none" else None
+    weights = weights_entry(table, ws.frequencies_source) if table is not None else None
     stop = ws.stripped(config.rep)[0]
     files = {"config.json": dumps(build_config_doc(config, evaluation=evaluation, sample=sample,
-                                                   created_by=created_by, selection=selection, stoplist=stop)),
+                                                   created_by=created_by, selection=selection, weights=weights,
+                                                   stoplist=stop)),
              "targets.json": dumps(targets_document(config, workspace=ws, evaluation=evaluation))}
     validate_doc(json.loads(files["config.json"]))
     if stop is not None:
         files[STOPLIST_FILE] = stop.to_json(config.rep)
     files.update(T.render(config))
     files["README.txt"] = README_TEXT.format(notice=NOTICE, fv=FORMAT_VERSION, fp=config.fingerprint())
+    if table is not None:
+        files["README.txt"] += (f"\n{WEIGHTS_FILE}: the shingles' document frequencies the idf weights come from\n"
+                                f"({weights['rule']}; sha256 in config.json under \"weights\"): keep it beside "
+                                "config.json.\n")
     frame = manifest(evaluation, sample, review_store=review_store)
     with atomic_folder(out) as tmp:
         paths = {"config": write_text_atomic(tmp / "config.json", files.pop("config.json"))}
@@ -324,6 +371,8 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
             paths[name] = write_text_atomic(tmp / name, text)
         paths["manifest.csv"] = write_frame_atomic(frame, tmp / "manifest.csv")
         paths["manifest.parquet"] = write_frame_atomic(frame, tmp / "manifest.parquet")
+        if table is not None:
+            paths[WEIGHTS_FILE] = write_bytes_atomic(tmp / WEIGHTS_FILE, table.to_bytes())
     return {k: out / p.name for k, p in paths.items()}
 
 

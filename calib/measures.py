@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import containment, jaccard
+from . import containment, jaccard, weighted_minhash
 
 
 @dataclass(frozen=True)
@@ -65,4 +65,8 @@ JACCARD = register(Measure("jaccard", "J", jaccard.pairs_jaccard, _estimate_jacc
 CONTAINMENT = register(Measure("containment", "C", containment.pairs_containment,
                                containment.estimate_containment, containment.all_pairs_containment_above,
                                keep="longest", help="|A & B| / |A|, A the smaller set"))
+WEIGHTED_JACCARD = register(Measure("weighted_jaccard", "Jw", weighted_minhash.pairs_weighted_jaccard,
+                                    weighted_minhash.estimate_weighted_jaccard,
+                                    weighted_minhash.all_pairs_weighted_above,
+                                    help="sum min(w) / sum max(w) of the weighted shingle sets"))
 MEASURE_NAMES = tuple(MEASURES)

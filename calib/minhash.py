@@ -24,6 +24,11 @@ Registered here:
   accepted (:data:`ALIASES`); it was never faster, only prefix-stable.
 * ``oph``: one-permutation hashing with optimal densification
   (:mod:`calib.oph`), O(n + k) per document.
+* ``icws``: improved consistent weighted sampling (:mod:`calib.weighted_minhash`),
+  O(n k) per document: the only *weighted* scheme, the one a representation with
+  ``weighting = "idf"`` needs; its columns collide with probability the weighted
+  Jaccard (plain J with unit weights, ``weighting = "none"``). Prefix-stable: column p's
+  variates are a hash of (seed, p, shingle).
 
 A document with no shingle gets the all-0xFFFFFFFF row (datasketch's empty
 MinHash) under every scheme.
@@ -38,7 +43,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from numba import njit, prange
 
-from . import chunks, oph
+from . import chunks, oph, weighted_minhash
 from ._hashing import fmix32
 from ._validate import pair_arrays
 from .shingles import ShingleSets, chunk_sets, text_chunks
@@ -57,6 +62,7 @@ class Scheme:
     (repeats allowed) to the (n, num_perm) uint32 matrix. ``prefix_stable``:
     the first m columns of a num_perm matrix are the m-column matrix.
     ``datasketch_identical``: rows equal ``datasketch.MinHash(...).hashvalues``.
+    ``weighted``: ``sketch`` takes a fifth argument, the weight of each hash (None: all 1).
     """
 
     name: str
@@ -65,6 +71,7 @@ class Scheme:
     cost: str
     prefix_stable: bool = False
     datasketch_identical: bool = False
+    weighted: bool = False
 
     def __str__(self) -> str:
         return f"{self.name}: {self.title} ({self.cost} per document)"
@@ -86,6 +93,10 @@ def register(scheme: Scheme) -> Scheme:
 def scheme_names() -> tuple[str, ...]:
     """Current names of the registered schemes, in registration order."""
     return tuple(SCHEMES)
+
+
+def weighted_scheme_names() -> tuple[str, ...]:
+    return tuple(n for n, s in SCHEMES.items() if s.weighted)
 
 
 def canonical_scheme(name: str) -> str:
@@ -186,6 +197,19 @@ register(Scheme("datasketch", "classic MinHash, bit-identical to datasketch.MinH
                 _affine32_sketch("datasketch"), "O(n k)", datasketch_identical=True))
 register(Scheme("oph", "one-permutation hashing with optimal densification (Shrivastava 2017)",
                 oph.signatures, "O(n + k)"))
+register(Scheme("icws", "weighted MinHash: improved consistent weighted sampling (Ioffe 2010)",
+                weighted_minhash.sketch, "O(n k)", prefix_stable=True, weighted=True))
+
+
+def _sketcher(scheme: str, sets: ShingleSets):
+    """The scheme's ``sketch(offsets, hashes, num_perm, seed)`` for slices of ``sets``,
+    with the sets' weights (if any) handed to a weighted scheme."""
+    s = get_scheme(scheme)
+    weights = getattr(sets, "weights", None)
+    if not s.weighted:
+        return lambda off, lo, hi, m, seed: s.sketch(off, sets.hashes[lo:hi], m, seed)
+    return lambda off, lo, hi, m, seed: s.sketch(off, sets.hashes[lo:hi], m, seed,
+                                                 None if weights is None else weights[lo:hi])
 
 
 def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "prefix",
@@ -197,31 +221,32 @@ def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "p
     """
     if num_perm < 1:
         raise ValueError(f"num_perm must be >= 1, got {num_perm}")
-    sketch = get_scheme(scheme).sketch
+    sketch = _sketcher(scheme, sets)
     out = np.empty((sets.n, num_perm), dtype=np.uint32)
 
     def work(s: int, e: int) -> None:
         off = sets.offsets[s:e + 1]
-        out[s:e] = sketch(off - off[0], sets.hashes[off[0]:off[-1]], num_perm, seed)
+        out[s:e] = sketch(off - off[0], off[0], off[-1], num_perm, seed)
 
     for _ in chunks.run(work, chunks.bounds(sets.sizes(), max_items=batch_size)):
         pass
     return out
 
 
-def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size: int = 20_000) -> np.ndarray:
+def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size: int = 20_000,
+                          frequencies=None) -> np.ndarray:
     """Text in -> signature out, in chunks of at most ``batch_size`` documents
     over :func:`calib.chunks.num_threads` threads: each chunk is encoded,
     shingled and sketched by one thread, so memory grows with the chunk, not
-    the corpus, and one chunk's Python part overlaps the others' kernels."""
+    the corpus, and one chunk's Python part overlaps the others' kernels.
+    ``frequencies``: the document-frequency table of a weighted representation."""
     if rep.num_perm < 1:
         raise ValueError(f"num_perm must be >= 1, got {rep.num_perm}")
-    sketch = get_scheme(rep.scheme).sketch
     out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
 
     def work(s: int, e: int) -> None:
-        sets = chunk_sets(texts[s:e], rep, unique=False)
-        out[s:e] = sketch(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
+        sets = weighted_minhash.weigh(chunk_sets(texts[s:e], rep, unique=False), rep, frequencies)
+        out[s:e] = _sketcher(rep.scheme, sets)(sets.offsets, 0, len(sets.hashes), rep.num_perm, rep.seed)
 
     for _ in chunks.run(work, text_chunks(texts, max_docs=batch_size)):
         pass

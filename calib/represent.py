@@ -33,13 +33,14 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
 import numpy as np
 
-from .fields import setting, unset
+from .fields import setting
 SHINGLE_TYPES = ("word", "char")
+WEIGHTINGS = ("none", "idf")  # shingle weights (calib.weighted_minhash)
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
 # Current name -> first name of renamed schemes: what fingerprints hash.
 FIRST_NAMES = {"prefix": "fast"}
@@ -99,7 +100,11 @@ class Representation:
         "to datasketch.MinHash) or oph (one-permutation hashing, O(n + k))", table=False)
     seed: int = setting(1, help="seed of the MinHash permutations", table=False)
     num_perm: int = setting(128, help="hash functions per signature (signature length)")
-    # Last and set-only, so earlier representations keep their documents, rows and fingerprints.
+    # Last and left out of documents, rows and fingerprints while "none": earlier results keep their bytes.
+    weighting: str = setting("none", help="shingle weights: none (a set) or idf (ln(1 + N/df), sketched by "
+                             "the weighted scheme icws and verified by weighted_jaccard)", table=False,
+                             doc_if_set=True)
+    # Set-only too (issue 24, boilerplate): left out while 0.
     strip_lines: float = setting(0.0, help="boilerplate: strip normalized lines held by more than this share of the "
                                  "documents (and by >= 2) before shingling; 0: off (calib.boilerplate)",
                                  doc_if_set=True, row_if_set=True)
@@ -131,11 +136,22 @@ class Representation:
         except (ValueError, TypeError):
             from .minhash import scheme_names
             raise ValueError(f"Representation.scheme must be one of {scheme_names()}, got {self.scheme!r}") from None
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"Representation.weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
+        if self.weighting != "none":
+            from .minhash import get_scheme, weighted_scheme_names
+            if not get_scheme(self.scheme).weighted:
+                raise ValueError(f"Representation.weighting {self.weighting!r} needs a weighted signature scheme "
+                                 f"{weighted_scheme_names()}, got scheme {self.scheme!r}")
 
     # -- identity -----------------------------------------------------------
     def to_dict(self) -> dict:
-        """Every field, but set-only ones (``row_if_set``) only when set."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if not unset(self, f)}
+        """Every field, but a ``doc_if_set`` one only when it differs from its default."""
+        d = asdict(self)
+        for f in fields(self):
+            if f.metadata["doc_if_set"] and d[f.name] == f.default:
+                del d[f.name]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Representation":
@@ -164,7 +180,7 @@ class Representation:
 
     def shingling(self) -> "Representation":
         """The part that fixes the shingle hash sets (num_perm, seed, scheme reset)."""
-        return replace(self, num_perm=1, seed=0, scheme="prefix")
+        return replace(self, num_perm=1, seed=0, scheme="prefix", weighting="none")
 
     def shingling_fingerprint(self) -> str:
         return self.shingling().fingerprint()
@@ -186,9 +202,11 @@ class Representation:
         return f"{self.shingle}{self.k}"
 
     def label(self) -> str:
-        """Shingles and normalization, e.g. ``word5 [lower+nfkc+ws]`` (the results' ``representation``)."""
+        """Shingles and normalization, e.g. ``word5 [lower+nfkc+ws]`` (the results' ``representation``),
+        with the weighting when there is one (``word5 [lower+nfkc+ws] idf``) and the boilerplate share."""
+        weights = "" if self.weighting == "none" else f" {self.weighting}"
         strip = f" strip>{self.strip_lines:g}" if self.strip_lines else ""
-        return f"{self.shingle_label()} [{self.normalization_label()}]{strip}"
+        return f"{self.shingle_label()} [{self.normalization_label()}]{weights}{strip}"
 
     def __str__(self) -> str:
         return (f"{self.label()} {self.hashfunc} "

@@ -52,12 +52,13 @@ from calib import lsh
 from calib.apply import ApplyError, _as_id, _as_text, _kind, parse_jsonl_record
 from calib.clusters import Representative, cluster_pairs
 from calib.config import Config
-from calib.jaccard import pairs_jaccard
+from calib.measures import get_measure
 from calib.minhash import estimate_jaccard, signatures
 from calib.reading import MISSING_VALUES, SampleError, json_message, parse_record
 from calib.copies import set_digests
 from calib.shingles import ShingleSets, shingle_hashes
 from calib.short import short_mask, summary as short_summary, text_keys
+from calib.weighted_minhash import weigh
 
 GROUP_NODES = 50_000   # graph nodes clustered in one Python call (whole components; see apply_spark)
 MAX_ROUNDS = 64        # large-star/small-star rounds; O(log^2 n) suffices for any real graph
@@ -220,6 +221,23 @@ def _read_text(spark, path: str) -> str:
     return "\n".join(r.value for r in spark.read.text(path, wholetext=True).collect())
 
 
+def _read_bytes(spark, path: str) -> bytes:
+    if _is_local(path):
+        return _local(path).read_bytes()
+    fs, p = _fs(spark, path)
+    if not fs.exists(p):
+        raise FileNotFoundError(path)
+    return bytes(spark.read.format("binaryFile").load(path).first()["content"])
+
+
+def _frequencies(doc: dict, config_path: str, spark=None):
+    """A weighted config's document-frequency table, beside the config (local or object storage)."""
+    from calib.export import load_frequencies
+    if _is_local(config_path):
+        return load_frequencies(doc, _local(config_path))
+    return load_frequencies(doc, config_path, read_bytes=lambda p: _read_bytes(spark or session(), p))
+
+
 def _write_text(spark, path: str, text: str) -> None:
     if _is_local(path):
         from calib.atomic import write_text_atomic
@@ -316,7 +334,7 @@ def _doc_schema(extra_fields) -> str:
 
 
 def _sign_batches(batches, *, config: Config, kind: str, id_field: str, text_field: str,
-                  extra_fields: tuple[str, ...], stoplist=None):
+                  extra_fields: tuple[str, ...], frequencies=None, stoplist=None):
     """mapInArrow body: one output row per input line (blank lines and bad records included,
     so lines can be numbered), documents carrying size, signature, band keys and shingle set."""
     import pyarrow as pa
@@ -361,7 +379,7 @@ def _sign_batches(batches, *, config: Config, kind: str, id_field: str, text_fie
         if texts:
             if rep.strip_lines:  # the exported stoplist, as the local engine strips it
                 texts = stoplist.strip_all(texts, rep)
-            sets = shingle_hashes(texts, rep, unique=True)
+            sets = weigh(shingle_hashes(texts, rep, unique=True), rep, frequencies)
             sig = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
             kt = np.ascontiguousarray(lsh.band_keys(sig, config.b, config.r).T).view(np.int64)
             sizes = sets.sizes()
@@ -419,8 +437,8 @@ def _blob_rows(blobs, dtype=np.uint32):
     return off, np.frombuffer(b"".join(blobs), dtype=dtype)
 
 
-def _verify_batches(batches, *, config: Config):
-    """The candidate pairs this config verifies, with their exact J and MinHash estimate."""
+def _verify_batches(batches, *, config: Config, frequencies=None):
+    """The candidate pairs this config verifies, with their exact J (J_w when weighted) and MinHash estimate."""
     import pyarrow as pa
     _task_threads()
     for batch in batches:
@@ -432,7 +450,7 @@ def _verify_batches(batches, *, config: Config):
         _, sig = _blob_rows(d["sig_i"] + d["sig_j"])
         est = estimate_jaccard(sig.reshape(2 * k, config.rep.num_perm), a, b)
         off, hs = _blob_rows(d["sh_i"] + d["sh_j"])
-        exact = pairs_jaccard(ShingleSets(off, hs, True), a, b)
+        exact = get_measure(config.measure).exact(weigh(ShingleSets(off, hs, True), config.rep, frequencies), a, b)
         keep = config.passes(config.similarity(exact, est))
         yield pa.RecordBatch.from_arrays([pa.array(np.asarray(d["i"], np.int64)[keep]),
                                           pa.array(np.asarray(d["j"], np.int64)[keep]),
@@ -502,7 +520,7 @@ def _arrow_type(dtype):
 
 
 def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: tuple[str, ...],
-               reviews, columns: list[tuple[str, object]], missing_values=MISSING_VALUES):
+               reviews, columns: list[tuple[str, object]], missing_values=MISSING_VALUES, frequencies=None):
     """cogroup body: cluster a group of whole components (their members and edges) and write their manifest
     rows (one output row per member: _row, _cmin (smallest row of its cluster), _removed, then the manifest
     columns, null when kept). Components do not interact, so clustering their union is clustering each."""
@@ -526,13 +544,14 @@ def _component(nodes, edges, *, config: Config, fingerprint: str, slice_fields: 
     _, sig = _blob_rows(nodes.column("sig").to_pylist())
     sig = sig.reshape(m, config.rep.num_perm)
     off, hs = _blob_rows(nodes.column("sh").to_pylist())
-    sets = ShingleSets(off, hs, True)
+    sets = weigh(ShingleSets(off, hs, True), config.rep, frequencies)
+    exact_of = get_measure(config.measure).exact
 
     def sim_est(a, b):
         return estimate_jaccard(sig, a, b) if len(a) else np.zeros(0)
 
     def sim_exact(a, b):
-        return pairs_jaccard(sets, a, b) if len(a) else np.zeros(0)
+        return exact_of(sets, a, b) if len(a) else np.zeros(0)
 
     slices = pd.DataFrame({f: np.asarray(nodes.column(f"x{k}").to_pylist(), dtype=object)
                            for k, f in enumerate(slice_fields)}) if slice_fields else None
@@ -594,22 +613,27 @@ def check_supported(config: Config) -> None:
     if config.representative is Representative.PRIORITY:
         raise ApplyError("representative rule 'priority' needs a priority per document, which apply does not read; "
                          "export a config with first, longest or medoid")
-    if config.measure != "jaccard":  # its verification UDFs compute J only: refuse rather than verify the wrong thing
-        raise ApplyError(f"measure {config.measure!r}: the Spark engine verifies Jaccard only; use `calib apply`")
+    if config.measure not in ("jaccard", "weighted_jaccard"):  # its UDFs compute J or J_w: refuse the others
+        raise ApplyError(f"measure {config.measure!r}: the Spark engine verifies (weighted) Jaccard only; "
+                         "use `calib apply`")
 
 
 def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: str = "id", text_field: str = "text",
                 slice_fields: tuple[str, ...] = (), max_pairs: int | None = 50_000_000, review_store=None,
-                batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES, stoplist=None) -> dict:
+                batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES, frequencies=None,
+                stoplist=None) -> dict:
     """Run ``config`` on ``corpus`` (file, folder or glob; local or object storage) with Spark and write
     ``out``/manifest.parquet, summary.json and README.txt. Returns the summary (as ``calib apply``'s).
-    ``log(stage, seconds)`` is called after each stage."""
+    ``log(stage, seconds)`` is called after each stage. ``frequencies``: a weighted config's exported
+    document-frequency table (:func:`calib.export.load_frequencies`), shipped to the tasks with their code."""
     import time
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from calib.export import NOTICE, dumps
 
     check_supported(config)
+    if config.rep.weighting != "none" and frequencies is None:
+        raise ApplyError(f"weighting {config.rep.weighting!r} needs the exported document-frequency table")
     if config.rep.strip_lines and stoplist is None:
         raise ApplyError(f"the config strips boilerplate lines (strip_lines={config.rep.strip_lines:g}) but no "
                          "stoplist was given (it is the stoplist.json beside config.json)")
@@ -640,7 +664,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         # 1-2: records -> documents with signatures, band keys, shingle sets
         src = _read_corpus(spark, corpus, files, kind, id_field, text_field, slice_fields)
         fn = lambda it: _sign_batches(it, config=config, kind=kind, id_field=id_field,  # noqa: E731
-                                      text_field=text_field, extra_fields=slice_fields, stoplist=stoplist)
+                                      text_field=text_field, extra_fields=slice_fields, frequencies=frequencies,
+                                      stoplist=stoplist)
         raw = keep(src.mapInArrow(fn, _doc_schema(slice_fields)))
         counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"), F.count("di").alias("docs"),
                                             F.sum((F.col("size") == 0).cast("long")).alias("empty"),
@@ -703,7 +728,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         side = lambda s: docs.select(F.col("row").alias(s), F.col("sig").alias(f"sig_{s}"),  # noqa: E731
                                      F.col("sh").alias(f"sh_{s}"))
         joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "sig_i", "sig_j", "sh_i", "sh_j")
-        verified = joined.mapInArrow(lambda it: _verify_batches(it, config=config),
+        verified = joined.mapInArrow(lambda it: _verify_batches(it, config=config, frequencies=frequencies),
                                      "i long, j long, exact double, est double")
         if config.min_shingles and config.short_docs == "exact":  # short documents: equal normalized text, J = 1
             ta, tb = docs.where(F.col("tk").isNotNull()).select("row", "tk").alias("a"), docs.select("row", "tk").alias("b")
@@ -732,7 +757,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                            [f"`{c}` {t}" for c, t in ((c, {"string": "string", "int64": "long", "double": "double",
                                                             "bool": "boolean"}[str(t)]) for c, t in columns)])
         fn = lambda a, b: _component(a, b, config=config, fingerprint=fp, slice_fields=slice_fields,  # noqa: E731
-                                     reviews=reviews, columns=columns, missing_values=missing_values)
+                                     reviews=reviews, columns=columns, missing_values=missing_values,
+                                     frequencies=frequencies)
         members = keep(nodes.groupBy("grp").cogroup(edges.groupBy("egrp")).applyInArrow(fn, schema))
 
         members.count()
@@ -804,6 +830,7 @@ def cli_apply(a) -> int:
     if _is_local(a.config):  # a bad or unsupported config fails before the JVM starts
         config, doc = load_config_any(a.config)
         check_supported(config)
+        frequencies = _frequencies(doc, a.config)
     slices = tuple(f.strip() for f in (getattr(a, "keep_fields", "") or "").split(",") if f.strip())
     if _is_local(a.corpus) and _local(a.corpus).is_file():  # the local engine's check, before any work
         from calib.apply import check_fields
@@ -815,6 +842,7 @@ def cli_apply(a) -> int:
         check_out(spark, a.out, a.overwrite)
     if not _is_local(a.config):
         config, doc = load_config_any(a.config, spark)
+        frequencies = _frequencies(doc, a.config, spark)
     from calib.export import load_stoplist
     beside = ((lambda name: (_local(a.config).parent / name).read_text(encoding="utf-8")) if _is_local(a.config)
               else (lambda name: _read_text(spark, f"{a.config.rsplit('/', 1)[0]}/{name}")))
@@ -826,7 +854,7 @@ def cli_apply(a) -> int:
     try:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
                         slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,
-                        stoplist=stop,
+                        frequencies=frequencies, stoplist=stop,
                         missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
     except Exception as exc:  # a failed Spark job (truncated .gz, unreadable file): its root cause, one line
         if not type(exc).__module__.startswith(("py4j", "pyspark")):

@@ -53,6 +53,7 @@ from .shingles import ShingleSets, shingle_hashes
 from .boilerplate import Stoplist, stoplist
 from .short import apply_rule, positive_rule, short_mask, text_keys
 from .truth import Truth, largest_cluster_share, truth_from_sample
+from .weighted_minhash import frequencies_from_sets, pairs_weighted_jaccard, weigh
 
 ProgressFn = Callable[[float, str], None]
 BOOTSTRAP_REPLICATES = 1000
@@ -67,9 +68,14 @@ class Workspace:
     """The expensive, reusable steps for one sample, cached by fingerprint."""
 
     def __init__(self, sample: Sample, *, collapse: bool = True, ignore_categories: Iterable[str] = (),
+                 frequencies: Callable | None = None, frequencies_source: str = "sample",
                  line_corpus: list[str] | None = None):
         self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
         self.line_corpus = line_corpus  # texts whose line counts make the boilerplate stoplist (None: the sample's)
+        # weighting idf: the document frequencies come from the sample, or from frequencies(rep) (a named corpus)
+        self._frequencies_of = frequencies
+        self.frequencies_source = frequencies_source if frequencies is not None else "sample"
+        self._df: dict[str, object] = {}
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         self.sample = sample
@@ -129,10 +135,30 @@ class Workspace:
         return self._texts[key]
 
     def sets(self, rep: Representation) -> ShingleSets:
+        """The shingle sets, weighted (:class:`calib.weighted_minhash.WeightedSets`) under a weighting."""
         key = rep.shingling_fingerprint()
         if key not in self._sets:
             self._sets[key] = shingle_hashes(self.stripped(rep)[1], rep, unique=True)
-        return self._sets[key]
+        if rep.weighting == "none":
+            return self._sets[key]
+        wkey = f"{key}:{rep.weighting}"
+        if wkey not in self._sets:
+            self._sets[wkey] = weigh(self._sets[key], rep, self.frequencies(rep))
+        return self._sets[wkey]
+
+    def frequencies(self, rep: Representation):
+        """The document-frequency table of ``rep``'s shingles (the sample's, or the named corpus's)."""
+        key = rep.shingling_fingerprint()
+        if key not in self._df:
+            self._df[key] = (self._frequencies_of(rep) if self._frequencies_of is not None else
+                             frequencies_from_sets(self.sets(rep.with_(weighting="none", scheme="prefix"))))
+        return self._df[key]
+
+    def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
+        """What a signature column's collision probability is: J, or weighted J under a weighting."""
+        if rep.weighting == "none":
+            return pairs_jaccard(self.sets(rep), i, j)
+        return pairs_weighted_jaccard(self.sets(rep), i, j)
 
     def text_keys(self, rep: Representation) -> np.ndarray:
         """Digests of the normalized (stripped) texts: the short documents' exact match (calib.short)."""
@@ -156,7 +182,8 @@ class Workspace:
         return self.sets(rep).sizes() > 0
 
     def _sig_key(self, rep: Representation) -> tuple:
-        base = (rep.shingling_fingerprint(), rep.seed, rep.scheme)
+        base = (rep.shingling_fingerprint(), rep.seed, rep.scheme) + (
+            () if rep.weighting == "none" else (rep.weighting,))
         return base if get_scheme(rep.scheme).prefix_stable else base + (rep.num_perm,)
 
     def signatures(self, rep: Representation) -> np.ndarray:
@@ -178,7 +205,7 @@ class Workspace:
         the budget. Such a failure is remembered (it proves at least ``found``
         pairs at that floor and below).
         """
-        key = (rep.shingling_fingerprint(), measure)
+        key = (rep.shingling_fingerprint(), measure) + (() if rep.weighting == "none" else (rep.weighting,))
         for exc in self._ref_over.get(key, ()):
             if floor <= exc.threshold and max_pairs is not None and exc.found > max_pairs:
                 raise TooManyPairs(floor, exc.found, max_pairs)
@@ -211,9 +238,10 @@ class Workspace:
         return ii, jj, spread(cs, src, 1.0)
 
     def positive_jaccard(self, rep: Representation) -> np.ndarray:
-        key = rep.shingling_fingerprint()
+        """J of the duplicate pairs (weighted J under a weighting: what drives the band S-curve)."""
+        key = rep.shingling_fingerprint() + ("" if rep.weighting == "none" else f":{rep.weighting}")
         if key not in self._pos:
-            self._pos[key] = pairs_jaccard(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
+            self._pos[key] = self.sketch_similarity(rep, self.truth.pos_i, self.truth.pos_j)
         return self._pos[key]
 
     def estimates(self, rep: Representation, what: str, i: np.ndarray, j: np.ndarray,
@@ -229,7 +257,7 @@ class Workspace:
         """The measure's exact value on the duplicate pairs (J: :meth:`positive_jaccard`)."""
         if measure == "jaccard":
             return self.positive_jaccard(rep)
-        key = (rep.shingling_fingerprint(), measure)
+        key = (rep.shingling_fingerprint(), measure) + (() if rep.weighting == "none" else (rep.weighting,))
         if key not in self._pos:
             self._pos[key] = get_measure(measure).exact(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
         return self._pos[key]
@@ -265,10 +293,10 @@ class Workspace:
         return self._trials[which]
 
     def negative_jaccard(self, rep: Representation) -> np.ndarray:
-        key = rep.shingling_fingerprint()
+        key = rep.shingling_fingerprint() + ("" if rep.weighting == "none" else f":{rep.weighting}")
         if key not in self._neg_j:
             ni, nj = self.negative_pairs()
-            self._neg_j[key] = pairs_jaccard(self.sets(rep), ni, nj)
+            self._neg_j[key] = self.sketch_similarity(rep, ni, nj)
         return self._neg_j[key]
 
     def candidates(self, rep: Representation, b: int, r: int, max_pairs: int | None):
@@ -355,7 +383,11 @@ class Grid:
                                       help="verification rules: exact, estimated, none")
     measures: tuple[str, ...] = axis(("jaccard",), of="measure", flag="--measures", parse=_strs,
                                      help="verification measures: jaccard, containment (containment keeps the "
-                                     "longest document of a cluster)")
+                                     "longest document of a cluster), weighted_jaccard")
+    weightings: tuple[str, ...] = axis(("none",), of="rep.weighting", flag="--weighting", parse=_strs,
+                                       help="shingle weights: none, idf (idf: ICWS signatures, scheme icws, "
+                                       "verified by weighted Jaccard: a jaccard measure becomes weighted_jaccard "
+                                       "there, containment has no weighted form and is not paired with idf)")
     thresholds: tuple[float, ...] = axis((0.5, 0.6, 0.7, 0.8, 0.9), of="threshold", flag="--thresholds",
                                          parse=_numbers(float), help="final Jaccard thresholds")
     policies: tuple[str, ...] = axis(("connected",), of="policy", flag="--policies", parse=_strs,
@@ -459,7 +491,10 @@ class Grid:
         for rep, m in itertools.product(reps, self.num_perms):
             for (b, r), combo in itertools.product(self.splits_for(m), itertools.product(*(v for _, v in plain))):
                 kw = dict(zip(names, combo))
-                rep_c = rep.with_(num_perm=m, **{k[4:]: kw.pop(k) for k in names if k.startswith("rep.")})
+                rep_kw = {k[4:]: kw.pop(k) for k in names if k.startswith("rep.")}
+                if not _weighted_pairing(rep, rep_kw, kw, self.measures):
+                    continue
+                rep_c = rep.with_(num_perm=m, **rep_kw)
                 none = Verify.parse(kw.get("verify", Verify.EXACT)) is Verify.NONE
                 keep = get_measure(kw.get("measure", "jaccard")).keep  # containment: keep the longest
                 fx = fixed if keep is None else {**fixed, "representative": keep}
@@ -469,12 +504,28 @@ class Grid:
     def size(self) -> int:
         return sum(1 for _ in self.configs())
 
+
+def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
+    """A weighting other than none is sketched by the weighted scheme icws and verified by
+    weighted Jaccard: set both in the keyword arguments (a jaccard measure becomes
+    weighted_jaccard). False for a combination with no weighted form (containment), or one
+    the grid holds already (jaccard beside weighted_jaccard)."""
+    if rep_kw.get("weighting", rep.weighting) == "none":
+        return True
+    if not get_scheme(rep_kw.get("scheme", rep.scheme)).weighted:
+        rep_kw["scheme"] = "icws"
+    m = kw.get("measure", "jaccard")
+    if m == "jaccard" and "weighted_jaccard" not in measures:
+        kw["measure"] = "weighted_jaccard"
+    return kw.get("measure", "jaccard") == "weighted_jaccard"
+
     def __str__(self) -> str:
         return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
                 f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
                 f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
                 f"{[v.value for v in self.verify]} x "
                 f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
+                f"{f'weightings {list(self.weightings)} x ' if self.weightings != ('none',) else ''}"
                 f"{f'strip_lines {list(self.strip_lines)} x ' if self.strip_lines != (0.0,) else ''}"
                 f"{f'min_shingles {list(self.min_shingles)} ({self.short_docs}) x ' if self.min_shingles != (0,) else ''}"
                 f"thresholds {list(self.thresholds)} x {list(self.policies)} = "
@@ -689,7 +740,7 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
     (default: its lowest threshold)."""
     progress = progress or _no_progress
     floors = {}
-    for m in {c.measure for c in configs}:  # each measure's reference join starts at its lowest exact threshold
+    for m in sorted({c.measure for c in configs}):  # each measure's reference join starts at its lowest exact threshold
         exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT and c.measure == m]
         floors[m] = sorted(set(exact_ts)) if exact_ts else [default_floor if default_floor is not None else min(
             (c.threshold for c in configs if c.threshold is not None), default=1.0)]
@@ -705,10 +756,19 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)
     progress(1.0, "done")
-    out = fill_unset(pd.DataFrame(rows))
+    out = fill_unset(_fill_unset(pd.DataFrame(rows)))
     if "short_documents" in out:  # counted where a minimum length is set; no minimum, no short document
         out["short_documents"] = out["short_documents"].fillna(0).astype(np.int64)
     return out
+
+
+def _fill_unset(frame: pd.DataFrame) -> pd.DataFrame:
+    """A Representation field left out of the rows at its default (``doc_if_set``) shows
+    that default where other rows of the table set it (a weighting column: none, not NaN)."""
+    for f in fields(Representation):
+        if f.metadata["doc_if_set"] and f.name in frame:
+            frame[f.name] = frame[f.name].where(frame[f.name].notna(), f.default)
+    return frame
 
 
 def _workspace(sample_or_ws: Sample | Workspace, ignore_categories: Iterable[str] | None) -> Workspace:
@@ -759,7 +819,9 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
                     max_pairs: int | None = 20_000_000) -> pd.DataFrame:
     """Empirical candidate rate per exact-J bin against the S-curve and the
     expected rate, with intervals that cover sampling (cluster bootstrap where
-    a bin's pairs share documents) and hash luck (band jackknife).
+    a bin's pairs share documents) and hash luck (band jackknife). Under a
+    weighting the bins are of weighted J (what an ICWS column collides with:
+    the S-curve is the same 1 - (1 - s^r)^b at s = J_w).
 
     Pairs: every pair with J >= floor, the labeled pairs, and a seeded
     uniform sample of random pairs (which fill the low bins). More than
@@ -767,7 +829,8 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     """
     n = ws.sample.n
     try:
-        ri, rj, _ = ws.reference_pairs(rep, floor, max_pairs)
+        ri, rj, _ = ws.reference_pairs(rep, floor, max_pairs,
+                                       "jaccard" if rep.weighting == "none" else "weighted_jaccard")
     except TooManyPairs as exc:
         raise ValueError(f"{exc}; the collision curve measures every one of them") from None
     rng = np.random.default_rng(seed)
@@ -783,7 +846,7 @@ def collision_curve(ws: Workspace, rep: Representation, b: int, r: int, *, floor
     active = ws.active(rep)
     m = active[i] & active[j]
     i, j = i[m], j[m]
-    sim = pairs_jaccard(ws.sets(rep), i, j)
+    sim = ws.sketch_similarity(rep, i, j)
     count, first = lsh.band_hits(ws.signatures(rep), i, j, b, r)
     return collision_rates(sim, count, b, r, bins, boot=ws.boot, i=i, j=j, first=first)
 

@@ -10,7 +10,7 @@ from appui.errors import guard, message
 from appui.text import count
 from calib import atomic
 from calib.minhash import SCHEMES, canonical_scheme, scheme_names
-from calib.represent import HASH_FUNCTIONS, Representation
+from calib.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.config import VERIFY_RULES, config_from_row
 from calib.measures import MEASURE_NAMES
 from calib.lsh import parse_splits
@@ -34,7 +34,7 @@ def grid_defaults(grid: Grid) -> dict:
             "splits": ("16x8, 32x4, 8x16, 20x6" if grid.splits is None  # the list shown when switching to a list
                        else ", ".join(f"{b}x{r}" for b, r in grid.splits)),
             "thresholds": list(grid.thresholds), "verify": [v.value for v in grid.verify],
-            "measures": list(grid.measures),
+            "measures": list(grid.measures), "weightings": list(grid.weightings),
             "policies": list(grid.policies), "representative": grid.representative,
             "strip_lines": ", ".join(f"{x:g}" for x in grid.strip_lines),
             "min_shingles": ", ".join(str(x) for x in grid.min_shingles), "short_docs": grid.short_docs}
@@ -85,6 +85,11 @@ def grid_inputs() -> Grid:
                                      help="jaccard: |A∩B|/|A∪B|; containment: |A∩B|/|A| of the smaller set A, "
                                           "for short texts copied inside long ones (keeps the longest document "
                                           "of each cluster, whatever 'Keep per cluster' says)")
+    g["weightings"] = st.columns(4)[0].multiselect(
+        "Shingle weights", list(WEIGHTINGS), default=saved["weightings"], key="g_weightings",
+        help="none: plain shingle sets; idf: each shingle weighs ln(1 + N/df) (df counted on the sample), so "
+             "boilerplate shared by many pages counts little: signatures by weighted MinHash (ICWS, scheme icws), "
+             "verification by weighted Jaccard at the same thresholds")
     g["seeds"] = c[2].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
                                  help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "
                                       "runs once per seed and the results show the mean and range over seeds")
@@ -105,11 +110,14 @@ def grid_inputs() -> Grid:
                   for kind, ks in (("word", g["word_k"]), ("char", g["char_k"])) for k in sorted(ks))
     if not reps_:
         raise ValueError("choose at least one word or character shingle size")
-    if not g["num_perms"] or not g["thresholds"] or not g["verify"] or not g["policies"] or not g["measures"]:
-        raise ValueError("choose at least one hash count, threshold, verification rule, measure and policy")
+    if not g["num_perms"] or not g["thresholds"] or not g["verify"] or not g["policies"] or not g["measures"] \
+            or not g["weightings"]:
+        raise ValueError("choose at least one hash count, threshold, verification rule, measure, shingle weight "
+                         "and policy")
     return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])), ignore_categories=ignored_input(),
                 splits=None if g["all_splits"] else parse_splits(g["splits"]),
-                verify=tuple(g["verify"]), measures=tuple(g["measures"]), thresholds=tuple(sorted(g["thresholds"])),
+                verify=tuple(g["verify"]), measures=tuple(g["measures"]), weightings=tuple(g["weightings"]),
+                thresholds=tuple(sorted(g["thresholds"])),
                 policies=tuple(g["policies"]), representative=g["representative"],
                 **{n: AXES[n].metadata["parse"](g[n]) for n in ("strip_lines", "min_shingles", "short_docs")},
                 # the representations' own seed is no seeds axis (the same grid as Grid())

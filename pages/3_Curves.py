@@ -66,6 +66,11 @@ def s_curve_section() -> None:
     st.subheader("S-curve against measured collision rates")
     st.caption(f"Representation {cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {m} hashes. "
                "Move b, r and the threshold: only the banding step reruns (shingles and signatures are cached).")
+    weighted = cfg.rep.weighting != "none"
+    if weighted:
+        st.caption(f"Weighted MinHash ({cfg.rep.weighting} weights, ICWS): a signature column collides with "
+                   "probability the weighted Jaccard J_w = Σ min(w) / Σ max(w), so the S-curve is the same "
+                   "1-(1-s^r)^b at s = J_w, and the pairs below are binned by their exact J_w.")
     b, r, t = split_inputs(cfg)
     make_current(cfg, b, r, t)
 
@@ -85,7 +90,8 @@ def s_curve_section() -> None:
                 help="The same pairs' mean of P(J) = 1-(1-J^r)^b at their exact Jaccard: the measured rate "
                      "averaged over hash seeds, no seed needed")
     k[5].metric("Hashes used", f"{b * r}/{m}", help="b x r of num_perm")
-    st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"Exact Jaccard similarity ({cfg.rep.shingle_label()} shingles)"),
+    what = "Exact weighted Jaccard J_w" if weighted else "Exact Jaccard similarity"
+    st.altair_chart(charts.s_curve_chart(b, r, t, emp, f"{what} ({cfg.rep.shingle_label()} shingles)"),
                     width="stretch")
     with st.expander("Collision rates per bin (table)"):
         frame, config = tables.view(emp, percent=("rate", "rate_low", "rate_high", "expected", "theory"),

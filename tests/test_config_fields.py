@@ -38,13 +38,16 @@ ODD = [Config(ODD_REP, b=8, r=4, verify=v, threshold=0.65, policy="star", repres
 # the containment measure (which keeps the longest document of a cluster)
 ODD += [Config(ODD_REP, b=8, r=4, verify="estimated", threshold=0.65, policy="star", representative="longest",
                max_component=7, measure="containment")]
+# weighted MinHash (weighting idf needs the weighted scheme icws and the weighted_jaccard measure)
+ODD += [Config(ODD_REP.with_(scheme="icws", weighting="idf"), b=8, r=4, verify="exact", threshold=0.65,
+               policy="star", representative="medoid", max_component=7, measure="weighted_jaccard")]
 # a minimum length (issue 24), matched exactly below it
 ODD += [Config(ODD_REP, b=8, r=4, threshold=0.65, min_shingles=5, short_docs="exact")]
 
 
 def test_every_field_differs_from_its_default_somewhere():
     for f in fields(Representation):
-        assert getattr(ODD_REP, f.name) != f.default, f.name
+        assert any(getattr(c.rep, f.name) != f.default for c in ODD), f.name
     for f in CONFIG_FIELDS:
         assert any(getattr(c, f.name) != getattr(Config(), f.name) for c in ODD), f.name
 
@@ -54,7 +57,9 @@ def test_every_field_differs_from_its_default_somewhere():
 @pytest.mark.parametrize("cfg", ODD + [Config()], ids=lambda c: c.verify.value)
 def test_row_columns_and_round_trip(cfg):
     row = config_columns(cfg)
-    want = (["representation"] + [f.name for f in fields(Representation) if not unset(cfg.rep, f)]
+    # a doc_if_set field at its default adds no column (earlier tables keep their bytes)
+    want = (["representation"] + [f.name for f in fields(Representation)
+                                  if not (f.metadata["doc_if_set"] and getattr(cfg.rep, f.name) == f.default)]
             + [n for f in CONFIG_FIELDS if not unset(cfg, f) for n in (f.name, *f.metadata["then"])]
             + ["rep_fingerprint", "config_fingerprint"])
     assert list(row) == want
@@ -149,7 +154,8 @@ def test_passes_and_similarity_follow_the_rule():
 def test_schema_representation_is_the_representation_fields():
     sec = SCHEMA["properties"]["representation"]
     names = [f.name for f in fields(Representation)]
-    required = [f.name for f in fields(Representation) if not f.metadata["row_if_set"]]
+    # a doc_if_set field is optional (absent: its default)
+    required = [f.name for f in fields(Representation) if not f.metadata["doc_if_set"]]
     assert set(sec["properties"]) == set(names) and set(sec["required"]) == set(required)
     assert sec["properties"]["shingle"]["enum"] == list(SHINGLE_TYPES)
     assert sec["properties"]["hashfunc"]["enum"] == list(HASH_FUNCTIONS)
@@ -170,7 +176,13 @@ def test_schema_sections_are_the_config_fields():
 
 @pytest.mark.parametrize("cfg", ODD, ids=lambda c: c.verify.value)
 def test_document_round_trip(cfg):
-    doc = json.loads(json.dumps(build_config_doc(cfg, stoplist=Stoplist(0.05, 10, ("menu",), (3,)))))
+    weights = None
+    if cfg.rep.weighting != "none":  # a weighted document names its document-frequency table
+        from calib.export import weights_entry
+        from calib.weighted_minhash import DocumentFrequencies
+        weights = weights_entry(DocumentFrequencies(3, np.array([7], np.uint32), np.array([2])), "sample")
+    doc = json.loads(json.dumps(build_config_doc(
+        cfg, weights=weights, stoplist=Stoplist(0.05, 10, ("menu",), (3,)) if cfg.rep.strip_lines else None)))
     validate_doc(doc)
     assert config_from_doc(doc) == cfg
 

@@ -323,3 +323,21 @@ def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spar
     short_ids = set(local.ids[(local.sizes > 0) & (local.sizes < 12)])
     removed_short = set(got["doc_id"]) & short_ids
     assert (len(removed_short) >= 20) if rule == "exact" else not removed_short
+
+
+@pytest.mark.slow
+def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path):
+    """weighting idf: both engines weigh by the same exported document-frequency table (ICWS signatures,
+    weighted-Jaccard verification) and propose the same removals."""
+    from calib.weighted_minhash import DocumentFrequencies, document_frequencies
+    cfg = Config(Representation(shingle="char", k=5, scheme="icws", weighting="idf", num_perm=64), b=16, r=4,
+                 threshold=0.5, measure="weighted_jaccard")
+    texts = pd.read_json(corpus / "corpus.jsonl", lines=True)["text"].tolist()
+    table = DocumentFrequencies.from_bytes(document_frequencies(texts, cfg.rep).to_bytes())  # as exported
+    local = apply_config(cfg, corpus / "corpus.jsonl", slice_fields=SLICES, frequencies=table)
+    summary = SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path), spark=spark, slice_fields=SLICES,
+                             batch_size=128, frequencies=table)
+    got = _same_rows(tmp_path, local.manifest)
+    assert len(got) > 10 and summary == local.summary()
+    with pytest.raises(ApplyError, match="document-frequency table"):
+        SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path / "x"), spark=spark)

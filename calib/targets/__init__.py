@@ -94,8 +94,43 @@ REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curat
 
 
 def targets(config: "Config") -> dict[str, Target]:
-    """Every registered target for ``config``, in registry order."""
-    return {name: _without_issue24(fn(config)) for name, fn in _registry().items()}
+    """Every registered target for ``config``, in registry order.
+
+    No tool weighs shingles as calib's ICWS does (:mod:`calib.weighted_minhash`): a weighted
+    config (or one with the icws scheme) becomes each tool's unweighted closest config, classic
+    MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
+    unweighted = _unweighted(config)
+    if unweighted is None:
+        return {name: _without_issue24(fn(config)) for name, fn in _registry().items()}
+    from dataclasses import replace
+    return {name: _without_issue24(replace(t, unsupported=(*weighting_unsupported(config, name), *t.unsupported)))
+            for name, t in ((name, fn(unweighted)) for name, fn in _registry().items())}
+
+
+def _unweighted(config: "Config") -> "Config | None":
+    """The closest config without weights (None when ``config`` has none)."""
+    from dataclasses import replace
+    if config.rep.weighting == "none" and config.rep.scheme != "icws":
+        return None
+    measure = "jaccard" if config.measure == "weighted_jaccard" else config.measure
+    return replace(config, rep=config.rep.with_(weighting="none", scheme="prefix"), measure=measure)
+
+
+def weighting_unsupported(config: "Config", name: str) -> list[dict]:
+    """The weighting entry of a target's ``unsupported`` list."""
+    rep = config.rep
+    if name == "datasketch":
+        how = ("datasketch.WeightedMinHashGenerator is the same estimator (ICWS; calib.weighted_minhash.icws_dense "
+               "reproduces it bit for bit given its tables) but draws its variates from dense (num_perm, dim) tables "
+               "over a fixed vector dimension, not from a hash of the shingle, and MinHashLSH bands its (k, t) "
+               "pairs, not calib's packed columns: the signatures and candidates differ")
+    else:
+        how = "the tool has no weighted MinHash"
+    return [{"field": "/representation/weighting" if rep.weighting != "none" else "/representation/scheme",
+             "value": rep.weighting if rep.weighting != "none" else rep.scheme,
+             "reason": f"{how}; the snippet runs classic MinHash (scheme prefix) over the unweighted shingles, "
+                       "verified by Jaccard at the same threshold, and is evaluated as that; "
+                       "`calib apply --config config.json` runs the weighted config"}]
 
 
 def _without_issue24(t: Target) -> Target:

@@ -1,0 +1,49 @@
+"""The Sweep page sweeps shingle weights (none, idf) and the Curves page draws a weighted
+configuration's S-curve over weighted Jaccard (AppTest on the shipped sample)."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+from calib.config import Config, config_from_row
+from calib.represent import Representation
+from test_app import errors, start  # noqa: F401  (helpers only: no test is imported)
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch, tmp_path):
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.mark.slow
+def test_sweep_page_sweeps_weighting_and_curves_show_weighted_jaccard():
+    at = start()
+    at.switch_page("pages/2_Sweep.py").run()
+    at.multiselect(key="g_word_k").set_value([5])
+    at.multiselect(key="g_char_k").set_value([])
+    at.multiselect(key="g_num_perms").set_value([32])
+    at.radio(key="g_split_mode").set_value("a list")
+    at.run()
+    at.text_input(key="g_splits").set_value("8x4")
+    at.multiselect(key="g_thresholds").set_value([0.5])
+    at.multiselect(key="g_weightings").set_value(["none", "idf"])
+    at.run()
+    at.button(key="run_sweep").click().run(timeout=300)
+    assert not at.exception, at.exception
+    assert not errors(at), errors(at)
+    results = at.session_state["calib_results"]
+    assert sorted(results["weighting"]) == ["idf", "none"]
+    row = results[results["weighting"] == "idf"].iloc[0]
+    cfg = config_from_row(row)
+    assert (cfg.rep.scheme, cfg.measure) == ("icws", "weighted_jaccard")
+    at.session_state["calib_config"] = Config(Representation(k=5, num_perm=32, scheme="icws", weighting="idf"),
+                                              8, 4, threshold=0.5, measure="weighted_jaccard")
+    at.switch_page("pages/3_Curves.py").run(timeout=300)
+    assert not at.exception, at.exception
+    assert any("J_w" in c.value for c in at.caption), [c.value for c in at.caption]
