@@ -1,5 +1,7 @@
-"""Review glue: the pairs a configuration acts on, and merging review
-decisions into a sample's pair labels."""
+"""Review glue: the review store a page uses (a SQLite file in an allowed
+folder, or a team's PostgreSQL URL, never shown with its password), the pairs
+a configuration acts on, and merging review decisions into a sample's pair
+labels."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from calib.review import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
+from calib.review_pg import is_postgres_url, redact_url, url_password
 from calib.samples import REPO_ROOT, Sample, pair_frame
 from calib.sweep import Evaluation
 
@@ -21,6 +24,10 @@ ENV_VAR = "CALIB_REVIEW_DB"
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+# Parameters a URL typed in the app may carry. Others (passfile, sslkey, service, host=/socket/dir, ...)
+# would have the server read its own files or settings on a visitor's behalf; a URL set in
+# CALIB_REVIEW_DB by whoever starts the server may carry anything.
+URL_PARAMETERS = ("sslmode", "connect_timeout", "application_name", "options", "target_session_attrs", "user")
 
 
 def default_db() -> str:
@@ -64,20 +71,63 @@ def check_db_path(text: str) -> Path:
     return resolved
 
 
+def check_db_url(text: str) -> str:
+    """The PostgreSQL URL to open for ``text`` typed in the app. The box shows the
+    ``CALIB_REVIEW_DB`` URL with its password as ***: that text gives back the real URL.
+    A typed URL may not carry a password (the page would show it; use ~/.pgpass or
+    PGPASSWORD where the app runs) nor parameters outside :data:`URL_PARAMETERS`."""
+    from urllib.parse import parse_qsl, urlsplit
+    raw = str(text or "").strip()
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env and is_postgres_url(env) and raw in (env, redact_url(env)):  # the box's text, or the session's
+        return env
+    if "\x00" in raw:
+        raise ValueError("the review store URL contains a NUL character")
+    if url_password(raw):
+        raise ValueError(f"{redact_url(raw)}: leave the password out of a URL typed here (the page would show it); "
+                         "put it in ~/.pgpass or PGPASSWORD where the app runs, or in "
+                         f"{ENV_VAR} when starting the app")
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"{raw}: not a usable URL ({exc})") from None
+    if not parts.hostname:
+        raise ValueError(f"{raw}: name the server (postgresql://user@host:5432/database)")
+    unknown = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)} - set(URL_PARAMETERS))
+    if unknown:
+        raise ValueError(f"{raw}: parameter {unknown[0]!r} is not accepted in the app (allowed: "
+                         f"{', '.join(URL_PARAMETERS)}); set the URL in {ENV_VAR} when starting the app")
+    return raw
+
+
+def check_db_target(text: str) -> str:
+    """The review store to open for the text of a page's box: a checked URL
+    (:func:`check_db_url`) or a checked path (:func:`check_db_path`), as a string."""
+    if is_postgres_url(str(text or "")):
+        return check_db_url(text)
+    return str(check_db_path(text))
+
+
+def shown(target: str) -> str:
+    """A review store as a page shows it: a URL's password as ***."""
+    return redact_url(str(target))
+
+
 @contextmanager
 def opened_store(db: str):
     """The review store at ``db`` (Review and Label pages), closed afterwards;
     None, with the reason shown, when it cannot be opened."""
     import streamlit as st
 
-    from calib.review import ReviewStore
+    from calib.review import open_review_store
 
     from .errors import message
     from .text import md
     try:
-        store = ReviewStore(db)
+        store = open_review_store(db)
     except Exception as exc:  # noqa: BLE001 - any failure to open is shown, never a traceback
-        st.error(f"Cannot open the review database {md(db)}: {message(exc)}")
+        st.error(f"Cannot open the review store {md(shown(db))}: {message(exc)}")
         yield None
         return
     try:
@@ -87,24 +137,26 @@ def opened_store(db: str):
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
-    """The review database and reviewer name inputs (Review and Label pages):
-    the checked database path, kept in the session state, or None after an error."""
+    """The review store and reviewer name inputs (Review and Label pages): the
+    checked path or URL, kept in the session state, or None after an error."""
     import streamlit as st
 
     from . import state
     from .text import md
     ss = st.session_state
     c = st.columns([3, 2])
-    text = c[0].text_input("Review database (SQLite file)", value=ss.get(state.REVIEW_DB) or default_db(),
-                           key=db_key, help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}")
+    text = c[0].text_input("Review database (SQLite file) or postgresql:// URL",
+                           value=shown(ss.get(state.REVIEW_DB) or default_db()), key=db_key,
+                           help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}. A team "
+                                "shares one PostgreSQL store: postgresql://user@host:5432/database")
     ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key)
     try:
-        path = check_db_path(text)
+        target = check_db_target(text)
     except ValueError as exc:
         st.error(md(exc))
         return None
-    ss[state.REVIEW_DB] = str(path)
-    return str(path)
+    ss[state.REVIEW_DB] = target
+    return target
 
 
 def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
@@ -139,4 +191,5 @@ def with_sample_labels(decisions: pd.DataFrame, sample: Sample, truth) -> pd.Dat
     return decisions.assign(sample_label=label)
 
 
-__all__ = ["action_pairs", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "pair_frame"]
+__all__ = ["action_pairs", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "check_db_url",
+           "check_db_target", "shown", "pair_frame"]

@@ -291,9 +291,11 @@ def write_table_atomic(frame, out: Path) -> None:
 
 
 def with_reviews(sample, db: str):
-    """The sample with the review database's latest decisions as pair labels."""
+    """The sample with the review store's latest decisions as pair labels (``db``: a path,
+    a postgresql:// URL, or a filled queue CSV of calib sweep --review-queue)."""
     from .review import queue_labels, with_review_labels
-    if Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
+    from .review_pg import is_postgres_url, redact_url
+    if not is_postgres_url(db) and Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
         check_input(db, "--reviews")
         try:
             labels = queue_labels(db)
@@ -303,7 +305,7 @@ def with_reviews(sample, db: str):
         with _review_store(db, "--reviews") as store:
             labels = store.as_pair_labels()
     sample, used, skipped = with_review_labels(sample, labels)
-    print(f"reviews: {used} pair label(s) from {db}" + (f", {skipped} naming documents not in the sample"
+    print(f"reviews: {used} pair label(s) from {redact_url(db)}" + (f", {skipped} naming documents not in the sample"
                                                          if skipped else ""), file=sys.stderr)
     return sample
 
@@ -545,23 +547,44 @@ def _load_frequencies(doc: dict, path: str):
         raise CliError(str(exc))
 
 
-def _review_store(path: str | None, flag: str = "--reviews"):
-    """The existing review store at ``path`` (None for None); a missing path, a folder or another
-    application's SQLite file is one line, and the file is left untouched."""
-    if path is None:
+def _review_store(target: str | None, flag: str = "--reviews"):
+    """The existing review store at ``target`` (None for None), opened read-only: a SQLite
+    file, or a ``postgresql://`` URL (a team's shared store). A missing path, a folder,
+    another application's table, a server that does not answer: one line (a URL's password
+    shown as ***), and nothing is changed."""
+    if target is None:
         return None
-    p = Path(path)
+    from .review import ReviewStore, open_review_store
+    from .review_pg import is_postgres_url, redact_url
+    if is_postgres_url(target):
+        try:
+            store = open_review_store(target, readonly=True)
+        except ValueError as exc:  # the message names the URL without its password
+            raise CliError(f"{flag} {exc}")
+        if not store.exists:
+            store.close()
+            raise CliError(f"{flag} {redact_url(target)}: no review store in that database (no decisions table)")
+        return store
+    p = Path(target)
     if not p.exists():
-        raise CliError(f"{flag} {path}: no such review store")
+        raise CliError(f"{flag} {target}: no such review store")
     if p.is_dir():
-        raise CliError(f"{flag} {path}: is a folder, not a review store (a .sqlite file)")
-    from .review import ReviewStore
+        raise CliError(f"{flag} {target}: is a folder, not a review store (a .sqlite file)")
     try:
-        return ReviewStore(path)
+        return ReviewStore(target, readonly=True)
     except ValueError as exc:  # not a review store, newer schema: the message names the file
         raise CliError(f"{flag} {exc}")
     except Exception as exc:  # sqlite3 errors
-        raise CliError(f"{flag} {path}: not a usable review store ({exc})")
+        raise CliError(f"{flag} {target}: not a usable review store ({exc})")
+
+
+def check_reviews(target: str | None, flag: str = "--reviews") -> None:
+    """Before any work: a review store path exists; a URL's server answers and holds a review store."""
+    from .review_pg import is_postgres_url
+    if is_postgres_url(target):
+        _review_store(target, flag).close()
+    else:
+        check_input(target, flag)
 
 
 def cmd_export(a) -> int:
@@ -575,7 +598,7 @@ def cmd_export(a) -> int:
         raise CliError("--fingerprint picks a row of --from-sweep RESULTS: pass --from-sweep too")
     check_input(a.config, "--config")
     check_input(a.from_sweep, "--from-sweep")
-    check_input(a.reviews, "--reviews")
+    check_reviews(a.reviews)
     check_input(a.idf_corpus, "--idf-corpus")
     out = check_out_dir(a.out, a.overwrite)
     config = None
@@ -659,7 +682,7 @@ def cmd_apply(a) -> int:
             raise CliError(str(exc))
     check_input(a.config, "--config")
     check_input(a.corpus, "--corpus")
-    check_input(a.reviews, "--reviews")
+    check_reviews(a.reviews)
     check_out_dir(a.out, a.overwrite)
     config, doc = _load_exported(a.config)
     stop = _load_stoplist(doc, a.config)
@@ -699,8 +722,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
-    s.add_argument("--reviews", help="review database (.sqlite), or a filled --review-queue CSV: its decisions are "
-                                     "used as pair labels")
+    s.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL), or a filled "
+                                     "--review-queue CSV: its decisions are used as pair labels")
     s.add_argument("--review-queue", metavar="QUEUE.csv",
                    help="write the recommended row's unlabeled removals (each with its representative) as a review "
                         "queue, most informative first, with an empty decision column; sweep again with "
@@ -722,7 +745,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
-    e.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions fill review_status")
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
                         "named in the export's evidence")
@@ -737,7 +760,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--batch-size", type=int, default=10_000, help="documents per batch (default 10000)")
     ap.add_argument("--id-field", default="id", help="id field/column (default: id)")
     ap.add_argument("--text-field", default="text", help="text field/column (default: text)")
-    ap.add_argument("--reviews", help="review store (SQLite) whose latest decisions fill review_status")
+    ap.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions fill review_status")
     ap.add_argument("--keep-fields", metavar="F1,F2", default="",
                     help="corpus fields/columns to carry into the manifest (comma-separated, e.g. source,url); "
                          "default: none")

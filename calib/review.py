@@ -15,12 +15,19 @@ deleted), not the ``created_at`` clock reading: a reviewer whose clock runs
 behind must not have a newer decision ignored. A store the process cannot
 write (a read-only file or folder) opens read-only: reading works, writing
 raises a ``ValueError``.
+
+Schema version 2 added ``kind`` ('review' or 'adjudication') to every
+decision; a version-1 file is upgraded in place (one ALTER TABLE, default
+'review') the first time it is opened for writing, and reads as kind 'review'
+when opened read-only. :func:`open_review_store` opens this SQLite store for a
+path and the PostgreSQL one (:mod:`calib.review_pg`) for a ``postgresql://`` URL.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,35 +38,52 @@ import pandas as pd
 
 from .samples import Sample
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DECISIONS = ("duplicate", "not_duplicate", "unsure")
+KINDS = ("review", "adjudication")
 COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at")
+ALL_COLUMNS = COLUMNS + ("kind",)
+_INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
+_KIND_COLUMN = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS decisions (
-    id INTEGER PRIMARY KEY,
-    id_a TEXT NOT NULL,
-    id_b TEXT,
+
+def decision_columns_sql(id_type: str = "TEXT") -> str:
+    """The decisions table after its id column, the same in every backend but for the type of
+    the document ids: it must compare by code point, as Python's ``min``/``max`` that sort a
+    pair do (SQLite's TEXT does; PostgreSQL passes ``TEXT COLLATE "C"``, else the database's
+    collation could order 'B' after 'a' and refuse the pair)."""
+    return f"""
+    id_a {id_type} NOT NULL,
+    id_b {id_type},
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
     reviewer TEXT NOT NULL CHECK (length(reviewer) > 0),
     note TEXT NOT NULL DEFAULT '',
     config_fingerprint TEXT,
     created_at TEXT NOT NULL,
-    CHECK (id_b IS NULL OR id_a < id_b)
+    {_KIND_COLUMN},
+    CHECK (id_b IS NULL OR id_a < id_b)"""
+
+
+DECISIONS_INDEX_SQL = "CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id)"
+APPEND_ONLY = "decisions are append-only"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,{decision_columns_sql()}
 );
-CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id);
+{DECISIONS_INDEX_SQL};
 CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
-    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
 CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
-    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
 """
 
 _LATEST = """
 SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
-    FROM decisions)
-WHERE rn = 1 ORDER BY id_a, id_b
+    FROM decisions) AS ranked
+WHERE rn = 1 ORDER BY id_a, id_b NULLS FIRST
 """
 
 
@@ -73,7 +97,9 @@ def _doc_id(name: str, value) -> str:
     return value
 
 
-def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint) -> tuple:
+def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint, kind="review") -> tuple:
+    """The row to insert (``_INSERTED`` order less created_at and kind, then kind), ids sorted;
+    a ``ValueError`` naming the field otherwise. Shared by every store backend."""
     a = _doc_id("id_a", id_a)
     b = None if id_b is None or (not isinstance(id_b, str) and pd.isna(id_b)) else _doc_id("id_b", id_b)
     if b is not None:
@@ -92,150 +118,93 @@ def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint) -> tupl
         config_fingerprint = None
     if config_fingerprint is not None and not isinstance(config_fingerprint, str):
         raise ValueError(f"config_fingerprint must be a string or None, got {config_fingerprint!r}")
-    return a, b, decision, reviewer.strip(), note, config_fingerprint
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return a, b, decision, reviewer.strip(), note, config_fingerprint, kind
 
 
-class ReviewStore:
-    """Append-only store of review decisions in one SQLite file.
+def _insert_values(row: tuple) -> tuple:
+    """A validated row (:func:`_validated`) as the values of ``_INSERT``: created_at stamped now."""
+    *fields, kind = row
+    return (*fields, _now(), kind)
 
-    >>> with ReviewStore("reviews/decisions.sqlite") as store:   # doctest: +SKIP
-    ...     store.record("doc-1", "doc-9", "not_duplicate", "ana", note="same template")
+
+_INSERT = f"INSERT INTO decisions ({', '.join(_INSERTED)}) VALUES ({', '.join('?' * len(_INSERTED))})"
+
+
+def check_schema(where: str, columns: set[str], version: int | None) -> None:
+    """Refuse, with one line naming ``where``, a ``decisions`` table that is not a review store's
+    (another application's table of that name) or a schema newer than this code."""
+    if not set(COLUMNS) <= columns:
+        raise ValueError(f"{where}: not a review store (its decisions table has no column "
+                         f"{sorted(set(COLUMNS) - columns)[0]!r})")
+    if version is not None and version > SCHEMA_VERSION:
+        raise ValueError(f"{where}: schema version {version} is newer than this code ({SCHEMA_VERSION}); "
+                         "upgrade calib to use this review store")
+
+
+class DecisionStore:
+    """The public interface every review store backend shares: validation, the
+    writes, the SQL of the reads. A backend (:class:`ReviewStore` for SQLite,
+    :class:`calib.review_pg.PostgresReviewStore`) provides ``where`` (its name
+    in messages, never a password), ``_transaction()`` (a cursor for one
+    transaction; a ``ValueError`` when the store cannot be written),
+    ``_rows(sql, params)`` (``[]`` before the store exists), ``_has_kind``
+    (False only for a version-1 SQLite file read read-only) and ``close()``.
+    SQL here uses ``?`` placeholders; ``_PLACEHOLDER`` is the backend's.
     """
 
-    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000):
-        self.path = Path(path)
-        self._con = None
-        self._closed = False
-        self._busy_ms = int(busy_timeout_ms)
-        self.readonly = self.path.exists() and not (os.access(self.path, os.W_OK)
-                                                    and os.access(self.path.parent, os.W_OK))
-        if not self.path.exists():
-            return  # created by the first decision, not by opening: reads see an empty store until then
-        if self.path.is_dir():
-            raise ValueError(f"{self.path}: is a folder, not a review store (a SQLite file)")
-        if self.path.stat().st_size == 0:  # an empty file (touched): a new store
-            self._open_writable()
-            return
-        # Inspected read-only first: a foreign SQLite file or a newer schema is refused before anything
-        # (journal mode, tables) is changed in it.
-        con = self._open_readonly()
-        if self.readonly:
-            self._con = con
-            return
-        con.close()
-        self._open_writable()
+    _PLACEHOLDER = "?"
+    where: str = ""
+    _has_kind = True
 
-    def _open_writable(self) -> None:
-        """Connect for writing (creating the file and the schema if needed), WAL journal."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
-        self._con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
-        self._con.execute("PRAGMA journal_mode = WAL")
-        with self._transaction() as cur:
-            for stmt in _SCHEMA.split(";\n"):
-                if stmt.strip():
-                    cur.execute(stmt)
-            row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
-            if row[0] is None:
-                cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] > SCHEMA_VERSION:
-                raise ValueError(f"{self.path}: schema version {row[0]} is newer than this code ({SCHEMA_VERSION})")
+    def _q(self, sql: str) -> str:
+        return sql if self._PLACEHOLDER == "?" else sql.replace("?", self._PLACEHOLDER)
 
-    def _open_readonly(self) -> sqlite3.Connection:
-        """A connection that writes nothing (no journal-mode change, no schema),
-        after checking the file is a review store of this schema or older;
-        ``immutable`` when even the WAL index cannot be created beside it."""
-        uri = self.path.resolve().as_uri()
-        for query in ("mode=ro", "mode=ro&immutable=1"):
-            con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=self._busy_ms / 1000, isolation_level=None)
-            try:
-                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                break
-            except sqlite3.OperationalError:
-                con.close()
-                if query.endswith("immutable=1"):
-                    raise
-            except sqlite3.DatabaseError as exc:  # not a database at all
-                con.close()
-                raise ValueError(f"{self.path}: not a usable review store ({exc})") from None
-        if not {"decisions", "schema_version"} <= tables:
-            con.close()
-            raise ValueError(f"{self.path}: not a review store (no decisions table)")
-        columns = {r[1] for r in con.execute("PRAGMA table_info(decisions)")}
-        if not set(COLUMNS) <= columns:
-            con.close()
-            raise ValueError(f"{self.path}: not a review store (its decisions table has no column "
-                             f"{sorted(set(COLUMNS) - columns)[0]!r})")
-        version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-        if version is not None and version > SCHEMA_VERSION:
-            con.close()
-            raise ValueError(f"{self.path}: schema version {version} is newer than this code ({SCHEMA_VERSION})")
-        return con
-
-    # -- plumbing
-    class _Tx:
-        def __init__(self, con: sqlite3.Connection):
-            self.con = con
-
-        def __enter__(self) -> sqlite3.Cursor:
-            self.cur = self.con.cursor()
-            self.cur.execute("BEGIN IMMEDIATE")
-            return self.cur
-
-        def __exit__(self, exc_type, exc, tb) -> None:
-            self.cur.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-    def _transaction(self) -> "ReviewStore._Tx":
-        if self._closed:
-            raise ValueError(f"{self.path}: the review store is closed")
-        if self.readonly:
-            raise ValueError(f"{self.path}: the review store is read-only (no write permission); nothing recorded")
-        if self._con is None:  # the first decision creates the file
-            self._open_writable()
-        return ReviewStore._Tx(self._con)
-
-    def _frame(self, sql: str, params: tuple = ()) -> pd.DataFrame:
-        if self._closed:
-            raise ValueError(f"{self.path}: the review store is closed")
-        rows = [] if self._con is None else self._con.execute(sql, params).fetchall()
-        df = pd.DataFrame(rows, columns=list(COLUMNS))
+    def _frame(self, sql: str, params: tuple = (), columns: tuple[str, ...] = COLUMNS) -> pd.DataFrame:
+        df = pd.DataFrame(self._rows(self._q(sql), params), columns=list(columns))
         df["id"] = df["id"].astype(np.int64)
         return df
 
     # -- writes
     def record(self, id_a: str, id_b: str | None, decision: str, reviewer: str,
-               note: str = "", config_fingerprint: str | None = None) -> int:
-        """Append one decision (its own transaction); returns its row id."""
-        row = _validated(id_a, id_b, decision, reviewer, note, config_fingerprint)
+               note: str = "", config_fingerprint: str | None = None, *, kind: str = "review") -> int:
+        """Append one decision (its own transaction); returns its row id. ``kind``:
+        'review' (a reviewer's decision) or 'adjudication' (settles a contested pair)."""
+        values = _insert_values(_validated(id_a, id_b, decision, reviewer, note, config_fingerprint, kind))
         with self._transaction() as cur:
-            cur.execute("INSERT INTO decisions (id_a, id_b, decision, reviewer, note, config_fingerprint,"
-                        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, _now()))
-            return int(cur.lastrowid)
+            cur.execute(self._q(_INSERT + " RETURNING id"), values)
+            return int(cur.fetchone()[0])
 
     def record_many(self, rows: Iterable[Mapping] | pd.DataFrame) -> int:
         """Append many decisions in one transaction (all or nothing); returns how many.
 
         Each row is a mapping (or DataFrame row) with id_a, id_b, decision,
-        reviewer and optional note, config_fingerprint.
+        reviewer and optional note, config_fingerprint, kind.
         """
         if isinstance(rows, pd.DataFrame):
             rows = rows.to_dict("records")
         values = []
         for k, r in enumerate(rows):
             try:
-                values.append((*_validated(r.get("id_a"), r.get("id_b"), r.get("decision"), r.get("reviewer"),
-                                           r.get("note", ""), r.get("config_fingerprint")), _now()))
+                values.append(_insert_values(_validated(
+                    r.get("id_a"), r.get("id_b"), r.get("decision"), r.get("reviewer"), r.get("note", ""),
+                    r.get("config_fingerprint"), r.get("kind", "review"))))
             except ValueError as e:
                 raise ValueError(f"row {k}: {e}") from None
         with self._transaction() as cur:
-            cur.executemany("INSERT INTO decisions (id_a, id_b, decision, reviewer, note, config_fingerprint,"
-                            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+            cur.executemany(self._q(_INSERT), values)
         return len(values)
 
     # -- reads
     def all(self) -> pd.DataFrame:
-        """Every decision ever recorded, in insertion order."""
+        """Every decision ever recorded, in insertion order (the COLUMNS, without kind)."""
         return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions ORDER BY id")
+
+    def all_decisions(self) -> pd.DataFrame:
+        """Every decision row (not only the latest per pair): COLUMNS plus ``kind``, in insertion order."""
+        kind = "kind" if self._has_kind else "'review' AS kind"
+        return self._frame(f"SELECT {', '.join(COLUMNS)}, {kind} FROM decisions ORDER BY id", columns=ALL_COLUMNS)
 
     def history(self, id_a: str, id_b: str | None = None) -> pd.DataFrame:
         """All decisions on one pair (or one single removal), oldest first."""
@@ -267,9 +236,154 @@ class ReviewStore:
                              "category": "review"})
 
     def __len__(self) -> int:
-        if self._con is None:
-            return 0
-        return int(self._con.execute("SELECT count(*) FROM decisions").fetchone()[0])
+        rows = self._rows("SELECT count(*) FROM decisions", ())
+        return int(rows[0][0]) if rows else 0
+
+    # -- lifetime
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class ReviewStore(DecisionStore):
+    """Append-only store of review decisions in one SQLite file.
+
+    >>> with ReviewStore("reviews/decisions.sqlite") as store:   # doctest: +SKIP
+    ...     store.record("doc-1", "doc-9", "not_duplicate", "ana", note="same template")
+    """
+
+    def __init__(self, path: str | Path, *, readonly: bool = False, busy_timeout_ms: int = 30_000):
+        self.path = Path(path)
+        self.where = str(self.path)
+        self._con = None
+        self._closed = False
+        self._busy_ms = int(busy_timeout_ms)
+        self._asked_readonly = bool(readonly)
+        self.readonly = self._asked_readonly or (self.path.exists() and not (
+            os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)))
+        if not self.path.exists():
+            return  # created by the first decision, not by opening: reads see an empty store until then
+        if self.path.is_dir():
+            raise ValueError(f"{self.path}: is a folder, not a review store (a SQLite file)")
+        if self.path.stat().st_size == 0:  # an empty file (touched): a new store
+            if not self.readonly:
+                self._open_writable()
+            return
+        # Inspected read-only first: a foreign SQLite file or a newer schema is refused before anything
+        # (journal mode, tables, the version-2 upgrade) is changed in it.
+        con = self._open_readonly()
+        if self.readonly:
+            self._con = con
+            return
+        if con is not None:
+            con.close()
+        self._open_writable()
+
+    @property
+    def exists(self) -> bool:
+        """Whether the store holds a schema yet (a SQLite file is created by the first decision)."""
+        return self._con is not None
+
+    def _open_writable(self) -> None:
+        """Connect for writing (creating the file and the schema if needed, upgrading a
+        version-1 file to version 2), WAL journal."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
+        self._con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        self._set_wal()
+        # One IMMEDIATE transaction: of several processes opening a version-1 file at once, one
+        # upgrades it and the others then see version 2.
+        with self._transaction() as cur:
+            for stmt in _SCHEMA.split(";\n"):
+                if stmt.strip():
+                    cur.execute(stmt)
+            version = cur.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            check_schema(self.where, {r[1] for r in cur.execute("PRAGMA table_info(decisions)")}, version)
+            if version is None:
+                cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif version < 2:
+                cur.execute(f"ALTER TABLE decisions ADD COLUMN {_KIND_COLUMN}")
+                cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        self._has_kind = True
+
+    def _set_wal(self) -> None:
+        """WAL journal mode, retried while the file is locked: SQLite answers "database is locked"
+        at once, without its busy timeout, when another process is creating the same new file
+        (seen with 4 writers starting together on a new store)."""
+        deadline = time.monotonic() + self._busy_ms / 1000
+        while True:
+            try:
+                self._con.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _open_readonly(self) -> sqlite3.Connection | None:
+        """A connection that writes nothing (no journal-mode change, no schema),
+        after checking the file is a review store of this schema or older;
+        ``immutable`` when even the WAL index cannot be created beside it. None for
+        a database without any table yet (read as an empty store)."""
+        uri = self.path.resolve().as_uri()
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            con = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=self._busy_ms / 1000, isolation_level=None)
+            try:
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                break
+            except sqlite3.OperationalError:
+                con.close()
+                if query.endswith("immutable=1"):
+                    raise
+            except sqlite3.DatabaseError as exc:  # not a database at all
+                con.close()
+                raise ValueError(f"{self.path}: not a usable review store ({exc})") from None
+        if not tables:
+            # A database without a single table: a store another process is creating right now (its
+            # schema transaction not yet committed), or an empty SQLite file: a new store either way.
+            con.close()
+            return None
+        if not {"decisions", "schema_version"} <= tables:
+            con.close()
+            raise ValueError(f"{self.path}: not a review store (no decisions table)")
+        columns = {r[1] for r in con.execute("PRAGMA table_info(decisions)")}
+        try:
+            check_schema(self.where, columns, con.execute("SELECT max(version) FROM schema_version").fetchone()[0])
+        except ValueError:
+            con.close()
+            raise
+        self._has_kind = "kind" in columns  # a version-1 file read read-only: every decision is a review
+        return con
+
+    # -- plumbing
+    class _Tx:
+        def __init__(self, con: sqlite3.Connection):
+            self.con = con
+
+        def __enter__(self) -> sqlite3.Cursor:
+            self.cur = self.con.cursor()
+            self.cur.execute("BEGIN IMMEDIATE")
+            return self.cur
+
+        def __exit__(self, exc_type, exc, tb) -> None:
+            self.cur.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+    def _transaction(self) -> "ReviewStore._Tx":
+        if self._closed:
+            raise ValueError(f"{self.path}: the review store is closed")
+        if self.readonly:
+            why = "opened read-only" if self._asked_readonly else "no write permission"
+            raise ValueError(f"{self.path}: the review store is read-only ({why}); nothing recorded")
+        if self._con is None:  # the first decision creates the file
+            self._open_writable()
+        return ReviewStore._Tx(self._con)
+
+    def _rows(self, sql: str, params: tuple) -> list:
+        if self._closed:
+            raise ValueError(f"{self.path}: the review store is closed")
+        return [] if self._con is None else self._con.execute(sql, params).fetchall()
 
     # -- lifetime
     def close(self) -> None:
@@ -278,11 +392,16 @@ class ReviewStore:
             self._con.close()
             self._con = None
 
-    def __enter__(self) -> "ReviewStore":
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+def open_review_store(target: str | Path, *, readonly: bool = False) -> DecisionStore:
+    """The review store named by ``target``: PostgreSQL for a ``postgresql://`` or
+    ``postgres://`` URL (:mod:`calib.review_pg`), else the SQLite file at that path.
+    ``readonly``: reads work, every write raises a one-line ``ValueError``."""
+    from .review_pg import is_postgres_url
+    if is_postgres_url(target):
+        from .review_pg import PostgresReviewStore
+        return PostgresReviewStore(str(target), readonly=readonly)
+    return ReviewStore(target, readonly=readonly)
 
 
 def _sorted_pair(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -817,14 +817,17 @@ def cli_apply(a) -> int:
 
     Local paths (and file: URIs) get the local engine's checks before the JVM starts; other URIs (s3a://,
     gs://, abfss://, hdfs://) go to Spark's file systems, whose own error names a missing connector."""
-    from calib.cli import check_input
+    from calib.cli import _review_store, check_input, check_reviews
+    from calib.review_pg import is_postgres_url
     check_environment()
     for path, flag in ((a.config, "--config"), (a.corpus, "--corpus")):
         if _is_local(path) and not _is_glob(path):
             check_input(str(_local(path)), flag)
-    if a.reviews and not _is_local(a.reviews):
-        raise ApplyError(f"--reviews {a.reviews}: a review store is a local SQLite file")
-    check_input(a.reviews and str(_local(a.reviews)), "--reviews")
+    shared_reviews = is_postgres_url(a.reviews)
+    if a.reviews and not _is_local(a.reviews) and not shared_reviews:
+        raise ApplyError(f"--reviews {a.reviews}: a review store is a local SQLite file or a postgresql:// URL")
+    reviews = a.reviews if shared_reviews or not a.reviews else str(_local(a.reviews))
+    check_reviews(reviews)
     if _is_local(a.out):
         check_out(None, a.out, a.overwrite)
     if _is_local(a.config):  # a bad or unsupported config fails before the JVM starts
@@ -847,10 +850,7 @@ def cli_apply(a) -> int:
     beside = ((lambda name: (_local(a.config).parent / name).read_text(encoding="utf-8")) if _is_local(a.config)
               else (lambda name: _read_text(spark, f"{a.config.rsplit('/', 1)[0]}/{name}")))
     stop = load_stoplist(doc, beside, a.config)
-    store = None
-    if a.reviews:
-        from calib.review import ReviewStore
-        store = ReviewStore(str(_local(a.reviews)))
+    store = _review_store(reviews)
     try:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
                         slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,

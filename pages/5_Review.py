@@ -124,6 +124,6 @@ with guard("The Review page"):
     if db:
         with reviews.opened_store(db) as store:
             if store is not None:
-                st.caption(f"Decisions are appended to {md(db)}.")
+                st.caption(f"Decisions are appended to {md(reviews.shown(db))}.")
                 queue_section(store)
                 decisions_section(store)

@@ -11,26 +11,37 @@ from appui.text import count, md
 from calib import export as cx
 from calib import targets as T
 from calib.measures import get_measure
-from calib.review import ReviewStore
+from calib.review import open_review_store
+from calib.review_pg import is_postgres_url
 
 TAB_TITLES = {"milvus": "Milvus"}
 ALL = "(all)"
 
 
 def latest_reviews() -> tuple[pd.DataFrame | None, tuple]:
-    """The latest review decisions if the review database exists (never creates it)."""
+    """The latest review decisions if the review store exists (never creates it), and a stamp
+    that changes when they do; a store that cannot be read is named in a warning."""
     text = st.session_state.get(state.REVIEW_DB) or reviews.default_db()
     try:
-        path = reviews.check_db_path(text)
+        target = reviews.check_db_target(text)
     except ValueError:
         return None, ()
-    if not path.is_file():
-        return None, ()
-    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
-                  for p in (path, Path(f"{path}-wal")) if p.exists())
-    store = ReviewStore(path)
+    if not is_postgres_url(target):
+        path = Path(target)
+        if not path.is_file():
+            return None, ()
+        stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                      for p in (path, Path(f"{path}-wal")) if p.exists())
     try:
-        return store.latest(), (str(path),) + stamp
+        store = open_review_store(target, readonly=True)
+    except ValueError as exc:
+        st.warning(f"The review status column is empty: {md(exc)}")
+        return None, ()
+    try:
+        latest = store.latest()
+        if is_postgres_url(target):  # append-only: the count of decisions changes whenever they do
+            stamp = (len(store),)
+        return latest, (store.where,) + stamp
     finally:
         store.close()
 

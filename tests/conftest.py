@@ -21,3 +21,56 @@ def sample():
     """The shipped labeled sample (data/sample), loaded once per run; tests must not modify it."""
     from calib.samples import load_sample
     return load_sample(Path(__file__).resolve().parents[1] / "data" / "sample")
+
+
+# ------------------------------------------------------- PostgreSQL (the shared review store)
+
+def _postgres_unavailable(url: str | None) -> str | None:
+    if not url:
+        return "CALIB_TEST_POSTGRES is unset (.ci/run starts a server: source .ci/postgres.sh && calib_pg_start)"
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed (pip install -e '.[postgres]')"
+    try:
+        psycopg.connect(url, connect_timeout=10).close()
+    except psycopg.Error as exc:
+        from calib.review_pg import redact_url
+        return f"CALIB_TEST_POSTGRES={redact_url(url)} does not answer ({str(exc).splitlines()[0]})"
+    return None
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> str:
+    """CALIB_TEST_POSTGRES: a URL of a role that may create databases and roles. Tests skip
+    without it, and fail when CALIB_REQUIRE_POSTGRES=1 (as .ci/run sets) and it does not answer."""
+    url = os.environ.get("CALIB_TEST_POSTGRES")
+    why = _postgres_unavailable(url)
+    if why:
+        if os.environ.get("CALIB_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"CALIB_REQUIRE_POSTGRES=1 but {why}")
+        pytest.skip(why)
+    return url
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` naming database ``name`` instead of its own."""
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+@pytest.fixture
+def postgres_db(postgres_admin):
+    """A fresh, empty database for one test (its URL, as the admin role); dropped afterwards.
+    Its collation is ICU's en-US, as on many real servers, where 'a' sorts before 'B' (the
+    test server's own C locale sorts by code point, as Python and SQLite do)."""
+    import uuid
+
+    import psycopg
+    name = f"calib_t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_admin, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE \'en-US\'')
+    yield with_database(postgres_admin, name)
+    with psycopg.connect(postgres_admin, autocommit=True) as con:
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -688,5 +688,5 @@ def test_review_page_says_why_a_store_cannot_open():
     at = start()
     at.switch_page("pages/5_Review.py").run()
     assert not at.exception, at.exception
-    assert any("Cannot open the review database" in e for e in errors(at)), errors(at)
+    assert any("Cannot open the review store" in e for e in errors(at)), errors(at)
     assert not [b for b in at.button if b.key == "decide_duplicate"]

@@ -1,14 +1,16 @@
 """Security of a web app that reads files: uploads, typed paths, the review
-database path, the server settings. No browser; AppTest where the page matters."""
+store (a path, or a team's PostgreSQL URL whose password is never shown), the server settings. No browser; AppTest where the page matters."""
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 import stat
 import tempfile
 import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import streamlit as st
@@ -16,6 +18,9 @@ from streamlit.testing.v1 import AppTest
 
 from appui import loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
+from appui.text import md
+from calib.review import open_review_store
+from calib.review_pg import redact_url
 from calib.samples import SampleError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,6 +240,9 @@ def test_typed_path_on_the_page_shows_the_refusal():
 
 # -- the review database --------------------------------------------------------
 
+TEXT_ELEMENTS = ("caption", "markdown", "error", "warning", "info", "success", "text_input", "subheader", "title")
+
+
 def test_review_db_path_is_restricted(tmp_path, monkeypatch):
     home = Path(os.environ["HOME"])
     env_dir = Path(os.environ["CALIB_REVIEW_DB"]).parent
@@ -266,6 +274,79 @@ def test_review_db_path_is_restricted(tmp_path, monkeypatch):
     # CALIB_ALLOWED_DIRS folders are allowed too
     monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path / "elsewhere"))
     assert reviews.check_db_path(str(tmp_path / "elsewhere" / "r.db")) == (tmp_path / "elsewhere" / "r.db").resolve()
+
+
+def shown_text(at: AppTest) -> str:
+    """Every text the page shows in the elements a URL could appear in (values, labels, help)."""
+    out = []
+    for kind in TEXT_ELEMENTS:
+        for el in getattr(at, kind):
+            out += [str(getattr(el, attr, "") or "") for attr in ("value", "label", "help", "body")]
+    return "\n".join(out)
+
+
+def test_box_checks_urls_and_keeps_path_checks(monkeypatch, tmp_path):
+    url = "postgresql://ana@db.example:5433/calib_reviews?sslmode=require"
+    assert reviews.check_db_target(url) == url  # not resolved as a path, not changed
+    assert reviews.check_db_target(" postgres://db.example/r ") == "postgres://db.example/r"
+    with pytest.raises(ValueError, match="leave the password out") as err:
+        reviews.check_db_target("postgresql://ana:hunter2@db.example/r")
+    assert "hunter2" not in str(err.value) and "postgresql://ana:***@db.example/r" in str(err.value)
+    with pytest.raises(ValueError, match="leave the password out") as err:
+        reviews.check_db_target("postgresql://db.example/r?user=ana&password=hunter2")
+    assert "hunter2" not in str(err.value)
+    for bad, needle in (("postgresql://db.example/r?passfile=/etc/shadow", "'passfile' is not accepted"),
+                        ("postgresql://db.example/r?sslkey=/root/.ssh/id_rsa", "'sslkey' is not accepted"),
+                        ("postgresql:///r?host=/var/run/postgresql", "name the server"),
+                        ("postgresql://db.example:abc/r", "not a usable URL")):
+        with pytest.raises(ValueError, match=needle):
+            reviews.check_db_target(bad)
+    # paths: the folder rules still hold
+    with pytest.raises(ValueError, match="outside the folders"):
+        reviews.check_db_target("/etc/reviews.sqlite")
+    assert reviews.check_db_target("~/.calib/r.sqlite") == str((tmp_path / "home" / ".calib" / "r.sqlite").resolve())
+    # the URL set by whoever starts the app may carry a password: shown as ***, given back whole
+    secret = "postgresql://ana:s3cret@db.example/r?passfile=/srv/pgpass"
+    monkeypatch.setenv("CALIB_REVIEW_DB", secret)
+    assert reviews.shown(reviews.default_db()) == "postgresql://ana:***@db.example/r?passfile=/srv/pgpass"
+    assert reviews.check_db_target(reviews.shown(reviews.default_db())) == secret
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_review_page_on_postgres_never_shows_the_password(postgres_db, monkeypatch):
+    password = urlsplit(postgres_db).password
+    monkeypatch.setenv("CALIB_REVIEW_DB", postgres_db)
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page("pages/5_Review.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.text_input(key="review_db_input").value == redact_url(postgres_db)
+    at.text_input(key="reviewer_input").set_value("ana").run()
+    at.button(key="decide_not_duplicate").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(md(redact_url(postgres_db)) in c.value for c in at.caption)  # markdown-escaped
+    assert password not in shown_text(at)
+    with open_review_store(postgres_db, readonly=True) as store:
+        rows = store.all_decisions()
+    assert rows[["decision", "reviewer", "kind"]].values.tolist() == [["not_duplicate", "ana", "review"]]
+    # the Export page reads the review status from the same store
+    at.switch_page("pages/6_Export.py").run()
+    assert not at.exception and not at.error
+    assert not [w.value for w in at.warning if "review status" in w.value]
+    assert password not in shown_text(at)
+    # a server that does not answer: one error naming the URL, still without the password
+    user = urlsplit(postgres_db).username
+    at.switch_page("pages/5_Review.py").run()
+    dead = f"postgresql://{user}@127.0.0.1:{_free_port()}/calib?connect_timeout=5"
+    at.text_input(key="review_db_input").set_value(dead).run()
+    assert not at.exception
+    assert [e.value for e in at.error] and "Cannot open the review store" in at.error[0].value
+    assert password not in shown_text(at)
 
 
 def test_review_page_refuses_a_db_outside_and_creates_nothing(tmp_path):

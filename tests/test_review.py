@@ -1,18 +1,11 @@
-import multiprocessing as mp
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from calib.review import ReviewStore, contradicts, review_queue
+from calib.review import ALL_COLUMNS, COLUMNS, ReviewStore, contradicts, open_review_store, review_queue
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_round_trip_and_sorted_pairs(tmp_path):
@@ -92,7 +85,7 @@ def test_survives_reopen(tmp_path):
     with ReviewStore(path) as s2:
         s2.record("a", "b", "not_duplicate", "bo")
         assert s2.history("a", "b")["decision"].tolist() == ["duplicate", "not_duplicate"]
-        assert s2._con.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert s2._con.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
         assert s2._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -163,71 +156,139 @@ def test_contradicts_only_opposite_labels():
     labels = [1, 0, -1, 1, 0, -1, 0, 1]
     assert contradicts(decisions, labels).tolist() == [False, True, False, True, False, False, False, False]
 
-# ------------------------------------------------------- concurrency / crash
-
-def _writer(path, tag, n, start):
-    start.wait(30)
-    with ReviewStore(path) as s:
-        for k in range(n):
-            s.record(f"{tag}-{k:04d}", f"{tag}-{k + 1:04d}", "duplicate", tag)
+# concurrency and a killed writer: tests/test_review_store.py (both backends)
 
 
-@pytest.mark.slow
-def test_two_processes_write_at_once(tmp_path):
-    path = str(tmp_path / "r.sqlite")
-    ctx = mp.get_context("spawn")
-    start = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(path, tag, 200, start)) for tag in ("p", "q")]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(120)
-        assert p.exitcode == 0
-    with ReviewStore(path) as s:
-        df = s.all()
-    assert len(df) == 400
-    assert df.groupby("reviewer").size().to_dict() == {"p": 200, "q": 200}
-    assert df["id"].is_unique
+# ------------------------------------------------------- schema version 2: kind, all_decisions, upgrade
 
-
-_LOOP = """
-import sys
-from calib.review import ReviewStore
-s = ReviewStore(sys.argv[1])
-k = 0
-while True:
-    rid = s.record(f"d{k:06d}", f"e{k:06d}", "not_duplicate", "loop")
-    print(rid, flush=True)
-    k += 1
+# The version-1 schema exactly as calib wrote it before `kind` (calib/review.py at 982aad4).
+_V1_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,
+    id_a TEXT NOT NULL,
+    id_b TEXT,
+    decision TEXT NOT NULL CHECK (decision IN ('duplicate', 'not_duplicate', 'unsure')),
+    reviewer TEXT NOT NULL CHECK (length(reviewer) > 0),
+    note TEXT NOT NULL DEFAULT '',
+    config_fingerprint TEXT,
+    created_at TEXT NOT NULL,
+    CHECK (id_b IS NULL OR id_a < id_b)
+);
+CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id);
+CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+INSERT INTO schema_version (version) VALUES (1);
+INSERT INTO decisions (id_a, id_b, decision, reviewer, note, config_fingerprint, created_at) VALUES
+    ('a', 'b', 'duplicate', 'ana', 'v1 row', 'fp1', '2026-01-01T00:00:00.000000+00:00'),
+    ('c', NULL, 'unsure', 'bo', '', NULL, '2026-01-02T00:00:00.000000+00:00');
 """
 
 
-def test_killed_writer_leaves_committed_rows(tmp_path):
-    path = tmp_path / "r.sqlite"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    child = subprocess.Popen([sys.executable, "-c", _LOOP, str(path)], stdout=subprocess.PIPE,
-                             env=env, text=True)
-    seen = []
-    deadline = time.monotonic() + 60
+def _v1_file(path: Path) -> Path:
+    con = sqlite3.connect(path)
+    con.executescript(_V1_SCHEMA)
+    con.close()
+    return path
+
+
+def _columns(path) -> list[str]:
+    con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
     try:
-        while len(seen) < 50 and time.monotonic() < deadline:
-            line = child.stdout.readline()
-            if not line:
-                break
-            seen.append(int(line))
-        os.kill(child.pid, signal.SIGKILL)
-        rest, _ = child.communicate(timeout=30)
+        return [r[1] for r in con.execute("PRAGMA table_info(decisions)")]
     finally:
-        if child.poll() is None:
-            child.kill()
-    seen += [int(x) for x in rest.split()]
-    assert child.returncode == -signal.SIGKILL
-    assert len(seen) >= 50
+        con.close()
+
+
+def test_kind_round_trip_and_all_decisions(tmp_path):
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        s.record("b", "a", "duplicate", "ana")
+        s.record("a", "b", "not_duplicate", "bo")
+        s.record("a", "b", "not_duplicate", "cy", kind="adjudication")
+        s.record_many([{"id_a": "c", "id_b": "d", "decision": "unsure", "reviewer": "ana"},
+                       {"id_a": "d", "id_b": "c", "decision": "duplicate", "reviewer": "cy", "kind": "adjudication"}])
+        every = s.all_decisions()
+        assert list(every.columns) == list(ALL_COLUMNS) == [*COLUMNS, "kind"]
+        assert every["id"].tolist() == sorted(every["id"]) and every["id"].is_unique
+        assert list(zip(every["reviewer"], every["kind"])) == [
+            ("ana", "review"), ("bo", "review"), ("cy", "adjudication"), ("ana", "review"), ("cy", "adjudication")]
+        assert every[list(COLUMNS)].equals(s.all())  # the same rows, plus kind
+        assert len(s.latest()) == 2  # latest-wins readers unchanged
+        with pytest.raises(ValueError, match="kind"):
+            s.record("a", "b", "duplicate", "ana", kind="final")
+        with pytest.raises(ValueError, match="row 0: kind"):
+            s.record_many([{"id_a": "x", "id_b": "y", "decision": "duplicate", "reviewer": "ana", "kind": ""}])
+        assert len(s) == 5
+        # the file itself refuses a kind outside the two
+        con = sqlite3.connect(s.path)
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            con.execute("INSERT INTO decisions (id_a, id_b, decision, reviewer, created_at, kind)"
+                        " VALUES ('x', 'y', 'duplicate', 'ana', 't', 'vote')")
+        con.close()
+
+
+def test_v1_file_upgraded_in_place_on_first_write_open(tmp_path):
+    path = _v1_file(tmp_path / "v1.sqlite")
+    assert "kind" not in _columns(path)
+    # read-only: readable, kind reads as 'review', the file is not changed
+    before = path.read_bytes()
+    with ReviewStore(path, readonly=True) as s:
+        every = s.all_decisions()
+        assert every["kind"].tolist() == ["review", "review"]
+        assert every["note"].tolist() == ["v1 row", ""]
+        with pytest.raises(ValueError, match="read-only \\(opened read-only\\); nothing recorded"):
+            s.record("x", "y", "duplicate", "ana")
+    assert path.read_bytes() == before and "kind" not in _columns(path)
+    # the first writable open upgrades: column added with the default, version row updated, rows kept
     with ReviewStore(path) as s:
-        assert s._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        ids = set(s.all()["id"])
-        # every commit the writer reported is there; at most one more (committed, not yet printed)
-        assert set(seen) <= ids
-        assert len(ids) - len(seen) in (0, 1)
-        s.record("after", "crash", "duplicate", "ana")  # still writable
+        assert s._con.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        s.record("a", "b", "not_duplicate", "cy", kind="adjudication")
+        every = s.all_decisions()
+    assert "kind" in _columns(path)
+    assert list(zip(every["id_a"], every["reviewer"], every["kind"])) == [
+        ("a", "ana", "review"), ("c", "bo", "review"), ("a", "cy", "adjudication")]
+    with ReviewStore(path) as s:  # a second open finds version 2: nothing more to do
+        assert s._con.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        con = sqlite3.connect(path)
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            con.execute("UPDATE decisions SET kind = 'adjudication'")
+        con.close()
+
+
+def test_newer_schema_refused(tmp_path):
+    path = _v1_file(tmp_path / "v9.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("UPDATE schema_version SET version = 9")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    for readonly in (False, True):
+        with pytest.raises(ValueError, match=r"v9.sqlite: schema version 9 is newer than this code \(2\)"):
+            ReviewStore(path, readonly=readonly)
+    assert path.read_bytes() == before
+
+
+def test_read_only_store_never_creates_the_file(tmp_path):
+    path = tmp_path / "new.sqlite"
+    with open_review_store(path, readonly=True) as s:
+        assert s.all_decisions().empty and len(s) == 0
+        with pytest.raises(ValueError, match="read-only"):
+            s.record("a", "b", "duplicate", "ana")
+    assert not path.exists()
+
+
+def test_database_without_tables_is_a_new_store(tmp_path):
+    """What a writer creating the store leaves before its schema commits (a WAL database with
+    no table): another process opening it then is not refused as 'not a review store'."""
+    path = tmp_path / "r.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.close()
+    assert path.stat().st_size > 0
+    with ReviewStore(path, readonly=True) as s:
+        assert len(s) == 0 and s.all_decisions().empty
+    with ReviewStore(path) as s:
+        s.record("a", "b", "duplicate", "ana")
+    assert _columns(path)[-1] == "kind"
