@@ -132,6 +132,39 @@ def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, pro
         return refined(ws, results, max_false_removal_rate=budget, objective=objective, progress=progress)
 
 
+def agreement(decisions: pd.DataFrame, sample) -> pd.DataFrame:
+    """The kappa table of :func:`calib.agreement.agreement_table`, recomputed only when the decisions
+    (their count and newest row) or the sample change: the Review page reruns on every click."""
+    last = decisions.iloc[-1] if len(decisions) else None
+    key = (len(decisions), None if last is None else (int(last["id"]), str(last["created_at"])))
+    return _agreement(key, None if sample is None else state.sample_hash(), decisions, sample)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _agreement(key: tuple, sample_hash: str | None, _decisions: pd.DataFrame, _sample) -> pd.DataFrame:
+    from calib.agreement import agreement_table, sample_categories
+    return agreement_table(_decisions, sample_categories(_sample, _decisions) if _sample is not None else None)
+
+
+def contested_sensitivity(results: pd.DataFrame, contested: pd.DataFrame, budget: float) -> pd.DataFrame:
+    """How the recommendation of ``results`` changes if the contested review pairs went either way
+    (:func:`calib.sensitivity.contested_sensitivity`), cached per sample, table, pairs and budget."""
+    pairs = tuple(zip(contested["id_a"].astype(str), contested["id_b"].astype(str)))
+    return _contested_sensitivity(state.sample_hash(), tuple(results["config_fingerprint"].astype(str)), pairs,
+                                  float(budget), handle(), results)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _contested_sensitivity(content_hash: str, fingerprints: tuple, pairs: tuple, budget: float, _h: Handle,
+                           _results: pd.DataFrame) -> pd.DataFrame:
+    from calib.sensitivity import contested_sensitivity
+    with _h.lock:
+        cats = _results["ignored_categories"].iloc[0] if "ignored_categories" in _results else ""
+        ws = _h.ws.ignoring(tuple(c for c in str(cats or "").split(",") if c))  # the labels the sweep used
+        return contested_sensitivity(ws, _results, pd.DataFrame(list(pairs), columns=["id_a", "id_b"]),
+                                     budget=budget)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _evaluation(content_hash: str, config_fp: str, _h: Handle, _cfg: Config) -> Evaluation:
     with _h.lock:

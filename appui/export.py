@@ -40,11 +40,12 @@ def selection(source: str, budget: float | None = None, objective: str | None = 
     return {"method": "given", "source": source}
 
 
-def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None, stoplist=None) -> dict:
+def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None,
+                    reviews: dict | None = None, stoplist=None) -> dict:
     """The config JSON document, validated (raises ``calib.export.ExportError`` when invalid); ``stoplist``:
     the boilerplate lines of a config that strips them (its file, stoplist.json, is downloaded beside)."""
     doc = cx.build_config_doc(cfg, evaluation=evaluation, sample=sample, created_by="calib app (Export page)",
-                              selection=sel, stoplist=stoplist)
+                              selection=sel, reviews=reviews, stoplist=stoplist)
     cx.validate_doc(doc)
     return doc
 

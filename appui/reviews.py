@@ -21,6 +21,7 @@ from .paths import ENV_VAR as PATHS_ENV_VAR
 from .paths import allowed_roots, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
+OVERLAP = "calib_review_overlap"  # the overlap share, a plain session key (widget keys drop on page change)
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -137,19 +138,28 @@ def opened_store(db: str):
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
-    """The review store and reviewer name inputs (Review and Label pages): the
-    checked path or URL, kept in the session state, or None after an error."""
+    """The review store, reviewer name and overlap share inputs (Review and Label pages): the
+    checked path or URL, kept in the session state, or None after an error. The name and the share
+    are kept in plain session keys, so they hold across pages for the browser session."""
     import streamlit as st
+
+    from calib.overlap import DEFAULT_SHARE
 
     from . import state
     from .text import md
     ss = st.session_state
-    c = st.columns([3, 2])
+    c = st.columns([3, 2, 2])
     text = c[0].text_input("Review database (SQLite file) or postgresql:// URL",
                            value=shown(ss.get(state.REVIEW_DB) or default_db()), key=db_key,
                            help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}. A team "
                                 "shares one PostgreSQL store: postgresql://user@host:5432/database")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key)
+    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key,
+                                         placeholder="required before the first decision",
+                                         help="Kept for this browser session; every decision records it.")
+    ss[OVERLAP] = c[2].number_input("Share shown to a second reviewer", 0.0, 1.0, float(ss.get(OVERLAP, DEFAULT_SHARE)),
+                                    0.05, key=f"{reviewer_key}_overlap",
+                                    help="Pairs (chosen by a hash of their ids, the same for everyone) that a "
+                                         "second reviewer decides blind, to measure agreement.")
     try:
         target = check_db_target(text)
     except ValueError as exc:
@@ -157,6 +167,71 @@ def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
         return None
     ss[state.REVIEW_DB] = target
     return target
+
+
+def reviewer() -> str:
+    """The reviewer name of this browser session ('' until typed)."""
+    import streamlit as st
+
+    from . import state
+    return str(st.session_state.get(state.REVIEWER, "") or "").strip()
+
+
+def need_reviewer() -> None:
+    """Why the decision buttons are off, until a reviewer name is typed."""
+    import streamlit as st
+    st.warning("Type your reviewer name above before recording decisions: every decision carries it, and "
+               "agreement between reviewers is measured from it.")
+
+
+def label_counts_line(counts) -> str:
+    """How the reviews become labels, said wherever they do (Review, Label, Sweep pages)."""
+    from calib.adjudication import RULE
+    return (f"{counts.used:,} label(s) used: {counts.adjudicated:,} adjudicated, {counts.unanimous:,} unanimous; "
+            f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
+
+
+REVIEW_LABELS = "calib_review_labels"  # {"hash", "contested", "counts"}: the sample the reviews labeled
+
+
+def remember_review_labels(sample_hash: str, decisions: pd.DataFrame, counts) -> None:
+    """Keep, for the sample the reviews just labeled, its contested pairs and label counts: the Sweep
+    page reports how the recommendation moves if the contested pairs went either way."""
+    import streamlit as st
+
+    from calib.adjudication import pair_verdicts
+    v = pair_verdicts(decisions)
+    st.session_state[REVIEW_LABELS] = {"hash": sample_hash, "counts": counts,
+                                       "contested": v.loc[v["status"] == "contested", ["id_a", "id_b"]]
+                                       .reset_index(drop=True)}
+
+
+def review_labels_of(sample_hash: str | None) -> dict | None:
+    """What :func:`remember_review_labels` kept, if it is about this sample."""
+    import streamlit as st
+    got = st.session_state.get(REVIEW_LABELS)
+    return got if got and got["hash"] == sample_hash else None
+
+
+def agreement_view(decisions: pd.DataFrame, sample: Sample | None) -> None:
+    """The kappa table (overall, per category, per reviewer) with its intervals."""
+    import streamlit as st
+
+    from . import tables
+    from .engine import agreement
+    table = agreement(decisions, sample)
+    o = table.iloc[0]
+    if o["pairs"] == 0:
+        st.info("No pair has been decided by two reviewers yet: agreement needs the overlap share "
+                "(a second, blind review of some pairs).")
+        return
+    frame, config = tables.view(table, formats={"kappa": "%.3f", "low": "%.3f", "high": "%.3f"})
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    st.caption("Cohen's kappa when two reviewers rated the pairs, Fleiss' kappa when more did; per reviewer, "
+               "Cohen's kappa of that reviewer against the others' ratings of the same pairs. low-high: 95% "
+               "percentile bootstrap over pairs. Only pairs rated by two or more reviewers count; 'unsure' "
+               "abstains (counted, not rated). Categories are the sample's pair categories; pairs the sample "
+               "does not label are 'unlabeled'.")
 
 
 def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
@@ -191,5 +266,5 @@ def with_sample_labels(decisions: pd.DataFrame, sample: Sample, truth) -> pd.Dat
     return decisions.assign(sample_label=label)
 
 
-__all__ = ["action_pairs", "merge_review_labels", "with_sample_labels", "default_db", "check_db_path", "check_db_url",
-           "check_db_target", "shown", "pair_frame"]
+__all__ = ["action_pairs", "reviewer", "need_reviewer", "label_counts_line", "agreement_view", "merge_review_labels",
+           "with_sample_labels", "default_db", "check_db_path", "check_db_url", "check_db_target", "shown", "pair_frame"]

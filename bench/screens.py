@@ -121,7 +121,7 @@ def main() -> None:
             visit(page, "Clusters", "Compare two documents")
             shoot(page, a.out, "05_clusters")
             visit(page, "Review", "Decisions")
-            page.get_by_label("Reviewer name").first.fill("screens")
+            page.get_by_role("textbox", name="Reviewer name").first.fill("screens")
             page.keyboard.press("Enter")
             idle(page)
             for _ in range(2):

@@ -291,10 +291,16 @@ def write_table_atomic(frame, out: Path) -> None:
 
 
 def with_reviews(sample, db: str):
-    """The sample with the review store's latest decisions as pair labels (``db``: a path,
-    a postgresql:// URL, or a filled queue CSV of calib sweep --review-queue)."""
+    """(the sample with the reviews as pair labels, the contested pairs: id_a, id_b). ``db``: a path,
+    a postgresql:// URL, or a filled queue CSV of calib sweep --review-queue. A review store's
+    decisions become labels by the label rule (:mod:`calib.adjudication`): adjudicated, else
+    unanimous, else contested and left out (counted on stderr)."""
+    import pandas as pd
+
     from .review import queue_labels, with_review_labels
     from .review_pg import is_postgres_url, redact_url
+    contested = pd.DataFrame({"id_a": [], "id_b": []}, dtype=str)
+    rule = ""
     if not is_postgres_url(db) and Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
         check_input(db, "--reviews")
         try:
@@ -302,12 +308,17 @@ def with_reviews(sample, db: str):
         except ValueError as exc:
             raise CliError(str(exc))
     else:
+        from .adjudication import decisions_of, pair_verdicts, review_labels
         with _review_store(db, "--reviews") as store:
-            labels = store.as_pair_labels()
+            decisions = decisions_of(store)
+        labels, counts = review_labels(decisions)
+        v = pair_verdicts(decisions)
+        contested = v.loc[v["status"] == "contested", ["id_a", "id_b"]].reset_index(drop=True)
+        rule = f" by the label rule: {counts}"
     sample, used, skipped = with_review_labels(sample, labels)
-    print(f"reviews: {used} pair label(s) from {redact_url(db)}" + (f", {skipped} naming documents not in the sample"
-                                                         if skipped else ""), file=sys.stderr)
-    return sample
+    print(f"reviews: {used} pair label(s) from {redact_url(db)}{rule}" + (
+        f", {skipped} naming documents not in the sample" if skipped else ""), file=sys.stderr)
+    return sample, contested
 
 
 def check_sweep_memory(n: int, max_pairs: int | None, num_perms, b: int) -> None:
@@ -361,8 +372,9 @@ def cmd_sweep(a) -> int:
         ignored_pair_codes(sample, grid.ignore_categories)
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
+    contested = None
     if a.reviews:  # a review replaces a pair's label and category: its new label counts
-        sample = with_reviews(sample, a.reviews)
+        sample, contested = with_reviews(sample, a.reviews)
         present = set(sample.pairs["category"].astype(str))
         grid = replace(grid, ignore_categories=tuple(c for c in grid.ignore_categories if c in present))
     if set(given) == set(CHOSEN_AXES):  # a typed grid: its memory is known before the sample is shingled
@@ -429,7 +441,22 @@ def cmd_sweep(a) -> int:
             print(f"it stands on: {standing}", file=sys.stderr)
         if queue_out is not None:
             write_review_queue(ws, best, queue_out)
+    if contested is not None and len(contested):
+        say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
     return 0
+
+
+def say_contested_sensitivity(ws, results, contested, budget: float, max_pairs) -> None:
+    """How the recommendation changes if the contested pairs (left out of the labels) went either way."""
+    from .sensitivity import contested_sensitivity, summary_lines
+    known = set(ws.sample.ids)
+    contested = contested[contested["id_a"].isin(known) & contested["id_b"].isin(known)]
+    if contested.empty:
+        return
+    table = contested_sensitivity(ws, results, contested, budget=budget, max_pairs=max_pairs)
+    print(f"if the {len(contested)} contested pair(s) went the other way (the sweep's configurations scored again):",
+          file=sys.stderr)
+    print("\n".join(summary_lines(table)), file=sys.stderr)
 
 
 def write_review_queue(ws, best, out: Path) -> None:
@@ -723,7 +750,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     s.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL), or a filled "
-                                     "--review-queue CSV: its decisions are used as pair labels")
+                                     "--review-queue CSV: its decisions are used as pair labels (a store's by the "
+                                     "label rule: adjudicated, else unanimous; contested pairs are left out, and "
+                                     "the summary says how the recommendation moves if they went either way)")
     s.add_argument("--review-queue", metavar="QUEUE.csv",
                    help="write the recommended row's unlabeled removals (each with its representative) as a review "
                         "queue, most informative first, with an empty decision column; sweep again with "
@@ -745,7 +774,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
     e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
-    e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions fill review_status")
+    e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions "
+                                     "fill review_status; config.json's evidence.reviews records its label counts "
+                                     "and the reviewers' agreement")
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
                         "named in the export's evidence")
@@ -773,6 +804,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "'calib[spark]' and a Java runtime; master from spark-submit, CALIB_SPARK_MASTER or local[*])")
     ap.set_defaults(func=cmd_apply)
     __import__("calib.draw", fromlist=["add_parser"]).add_parser(sub)  # calib draw (calib/draw.py)
+    __import__("calib.reviews_cli", fromlist=["add_parser"]).add_parser(sub)  # calib reviews (calib/reviews_cli.py)
     sm = sub.add_parser("samples", help="build or summarize labeled samples (see calib samples -h)",
                         description="subcommands: build (rebuild data/sample from data/base, deterministic), "
                                     "extract-base (collect the base text, run once), corpus (rebuild the unlabeled corpus "

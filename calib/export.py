@@ -80,13 +80,16 @@ def ignored_evidence(evaluation) -> dict:
 
 
 def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
-                     selection: dict | None = None, weights: dict | None = None, stoplist=None) -> dict:
+                     selection: dict | None = None, weights: dict | None = None, reviews: dict | None = None,
+                     stoplist=None) -> dict:
     """The config JSON as a dict (see ``config.schema.json``).
 
     ``evaluation`` (``sweep.evaluate(...)``) and ``sample`` add the evidence:
     the sample's name, content hash, size and label counts, and every metric
     with its interval at this configuration. ``selection`` says how the
     configuration was chosen (e.g. ``{"method": "recommend", "max_false_removal_rate": 0.01}``).
+    ``reviews`` (:func:`calib.agreement.review_evidence`): the label rule, label counts and
+    agreement of the reviews the labels stand on.
     ``weights``: a weighted representation's table entry (:func:`weights_entry`).
     ``stoplist`` (:class:`calib.boilerplate.Stoplist`, when ``rep.strip_lines`` > 0): named with its
     sha256 as the file :data:`STOPLIST_FILE` beside the document.
@@ -117,6 +120,8 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
         if evaluation is not None:
             ev["metrics"] = {str(k): json_value(v) for k, v in evaluation.row.items()}
             ev["ignored"] = ignored_evidence(evaluation)
+        if reviews is not None:
+            ev["reviews"] = reviews
         doc["evidence"] = ev
     return doc
 
@@ -351,9 +356,14 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
     table = ws.frequencies(config.rep) if config.rep.weighting != "none" else None
     weights = weights_entry(table, ws.frequencies_source) if table is not None else None
     stop = ws.stripped(config.rep)[0]
+    reviews = None
+    if review_store is not None and hasattr(review_store, "all"):  # a store, not a frame of latest decisions
+        from .adjudication import decisions_of
+        from .agreement import review_evidence
+        reviews = review_evidence(decisions_of(review_store), labels_from_reviews=sample.name.endswith("+reviews"))
     files = {"config.json": dumps(build_config_doc(config, evaluation=evaluation, sample=sample,
                                                    created_by=created_by, selection=selection, weights=weights,
-                                                   stoplist=stop)),
+                                                   reviews=reviews, stoplist=stop)),
              "targets.json": dumps(targets_document(config, workspace=ws, evaluation=evaluation))}
     validate_doc(json.loads(files["config.json"]))
     if stop is not None:

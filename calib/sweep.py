@@ -122,6 +122,17 @@ class Workspace:
         return {"shingle_sets": len(self._sets), "signature_matrices": len(self._sigs),
                 "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
 
+    def relabeled(self, sample: Sample) -> "Workspace":
+        """This workspace for ``sample``, the same documents with other pair labels (as
+        :meth:`ignoring`: a view sharing the label-free caches), so a sweep under the new labels
+        redoes only the metrics."""
+        if sample.n != self.sample.n or not np.array_equal(sample.ids, self.sample.ids):
+            raise ValueError("relabeled: the sample must hold the same documents in the same order")
+        other = copy.copy(self)
+        other.sample = sample
+        other._set_truth(truth_from_sample(sample, self.ignored_categories))
+        return other
+
     # -- representation ------------------------------------------------------
     def stripped(self, rep: Representation) -> tuple[Stoplist | None, list[str]]:
         """The line stoplist of ``rep.strip_lines`` (None: off) and the texts it leaves (calib.boilerplate)."""

@@ -5,7 +5,7 @@ from dataclasses import fields
 import pandas as pd
 import streamlit as st
 
-from appui import charts, engine, state, tables
+from appui import charts, engine, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count
 from calib import atomic
@@ -292,6 +292,42 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
                        "text/csv", key="dl_results")
 
 
+def contested_section(results: pd.DataFrame, budget: float) -> None:
+    """When the sample's labels came from reviews: how they were made, and how the recommendation
+    moves if the contested pairs (left out) went either way."""
+    got = reviews.review_labels_of(state.sample_hash())
+    if got is None:
+        return
+    st.caption(f"Review labels in this sample: {reviews.label_counts_line(got['counts'])}")
+    known = set(state.sample().ids)
+    contested = got["contested"][got["contested"]["id_a"].isin(known) & got["contested"]["id_b"].isin(known)]
+    if contested.empty or budget <= 0:
+        return
+    key = (state.sample_hash(), len(results))  # once asked for, it follows the budget slider
+    if st.session_state.get("calib_contested_check") != key:
+        if not st.button(f"Check the {count(len(contested), 'contested pair')} (scores the "
+                         f"{count(results['config_fingerprint'].nunique(), 'configuration')} twice more)",
+                         key="check_contested",
+                         help="How the recommendation changes if the contested pairs, left out of the labels, "
+                              "went either way"):
+            return
+        st.session_state["calib_contested_check"] = key
+    with st.spinner(f"Scoring the configurations again with the {count(len(contested), 'contested pair')} "
+                    "labeled each way..."):
+        sens = engine.contested_sensitivity(results, contested, budget)
+    moved = not sens["same_config"].all()
+    st.markdown(f"**If the {count(len(contested), 'contested pair')} went the other way:** "
+                + ("the recommendation changes." if moved else "the same configuration is recommended."))
+    order = ["labels", "same_config", "pair_recall", "pair_recall_change", "false_removal_rate",
+             "false_removal_rate_change", "config", "base_pair_recall", "base_false_removal_rate"]
+    frame, config = tables.view(sens[order],
+                                formats={c: "%.4f" for c in sens.columns if "rate" in c or "recall" in c})
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    st.caption("The sweep's configurations scored again with every contested pair labeled duplicate, then not "
+               "duplicate (shingles, signatures and candidates reused). base_*: the configuration recommended as "
+               "labeled, under that labeling.")
+
+
 def results_section(results: pd.DataFrame) -> None:
     st.subheader("Results")
     st.caption(grid_summary(results) + (f" {st.session_state['calib_second_pass_note']}."
@@ -320,6 +356,7 @@ def results_section(results: pd.DataFrame) -> None:
     else:
         recommendation(rec, budget, objective)
     second_pass_step(per_seed, budget, objective)
+    contested_section(per_seed, budget)
     rec_fp = None if rec is None else rec["config_fingerprint"]
     st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
                     width="stretch")

@@ -7,6 +7,8 @@ from appui import diff, engine, reviews, state, tables
 from appui.errors import guard
 from appui.text import agree, count, md
 from appui.loading import Loaded
+from calib.adjudication import adjudication_queue, check_adjudicator, decisions_of, review_labels, reviewer_votes
+from calib.overlap import offered_to
 from calib.review import DECISIONS, ReviewStore, contradicts, review_queue
 
 LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
@@ -21,6 +23,9 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
     st.markdown(f"**{md(row['id_a'])}** vs **{md(row['id_b'])}**: exact Jaccard {row['sim']:.3f} "
                 f"({'no threshold' if cfg.threshold is None else f'threshold {cfg.threshold:g}'}); {'**removed by chaining only**' if row['chained'] else 'verified pair'}; "
                 f"sample label: {LABEL_NAMES[int(label)]}.")
+    if row.get("second_review", False):
+        st.caption("Second review: another reviewer has decided this pair (the overlap share). Their decision "
+                   "is not shown, so that the two decisions are independent.")
     if label != -1:
         st.caption(f"No pair without a sample label is left in the queue; this one already has a sample label "
                    f"({LABEL_NAMES[int(label)]}). A decision against it is flagged, and wins when reviews "
@@ -30,15 +35,13 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
         col.markdown(f"**{md(a)}**")
         diff.show(col, texts[a], texts[b], cfg.rep)
     note = st.text_input("Note (optional)", key=f"note_{row['id_a']}_{row['id_b']}")
-    reviewer = st.session_state.get(state.REVIEWER, "").strip()
+    reviewer = reviews.reviewer()
     b = st.columns(4)  # at 1000 px six columns cut "Not duplicate" to "Not d…"
     clicked = None
     for k, (d, text) in enumerate(zip(DECISIONS, ("Duplicate", "Not duplicate", "Unsure"))):
         if b[k].button(text, key=f"decide_{d}", disabled=not reviewer, type="primary" if k == 0 else "secondary"):
             clicked = d
-    if not reviewer:
-        st.caption("Type your reviewer name above to record decisions.")
-    if clicked:
+    if clicked and reviewer:
         store.record(row["id_a"], row["id_b"], clicked, reviewer, note=note, config_fingerprint=cfg.fingerprint())
         st.session_state["calib_last_review"] = f"Recorded {clicked} for {md(row['id_a'])} / {md(row['id_b'])}."
         if contradicts([clicked], [label])[0]:
@@ -49,7 +52,7 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
         st.rerun()
 
 
-def queue_section(store: ReviewStore) -> None:
+def queue_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     cfg = state.config()
     s = state.sample()
     with st.spinner("Evaluating the current configuration..."):
@@ -59,11 +62,17 @@ def queue_section(store: ReviewStore) -> None:
         return
     pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg))
     pairs["label"] = engine.handle().ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
-    q = review_queue(pairs, cfg.threshold, reviewed=store.latest())
-    st.subheader(f"Queue: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without a sample label)")
+    reviewer = reviews.reviewer()
+    if not reviewer:
+        reviews.need_reviewer()
+    share = float(st.session_state.get(reviews.OVERLAP, 0.2))
+    q = offered_to(review_queue(pairs, cfg.threshold), decisions, reviewer, share=share)
+    st.subheader(f"Queue{f' of {md(reviewer)}' if reviewer else ''}: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without "
+                 f"a sample label, {count(int(q['second_review'].sum()), 'second review')})")
     st.caption("Pairs the current configuration acts on: pairs without a sample label first, then within each "
-               "part removals justified only by chaining, then the pairs closest to the threshold. Reviewed "
-               "pairs leave the queue.")
+               f"part removals justified only by chaining, then the pairs closest to the threshold. A pair leaves "
+               f"your queue once you decide it; a share of {share:.0%} of the pairs (the same for everyone) is "
+               "offered to a second reviewer, who does not see the first decision.")
     if st.session_state.get("calib_last_review"):
         st.success(st.session_state.pop("calib_last_review"))  # ids escaped when composed
     if st.session_state.get("calib_review_conflict"):
@@ -76,22 +85,29 @@ def queue_section(store: ReviewStore) -> None:
     decision_form(store, q.iloc[0], texts, int(q.iloc[0]["label"]))
     with st.expander(f"Next {min(len(q), 200)} pairs in the queue"):
         show = q[["id_a", "id_b", "sim", "chained", "distance"]].assign(
-            sample_label=q["label"].map(LABEL_NAMES))
+            sample_label=q["label"].map(LABEL_NAMES), second_review=q["second_review"])
         frame, config = tables.view(show, formats={"sim": "%.3f", "distance": "%.3f"})
         st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
-def decisions_section(store: ReviewStore) -> None:
+def decisions_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     st.subheader("Decisions")
-    latest = store.latest()
-    c = st.columns(4)
-    c[0].metric("Decisions recorded", f"{len(store):,}")
-    for k, d in enumerate(DECISIONS):
-        c[k + 1].metric(f"Pairs: {d.replace('_', ' ')}", f"{int((latest['decision'] == d).sum()):,}")
+    labels, counts = review_labels(decisions)
+    c = st.columns(5)
+    c[0].metric("Decisions recorded", f"{len(decisions):,}")
+    c[1].metric("Labels used", f"{counts.used:,}", help="Adjudicated plus unanimous pairs")
+    c[2].metric("Adjudicated", f"{counts.adjudicated:,}")
+    c[3].metric("Unanimous", f"{counts.unanimous:,}", help="Every reviewer of the pair agrees (one reviewer counts)")
+    c[4].metric("Contested, excluded", f"{counts.contested:,}", help="Reviewers disagree and no adjudication yet")
+    st.caption(reviews.label_counts_line(counts))
     s = state.sample()
-    if len(latest):
-        shown = reviews.with_sample_labels(latest.sort_values("created_at", ascending=False).head(50), s,
-                                           engine.handle().ws.truth)
+    reviewer = reviews.reviewer()
+    votes = reviewer_votes(decisions)
+    mine = votes[votes["reviewer"] == reviewer].sort_values("order", ascending=False).head(50)
+    if len(mine):  # only your own decisions: a second reviewer must not see the first one's
+        st.caption(f"Your latest decisions ({md(reviewer)}), newest first; other reviewers' decisions stay hidden "
+                   "until a pair is contested (Adjudication).")
+        shown = reviews.with_sample_labels(mine.rename(columns={"order": "id"}), s, engine.handle().ws.truth)
         shown["contradicts"] = contradicts(shown["decision"], shown["sample_label"])
         n = int(shown["contradicts"].sum())
         if n:
@@ -104,18 +120,65 @@ def decisions_section(store: ReviewStore) -> None:
         frame, config = tables.view(shown[first + [c for c in shown.columns if c not in first]],
                                     {"id": "decision #"}, formats={"id": "%d"})
         st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
-    labels = store.as_pair_labels()
     if st.button(f"Use reviews as labels ({count(len(labels), 'pair label')})", key="use_reviews",
                  disabled=len(labels) == 0):
         new, used, skipped = reviews.merge_review_labels(s, labels)
         src = f"{st.session_state[state.SAMPLE_SOURCE]} + {count(used, 'review label')}"
         state.set_sample(Loaded(new, new.content_hash(), src))
+        reviews.remember_review_labels(new.content_hash(), decisions, counts)
         msg = f"The sample now carries {count(used, 'review label')} (a review overrides the sample's label); " \
-              "run the sweep again to use them."
+              f"run the sweep again to use them. {reviews.label_counts_line(counts)}"
         if skipped:
             msg += (f" {count(skipped, 'decision')} {agree(skipped, 'names', 'name')} documents that are not in "
                     f"this sample and {agree(skipped, 'was', 'were')} skipped.")
         state.changed(msg)
+
+
+def adjudication_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
+    st.subheader("Adjudication")
+    q = adjudication_queue(decisions)
+    if st.session_state.get("calib_last_adjudication"):
+        st.success(st.session_state.pop("calib_last_adjudication"))
+    if q.empty:
+        st.info("No contested pair: every pair decided by two or more reviewers is unanimous or adjudicated.")
+        return
+    st.caption(f"{count(len(q), 'contested pair')}: reviewers disagree, so the pair gives no label until an "
+               "adjudicator (someone who did not review it) decides. The adjudication is the label.")
+    s = state.sample()
+    texts = dict(zip(s.docs["id"].astype(str), s.docs["text"]))
+    choices = [f"{a} / {b}" for a, b in zip(q["id_a"], q["id_b"])]
+    pick = st.selectbox("Contested pair", range(len(q)), format_func=lambda k: choices[k], key="adjudicate_pick")
+    row = q.iloc[int(pick or 0)]
+    st.markdown(f"**{md(row['id_a'])}** vs **{md(row['id_b'])}**: {md(row['votes'])}")
+    if row["id_a"] in texts and row["id_b"] in texts:
+        c = st.columns(2)
+        for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
+            col.markdown(f"**{md(a)}**")
+            diff.show(col, texts[a], texts[b], state.config().rep)
+    else:
+        st.caption("These documents are not in the current sample: load the sample they come from to read them.")
+    note = st.text_input("Adjudication note (optional)", key=f"adj_note_{row['id_a']}_{row['id_b']}")
+    adjudicator = reviews.reviewer()
+    b = st.columns(4)
+    clicked = None
+    for k, (d, text) in enumerate((("duplicate", "Adjudicate: duplicate"), ("not_duplicate", "Adjudicate: not duplicate"))):
+        if b[k].button(text, key=f"adjudicate_{d}", disabled=not adjudicator):
+            clicked = d
+    if clicked and adjudicator:
+        try:
+            check_adjudicator(decisions, row["id_a"], row["id_b"], adjudicator)
+        except ValueError as exc:
+            st.error(md(exc))
+            return
+        store.record(row["id_a"], row["id_b"], clicked, adjudicator, note=note, kind="adjudication")
+        st.session_state["calib_last_adjudication"] = (f"Adjudicated {md(row['id_a'])} / {md(row['id_b'])}: "
+                                                       f"{clicked.replace('_', ' ')}.")
+        st.rerun()
+
+
+def agreement_section(decisions: pd.DataFrame) -> None:
+    st.subheader("Agreement between reviewers")
+    reviews.agreement_view(decisions, state.sample())
 
 
 with guard("The Review page"):
@@ -125,5 +188,8 @@ with guard("The Review page"):
         with reviews.opened_store(db) as store:
             if store is not None:
                 st.caption(f"Decisions are appended to {md(reviews.shown(db))}.")
-                queue_section(store)
-                decisions_section(store)
+                decisions = decisions_of(store)
+                queue_section(store, decisions)
+                decisions_section(store, decisions)
+                adjudication_section(store, decisions)
+                agreement_section(decisions)

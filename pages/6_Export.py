@@ -11,6 +11,8 @@ from appui.text import count, md
 from calib import export as cx
 from calib import targets as T
 from calib.measures import get_measure
+from calib.adjudication import decisions_of
+from calib.agreement import review_evidence
 from calib.review import open_review_store
 from calib.review_pg import is_postgres_url
 
@@ -20,30 +22,45 @@ ALL = "(all)"
 
 def latest_reviews() -> tuple[pd.DataFrame | None, tuple]:
     """The latest review decisions if the review store exists (never creates it), and a stamp
-    that changes when they do; a store that cannot be read is named in a warning."""
+    that changes when they do."""
+    got = review_decisions()
+    return (None, ()) if got[0] is None else (got[0], got[2])
+
+
+def review_decisions() -> tuple[pd.DataFrame | None, pd.DataFrame | None, tuple]:
+    """(latest decisions, every decision, stamp) if the review store exists (never creates it); a store
+    that cannot be read is named in a warning."""
     text = st.session_state.get(state.REVIEW_DB) or reviews.default_db()
     try:
         target = reviews.check_db_target(text)
     except ValueError:
-        return None, ()
+        return None, None, ()
     if not is_postgres_url(target):
         path = Path(target)
         if not path.is_file():
-            return None, ()
+            return None, None, ()
         stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
                       for p in (path, Path(f"{path}-wal")) if p.exists())
     try:
         store = open_review_store(target, readonly=True)
     except ValueError as exc:
         st.warning(f"The review status column is empty: {md(exc)}")
-        return None, ()
+        return None, None, ()
     try:
         latest = store.latest()
         if is_postgres_url(target):  # append-only: the count of decisions changes whenever they do
             stamp = (len(store),)
-        return latest, (store.where,) + stamp
+        return latest, decisions_of(store), (store.where,) + stamp
     finally:
         store.close()
+
+
+def review_evidence_of(s) -> dict | None:
+    """The reviews' label rule, counts and agreement, when the sample's labels came from them."""
+    if reviews.review_labels_of(state.sample_hash()) is None:
+        return None
+    decisions = review_decisions()[1]
+    return None if decisions is None else review_evidence(decisions, labels_from_reviews=True)
 
 
 def config_section(cfg, ev, s) -> None:
@@ -52,7 +69,8 @@ def config_section(cfg, ev, s) -> None:
     sel = export.selection(ss[state.CONFIG_SOURCE], ss.get(state.BUDGET), ss.get(state.OBJECTIVE))
     stop = engine.handle().ws.stripped(cfg.rep)[0]  # the sample's boilerplate lines (None: no stripping)
     try:
-        doc = export.config_document(cfg, evaluation=ev, sample=s, sel=sel, stoplist=stop)
+        doc = export.config_document(cfg, evaluation=ev, sample=s, sel=sel, reviews=review_evidence_of(s),
+                                     stoplist=stop)
     except cx.ExportError as exc:
         st.error(f"The config document does not validate: {md(exc)}")
         return

@@ -9,8 +9,10 @@ from appui import diff, engine, reviews, state, tables
 from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
-from appui.text import md
+from appui.text import count, md
 from calib.draw import pairs_bytes, progress, read_drawn, with_decisions, write_labels
+from calib.adjudication import decisions_of, resolved_decisions, review_labels
+from calib.overlap import offered_to
 from calib.review import ReviewStore
 
 KEYS = {"duplicate": "d", "not_duplicate": "n", "unsure": "s"}
@@ -48,22 +50,31 @@ def progress_section(pairs: pd.DataFrame, design) -> None:
                "'uniform' for every pair below the floor. Skipped pairs (unsure) stay unlabeled.")
 
 
-def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame) -> None:
-    left = pairs[(pairs["label"].str.strip() == "") & (pairs["decision"] != "unsure")]
+def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame, decisions: pd.DataFrame) -> None:
     if st.session_state.get("calib_label_flash"):
         st.success(st.session_state.pop("calib_label_flash"))
+    reviewer = reviews.reviewer()
+    if not reviewer:
+        reviews.need_reviewer()
+        return
+    unlabeled = pairs[drawn.pairs["label"].fillna("").astype(str).str.strip() == ""]  # the file's, not the reviews'
+
+    left = offered_to(unlabeled, decisions, reviewer, share=float(st.session_state.get(reviews.OVERLAP, 0.2)))
     if left.empty:
-        st.info("Every drawn pair has a decision. Export the labels below, or draw more pairs.")
+        st.info(f"Nothing left for {md(reviewer)}: every drawn pair has your decision or enough reviewers. Export "
+                "the labels below, or draw more pairs.")
         return
     row = left.iloc[0]
     texts = dict(zip(drawn.docs["id"], drawn.docs["text"]))
-    st.markdown(f"**Pair {len(pairs) - len(left) + 1:,} of {len(pairs):,}**: {md(row['id_a'])} vs {md(row['id_b'])}, "
-                f"stratum {md(row['stratum'])}, exact J {float(row['similarity']):.3f}")
+    st.markdown(f"**{count(len(left), 'pair')} left for {md(reviewer)}** (of {len(pairs):,} drawn): "
+                f"{md(row['id_a'])} vs {md(row['id_b'])}, stratum {md(row['stratum'])}, "
+                f"exact J {float(row['similarity']):.3f}")
+    if row["second_review"]:
+        st.caption("Second review: another reviewer decided this pair; their decision stays hidden.")
     c = st.columns(2)
     for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
         col.markdown(f"**{md(a)}**")
         diff.show(col, texts[a], texts[b], drawn.design.rep)
-    reviewer = st.session_state.get(state.REVIEWER, "").strip()
     b = st.columns(4)
     clicked = None
     for k, (d, text) in enumerate((("duplicate", "Duplicate"), ("not_duplicate", "Not duplicate"),
@@ -71,8 +82,6 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame) -> None:
         if b[k].button(f"{text} ({KEYS[d].upper()})", key=f"label_{d}", shortcut=KEYS[d], disabled=not reviewer,
                        type="primary" if k == 0 else "secondary"):
             clicked = d
-    if not reviewer:
-        st.caption("Type your reviewer name above to record decisions.")
     st.caption("Keys: D duplicate, N not duplicate, S skip (recorded as unsure: the pair stays unlabeled).")
     if clicked:
         store.record(row["id_a"], row["id_b"], clicked, reviewer, note=f"drawn set, stratum {row['stratum']}")
@@ -150,9 +159,15 @@ with guard("The Label page"):
         if drawn is not None and db:
             with reviews.opened_store(db) as store:
                 if store is not None:
-                    pairs = with_decisions(drawn.pairs, store.latest())
+                    decisions = decisions_of(store)
+                    resolved = resolved_decisions(decisions)  # the label rule, not the latest decision
+                    pairs = with_decisions(drawn.pairs, resolved)
                     progress_section(pairs, drawn.design)
-                    label_section(store, drawn, pairs)
-                    export_section(folder, pairs, store.latest())
+                    st.caption("In the review database: " + reviews.label_counts_line(review_labels(decisions)[1]) +
+                               " Contested pairs count as skipped until adjudicated (Review page).")
+                    label_section(store, drawn, pairs, decisions)
+                    export_section(folder, pairs, resolved)
+                    with st.expander("Agreement between reviewers"):
+                        reviews.agreement_view(decisions, None)
             if store is not None:
                 next_section(folder)

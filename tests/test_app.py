@@ -409,13 +409,15 @@ def test_review_flow(tmp_path):
     at.switch_page("pages/5_Review.py").run()
     assert not at.exception and not errors(at), errors(at)
     assert at.text_input(key="review_db_input").value == os.environ["CALIB_REVIEW_DB"]
-    assert at.button(key="decide_duplicate").disabled  # no reviewer yet
-    queue_before = at.subheader[0].value
+    # no reviewer yet: no decision can be written, and the page says why
+    assert at.button(key="decide_duplicate").disabled
+    assert any("reviewer name" in w.value for w in at.warning), [w.value for w in at.warning]
     at.text_input(key="reviewer_input").set_value("ana").run()
+    queue_before = at.subheader[0].value
     at.button(key="decide_not_duplicate").click().run()
     assert not at.exception and not errors(at), errors(at)
     assert metric(at, "Decisions recorded") == "1"
-    assert metric(at, "Pairs: not duplicate") == "1"
+    assert metric(at, "Labels used") == "1" and metric(at, "Unanimous") == "1"
     assert at.subheader[0].value != queue_before  # one pair fewer in the queue
     assert Path(os.environ["CALIB_REVIEW_DB"]).exists()
     pairs_before = len(at.session_state["calib_sample"].pairs)
@@ -450,9 +452,9 @@ def test_review_queue_unlabeled_first_and_contradictions_flagged():
     at.switch_page("pages/5_Review.py").run()
     assert not at.exception and not errors(at), errors(at)
     # three verified pairs (J 0.9, 0.89, 0.9): only e-f has no sample label, so it comes first
-    assert at.subheader[0].value == "Queue: 3 pairs left (1 without a sample label)"
-    assert shown_pair(at).startswith("**e** vs **f**")
     at.text_input(key="reviewer_input").set_value("ana").run()
+    assert at.subheader[0].value == "Queue of ana: 3 pairs left (1 without a sample label, 0 second reviews)"
+    assert shown_pair(at).startswith("**e** vs **f**")
     at.button(key="decide_duplicate").click().run()
     assert not at.warning, [w.value for w in at.warning]  # no label, nothing to contradict
     # then the labeled pairs, closest to the threshold first, with a note that they carry a label

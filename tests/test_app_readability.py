@@ -172,7 +172,7 @@ def test_review_sentences_agree_with_their_counts():
     at.text_input(key="reviewer_input").set_value("ana").run()
     queue = next(t for t in at.dataframe if "distance" in t.value)
     assert shown_headers(queue) == ["document A", "document B", "exact J", "chained only", "|J - threshold|",
-                                    "sample label"]
+                                    "sample label", "second review"]
     at.button(key="decide_not_duplicate").click().run()  # e-f: no sample label
     at.button(key="decide_duplicate").click().run()  # g-h, labeled not duplicate: contradicts
     at.button(key="decide_not_duplicate").click().run()  # a-b, labeled duplicate: contradicts

@@ -300,3 +300,28 @@ def test_sigkill_mid_write_never_leaves_a_partial_file(tmp_path):
     E.write_frame_atomic(pd.DataFrame({"doc_id": ["new"]}), out)
     assert out.read_text() == "doc_id\nnew\n"
     assert not tmps[0].exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.slow
+def test_export_evidence_records_the_reviews_agreement(tmp_path, ev, sample):
+    """An export with a review store records the label rule, the label counts (contested excluded)
+    and the reviewers' kappa; the document still validates."""
+    from dataclasses import replace
+    with ReviewStore(tmp_path / "r.sqlite") as store:
+        for k in range(6):  # ana and bo agree on 4 of 6 pairs, one of the two conflicts is adjudicated
+            a, b = sample.ids[2 * k], sample.ids[2 * k + 1]
+            store.record(a, b, "duplicate" if k % 2 else "not_duplicate", "ana")
+            store.record(a, b, "duplicate" if (k % 2) != (k >= 4) else "not_duplicate", "bo")
+        store.record(sample.ids[8], sample.ids[9], "duplicate", "cy", kind="adjudication")
+        paths = E.write_export(tmp_path / "out", Config(), evaluation=ev, sample=replace(sample, name="s+reviews"),
+                               review_store=store)
+    doc = json.loads(paths["config"].read_text())
+    r = doc["evidence"]["reviews"]
+    assert r["labels_from_reviews"] is True and "adjudication" in r["label_rule"]
+    assert r["labels"] == {"used": 5, "adjudicated": 1, "unanimous": 4, "contested": 1, "unsure": 0,
+                           "double_reviewed": 6}
+    # 2x2 table of the 6 double-reviewed pairs: both not 2, both dup 2, ana not/bo dup 1, ana dup/bo not 1
+    # p_o = 4/6, p_e = .5*.5 + .5*.5 = .5 -> kappa = 1/3
+    assert r["agreement"]["method"] == "cohen" and r["agreement"]["kappa"] == pytest.approx(1 / 3, abs=1e-6)
+    assert r["agreement"]["pairs_double_reviewed"] == 6
+    E.validate_doc(doc)

@@ -81,3 +81,38 @@ def test_label_page_opens_what_calib_draw_wrote_into_work(monkeypatch, tmp_path)
     finally:
         st.cache_data.clear()
         st.cache_resource.clear()
+
+
+def label_session(drawn, name: str, share: float) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page("pages/7_Label.py").run()
+    at.text_input(key="label_folder_input").input(str(drawn)).run()
+    at.text_input(key="label_reviewer").input(name)
+    at.number_input(key="label_reviewer_overlap").set_value(share)
+    at.run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    return at
+
+
+def current_pair(at) -> str:
+    return next(m.value for m in at.markdown if "left for" in m.value).split(": ", 1)[1].split(", stratum")[0]
+
+
+def test_label_page_needs_a_name_and_routes_the_overlap_to_a_second_reviewer(drawn, tmp_path):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page("pages/7_Label.py").run()
+    at.text_input(key="label_folder_input").input(str(drawn)).run()
+    assert not [b for b in at.button if b.key == "label_duplicate"]  # no name: nothing can be recorded
+    assert any("reviewer name" in w.value for w in at.warning)
+    ann = label_session(drawn, "ann", 1.0)
+    first = current_pair(ann)
+    ann.button(key="label_duplicate").click().run()
+    bob = label_session(drawn, "bob", 1.0)
+    assert current_pair(bob) == first  # share 1: every pair ann decided goes to bob too, blind
+    assert any("Second review" in c.value for c in bob.caption)
+    bob.button(key="label_not_duplicate").click().run()
+    # contested: no label in the progress table (counted as skipped) until adjudicated
+    assert bob.dataframe[0].value["labeled"].sum() == 0
+    assert any("1 contested pair(s) excluded" in c.value for c in bob.caption)
+    cat = label_session(drawn, "cat", 1.0)
+    assert current_pair(cat) != first  # two reviewers decided it: not offered to a third

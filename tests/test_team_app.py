@@ -1,0 +1,110 @@
+"""Reviewing as a team in the app (AppTest): two reviewers, a blind second review, adjudication."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from calib.adjudication import review_labels
+from calib.review import ReviewStore
+from test_app import _clean, small_sweep  # noqa: F401  (_clean: the autouse fixture, caches cleared, CALIB_REVIEW_DB in tmp_path)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def review_session(name: str, share: float = 1.0) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page("pages/5_Review.py").run()
+    at.text_input(key="reviewer_input").set_value(name)
+    at.number_input(key="reviewer_input_overlap").set_value(share)
+    at.run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    return at
+
+
+def page_text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.subheader]
+    parts += [d.value.to_csv() for d in at.dataframe]
+    return "\n".join(parts).replace("\\", "").replace("\u2060", "")  # md() escapes
+
+
+def shown_pair(at) -> tuple[str, str]:
+    line = next(m.value for m in at.markdown if " vs **" in m.value)
+    a, rest = line[2:].split("** vs **", 1)
+    return a, rest.split("**", 1)[0]
+
+
+def test_two_reviewers_disagree_blind_then_adjudicated():
+    db = os.environ["CALIB_REVIEW_DB"]
+    ana = review_session("ana")
+    pair = shown_pair(ana)
+    ana.button(key="decide_duplicate").click().run()
+    assert not ana.exception
+    # bo sees the same pair first (share 1: every pair gets a second review), blind
+    bo = review_session("bo")
+    assert shown_pair(bo) == pair
+    assert any("Second review" in c.value for c in bo.caption)
+    assert "ana" not in page_text(bo)  # neither the name nor the decision of the first reviewer
+    bo.button(key="decide_not_duplicate").click().run()
+    assert not bo.exception and not bo.error
+    # the pair is contested now: no label, one pair in the adjudication section
+    labels, counts = review_labels(ReviewStore(db).all_decisions())
+    assert counts.contested == 1 and counts.used == 0 and labels.empty
+    assert any("1 contested pair" in c.value for c in bo.caption), [c.value for c in bo.caption]
+    # a reviewer of the pair may not adjudicate it
+    bo.button(key="adjudicate_duplicate").click().run()
+    assert any("another person adjudicates it" in e.value for e in bo.error)
+    # the agreement section has the two ratings (one pair, they disagree)
+    table = next(d.value for d in bo.dataframe if "kappa" in d.value.columns)
+    overall = table[table["scope"] == "overall"].iloc[0]
+    assert overall["pairs"] == 1 and overall["agreed"] == 0
+    # cy adjudicates: the adjudication is the label
+    cy = review_session("cy")
+    assert "ana: duplicate; bo: not duplicate" in page_text(cy)
+    cy.button(key="adjudicate_duplicate").click().run()
+    assert not cy.exception and not cy.error
+    assert any("No contested pair" in i.value for i in cy.info)
+    with ReviewStore(db) as store:
+        labels, counts = review_labels(store.all_decisions())
+        kinds = list(store.all_decisions()["kind"])
+    assert kinds == ["review", "review", "adjudication"]
+    assert counts.adjudicated == 1 and counts.contested == 0
+    assert list(labels["label"]) == ["duplicate"] and tuple(sorted(pair)) == (labels["id_a"][0], labels["id_b"][0])
+    # using the reviews as labels says how they were made
+    cy.button(key="use_reviews").click().run()
+    assert any("1 adjudicated" in s.value for s in cy.success), [s.value for s in cy.success]
+    assert cy.session_state["calib_review_labels"]["contested"].empty  # for the Sweep page's sensitivity
+
+
+def test_second_review_only_within_the_overlap_share():
+    ana = review_session("ana", share=0.0)
+    pair = shown_pair(ana)
+    ana.button(key="decide_duplicate").click().run()
+    bo = review_session("bo", share=0.0)
+    assert shown_pair(bo) != pair  # no overlap: a decided pair is not offered again
+    assert "0 second reviews" in bo.subheader[0].value
+
+
+def test_sweep_page_reports_the_contested_pairs_sensitivity():
+    """Reviews used as labels with contested pairs: the Sweep page says how labels were made and how
+    the recommendation moves if the contested pairs went either way."""
+    from calib.samples import SAMPLE_DIR, load_sample
+    s = load_sample(SAMPLE_DIR)
+    p = s.pairs[s.pairs["category"] == "near_threshold"].head(5)
+    with ReviewStore(os.environ["CALIB_REVIEW_DB"]) as store:
+        for k, (i, j) in enumerate(zip(p["i"], p["j"])):
+            store.record(s.ids[i], s.ids[j], "duplicate", "ana")
+            store.record(s.ids[i], s.ids[j], "duplicate" if k < 2 else "not_duplicate", "bo")
+    at = review_session("cy")
+    at.button(key="use_reviews").click().run()
+    assert at.session_state["calib_sample"].name.endswith("+reviews")
+    small_sweep(at)
+    assert "If the 3 contested pairs" not in page_text(at)  # two more scorings of the table: on request
+    at.button(key="check_contested").click().run()
+    text = page_text(at)
+    assert "2 label(s) used: 0 adjudicated, 2 unanimous; 3 contested pair(s) excluded" in text
+    assert "If the 3 contested pairs went the other way" in text
+    sens = next(d.value for d in at.dataframe if "same_config" in d.value.columns)
+    assert list(sens["labels"]) == ["as labeled", "contested -> duplicate", "contested -> not duplicate"]
