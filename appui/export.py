@@ -41,10 +41,11 @@ def selection(source: str, budget: float | None = None, objective: str | None = 
 
 
 def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None,
-                    reviews: dict | None = None) -> dict:
-    """The config JSON document, validated (raises ``calib.export.ExportError`` when invalid)."""
+                    reviews: dict | None = None, stoplist=None) -> dict:
+    """The config JSON document, validated (raises ``calib.export.ExportError`` when invalid); ``stoplist``:
+    the boilerplate lines of a config that strips them (its file, stoplist.json, is downloaded beside)."""
     doc = cx.build_config_doc(cfg, evaluation=evaluation, sample=sample, created_by="calib app (Export page)",
-                              selection=sel, reviews=reviews)
+                              selection=sel, reviews=reviews, stoplist=stoplist)
     cx.validate_doc(doc)
     return doc
 

@@ -42,6 +42,7 @@ from .minhash import signatures
 from .reading import MISSING_VALUES, SampleError, iter_records, open_input
 from .samples import _as_id as sample_id
 from .shingles import ShingleSets, shingle_hashes
+from .short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
 from .weighted_minhash import weigh
 
 
@@ -267,7 +268,8 @@ class ApplyResult:
                 "candidate_pairs": int(self.n_candidates),
                 "verified_pairs": int(len(self.vi)), "clusters_with_removals": int(self.manifest["cluster_id"].nunique()),
                 "proposed_removals": int(len(self.manifest)),
-                "chained_removals": int(self.manifest["chained"].sum()) if len(self.manifest) else 0}
+                "chained_removals": int(self.manifest["chained"].sum()) if len(self.manifest) else 0,
+                **short_summary(self.sizes, self.config.min_shingles, self.config.short_docs)}
 
 
 def _copies(digests: np.ndarray, sizes: np.ndarray, sig: np.ndarray) -> Copies:
@@ -312,7 +314,7 @@ def corpus_frequencies(path, rep, *, batch_size: int = 10_000, id_field: str = "
 def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text", slice_fields: tuple[str, ...] = (), bar: BarFactory | None = None,
                  max_pairs: int | None = 50_000_000, review_store=None, collapse: bool = True,
-                 missing_values=MISSING_VALUES, frequencies=None) -> ApplyResult:
+                 missing_values=MISSING_VALUES, frequencies=None, stoplist=None) -> ApplyResult:
     """Run ``config`` on an unlabeled corpus; see the module docstring.
     ``frequencies``: the exported document-frequency table of a weighted
     representation (:func:`calib.export.load_frequencies`): the weights are the
@@ -320,10 +322,18 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
     Memory: the signature matrix and ~100 bytes per document, plus ~110 bytes
     per document pair up to ``max_pairs`` (``collapse=False`` bands every
-    copy on its own: the reference the tests compare with)."""
+    copy on its own: the reference the tests compare with). ``stoplist``: the
+    config's boilerplate lines (:func:`calib.export.load_stoplist`), stripped
+    before shingling in both passes; short documents (``config.min_shingles``)
+    are left out of banding and follow ``config.short_docs`` (:mod:`calib.short`)."""
     from .manifest import manifest_frame
 
     rep = config.rep
+    if rep.strip_lines and stoplist is None:
+        raise ApplyError(f"the config strips boilerplate lines (strip_lines={rep.strip_lines:g}) but no stoplist "
+                         "was given (it is the stoplist.json beside config.json)")
+    strip = (lambda texts: stoplist.strip_all(texts, rep)) if rep.strip_lines else (lambda texts: texts)
+    short_keys: list[np.ndarray] = []  # digests of the short documents' normalized texts, in row order
     bar = bar or _no_bar
     if rep.weighting != "none" and frequencies is None:
         raise ApplyError(f"weighting {rep.weighting!r} needs the exported document-frequency table")
@@ -350,8 +360,12 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
         m = len(bids)
         if row + m > n_total:
             raise ApplyError(f"{corpus}: the file changed while it was read")
+        btexts = strip(btexts)
         sets = weigh(shingle_hashes(btexts, rep, unique=True), rep, frequencies)
         sizes[row:row + m] = sets.sizes()
+        if config.min_shingles and config.short_docs == "exact":
+            short_keys.append(text_keys([btexts[t] for t in np.flatnonzero(short_mask(sets.sizes(),
+                                                                                        config.min_shingles))], rep))
         if collapse:
             digests[row:row + m] = set_digests(sets)
         sig[row:row + m] = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
@@ -368,9 +382,16 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
     cp = _copies(digests, sizes, sig) if collapse else Copies(np.arange(n))
     del digests
+    n_copies = cp.n_copies  # of the whole corpus, short documents included
+    short = short_mask(sizes, config.min_shingles)
+    if short.any():  # short documents take no part in copies either (as in the Spark engine's banding)
+        canonical = cp.canonical.copy()
+        canonical[short] = np.flatnonzero(short)
+        cp = Copies(canonical)
+    keys = np.concatenate(short_keys) if short_keys else np.zeros((0, 2), np.uint64)
     if n >= 2:
         try:
-            ci, cj = lsh.candidate_pairs(sig, config.b, config.r, active=(sizes > 0) & cp.is_canonical,
+            ci, cj = lsh.candidate_pairs(sig, config.b, config.r, active=(sizes > 0) & ~short & cp.is_canonical,
                                          max_pairs=max_pairs)
             n_candidates = cp.pair_count(ci, cj)
             if max_pairs is not None and n_candidates > max_pairs:
@@ -383,6 +404,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     measure = get_measure(config.measure)  # J, or C = |A & B| / min(|A|, |B|) from the same sets and signatures
     est = measure.estimate(sig, sizes, ci, cj) if len(ci) else np.zeros(0)
     groups = np.flatnonzero(cp.multiplicity > 1)  # their inner pairs are verified (J = 1)
+    if config.short_docs == "exact":  # short documents matched by text: their sets are read in pass 2 too
+        groups = np.union1d(groups, np.concatenate(exact_pairs(np.flatnonzero(short), keys)))
 
     def pass2(rows: np.ndarray, slice_rows: np.ndarray):
         """Shingle sets of ``rows`` and slice values of ``slice_rows`` only, re-read from the corpus."""
@@ -395,7 +418,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
             m = len(bids)
             take = (rows[np.searchsorted(rows, pos):np.searchsorted(rows, pos + m)] - pos).tolist()
             if take:
-                parts.append(shingle_hashes([btexts[t] for t in take], rep, unique=True))
+                parts.append(shingle_hashes(strip([btexts[t] for t in take]), rep, unique=True))
                 pb2.update(len(take))
             take = (slice_rows[np.searchsorted(slice_rows, pos):np.searchsorted(slice_rows, pos + m)] - pos).tolist()
             for f in slice_fields:
@@ -431,6 +454,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     vi, vj, src = cp.expand(ui, uj)
     v_exact, v_est = spread(ue, src, 1.0), spread(u_est, src, 1.0)
     del src
+    if config.min_shingles:
+        vi, vj, (v_exact, v_est) = apply_rule(vi, vj, [v_exact, v_est], short, config.short_docs, keys)
 
     sim = config.similarity(v_exact, v_est)
     clustering = cluster_pairs(n, vi, vj, sim, policy=config.policy, representative=config.representative,
@@ -455,7 +480,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                            config_fingerprint=config.fingerprint(), slices=slices, review_store=review_store,
                            missing_values=missing_values)
     return ApplyResult(config, ids_arr, sizes, n_candidates, vi, vj, v_exact, v_est, clustering, frame,
-                       cp.n_copies)
+                       n_copies)
 
 
 def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:

@@ -381,7 +381,7 @@ def cmd_sweep(a) -> int:
         check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
                            max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:  # refuses a sample of fewer than 2 documents, before any work
-        ws = Workspace(sample, ignore_categories=grid.ignore_categories, **_idf_source(a))
+        ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
@@ -524,6 +524,32 @@ def _load_exported(path: str):
         raise CliError(str(exc))
 
 
+LINE_COUNTS_HELP = ("boilerplate stripping (--strip-lines): count line document frequencies on this corpus (JSONL or "
+                    "Parquet with id and text fields, read whole into memory) instead of the sample")
+
+
+def _line_corpus(a) -> list[str] | None:
+    """The texts of --line-counts (None: the sample's lines are counted)."""
+    if not getattr(a, "line_counts", None):
+        return None
+    from .apply import ApplyError, iter_corpus
+    check_input(a.line_counts, "--line-counts")
+    try:
+        return [t for _, texts, _ in iter_corpus(a.line_counts) for t in texts]
+    except ApplyError as exc:
+        raise CliError(f"--line-counts {exc}")
+
+
+def _load_stoplist(doc: dict, config_path: str):
+    """The boilerplate stoplist beside an exported config (None when it strips nothing)."""
+    from .export import ExportError, load_stoplist
+    try:
+        return load_stoplist(doc, lambda name: (Path(config_path).parent / name).read_text(encoding="utf-8"),
+                             config_path)
+    except ExportError as exc:
+        raise CliError(str(exc))
+
+
 def _idf_source(a) -> dict:
     """Workspace arguments for ``--idf-corpus``: idf weights counted on that corpus, not on the sample."""
     path = getattr(a, "idf_corpus", None)
@@ -618,7 +644,7 @@ def cmd_export(a) -> int:
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample, ignore_categories=a.ignore_categories, **_idf_source(a))
+        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
     except ValueError as exc:
         raise CliError(str(exc))
     if config is None:
@@ -686,6 +712,7 @@ def cmd_apply(a) -> int:
     check_reviews(a.reviews)
     check_out_dir(a.out, a.overwrite)
     config, doc = _load_exported(a.config)
+    stop = _load_stoplist(doc, a.config)
     frequencies = _load_frequencies(doc, a.config)
     keep = tuple(f.strip() for f in (a.keep_fields or "").split(",") if f.strip())
     try:
@@ -696,7 +723,7 @@ def cmd_apply(a) -> int:
     try:
         result = apply_config(config, a.corpus, batch_size=a.batch_size, id_field=a.id_field,
                               text_field=a.text_field, slice_fields=keep, bar=tqdm_bar, review_store=store,
-                              max_pairs=a.max_pairs, frequencies=frequencies,
+                              max_pairs=a.max_pairs, stoplist=stop, frequencies=frequencies,
                               missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
         paths = write_apply(a.out, result, corpus=a.corpus)
     except ApplyError as exc:
@@ -721,6 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     s.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL), or a filled "
                                      "--review-queue CSV: its decisions are used as pair labels (a store's by the "
                                      "label rule: adjudicated, else unanimous; contested pairs are left out, and "
@@ -745,6 +773,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output directory")
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions "
                                      "fill review_status; config.json's evidence.reviews records its label counts "
                                      "and the reviewers' agreement")

@@ -31,10 +31,11 @@ import numpy as np
 
 from ._named import Named
 from .clusters import POLICIES, REPRESENTATIVE_RULES, Policy, Representative  # noqa: F401 (public here too)
-from .fields import from_cell, is_missing, setting, to_cell
+from .fields import from_cell, is_missing, setting, to_cell, unset
 from .lsh import check_split, s_at_probability, threshold_approx
 from .measures import MEASURE_NAMES, get_measure
 from .represent import Representation
+from .short import SHORT_RULES
 
 
 class Verify(Named):
@@ -79,6 +80,12 @@ class Config:
     measure: str = setting("jaccard", help="similarity verified: jaccard |A&B|/|A|B|, or containment |A&B|/|A| "
                                            "of the smaller set A (keeps the longer document)",
                            doc=("verification", "measure"), doc_if_set=True)
+    # Set-only (issue 24): documents with fewer shingles than this (0: off) are short (calib.short).
+    min_shingles: int = setting(0, help="minimum length: documents with fewer distinct shingles are short "
+                                "(0: off)", doc=("short_docs", "min_shingles"), doc_if_set=True, row_if_set=True)
+    short_docs: str = setting("exclude", help="short documents: exclude (from near-duplicate detection, kept and "
+                              "counted) or exact (matched by equal normalized text only)",
+                              doc=("short_docs", "rule"), doc_if_set=True, row_if_set=True, table=False)
 
     def __post_init__(self) -> None:
         check_split(self.b, self.r, self.rep.num_perm)
@@ -113,6 +120,14 @@ class Config:
             raise ValueError(f"Config.max_component must be None or an integer >= 2, got {self.max_component!r}")
         if self.max_component is not None:
             object.__setattr__(self, "max_component", int(self.max_component))
+        m = self.min_shingles
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
+            raise ValueError(f"Config.min_shingles must be an integer >= 0, got {m!r}")
+        if self.short_docs not in SHORT_RULES:
+            raise ValueError(f"Config.short_docs must be one of {SHORT_RULES}, got {self.short_docs!r}")
+        object.__setattr__(self, "min_shingles", int(m))
+        if not m:  # no minimum length, no short document: one spelling of "off"
+            object.__setattr__(self, "short_docs", "exclude")
         if self.rep.weighting != "none" and measure.name != "weighted_jaccard":
             raise ValueError(f"Config.measure must be weighted_jaccard for weighting {self.rep.weighting!r} "
                              f"(the signatures estimate weighted Jaccard), got {measure.name!r}")
@@ -158,6 +173,9 @@ class Config:
             d["threshold"] = 0.0
         if d["measure"] == "jaccard":  # the measure every config had before it was a field
             del d["measure"]
+        for f in fields(self):  # likewise every set-only field left unset
+            if unset(self, f):
+                del d[f.name]
         canon = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
@@ -228,13 +246,23 @@ def config_columns(cfg: Config) -> dict:
     row.update({f.name: to_cell(getattr(rep, f.name), f) for f in fields(Representation)
                 if not (f.metadata["doc_if_set"] and getattr(rep, f.name) == f.default)})
     for f in fields(Config):
-        if f.name == "rep":
+        if f.name == "rep" or unset(cfg, f):
             continue
         row[f.name] = to_cell(getattr(cfg, f.name), f)
         row.update({p: getattr(cfg, p) for p in f.metadata["then"]})
     row["rep_fingerprint"] = rep.fingerprint()
     row["config_fingerprint"] = cfg.fingerprint()
     return row
+
+
+def fill_unset(frame):
+    """A results table whose set-only columns (present when some row set them) hold
+    the default, not a gap, in the other rows."""
+    for cls in (Representation, Config):
+        for f in fields(cls):
+            if f.metadata.get("row_if_set") and f.name in frame:
+                frame[f.name] = frame[f.name].fillna(f.default).astype(type(f.default))
+    return frame
 
 
 def config_from_row(row) -> Config:

@@ -19,11 +19,12 @@ Every file is written atomically: temp file in the same folder, fsync,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # imported lazily: writing files needs neither numba nor scip
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
+STOPLIST_FILE = "stoplist.json"  # the boilerplate lines a config with strip_lines strips, beside config.json
 class ExportError(ValueError):
     """A config file that cannot be used; ``pointer`` is the JSON pointer of the field."""
 
@@ -80,7 +82,8 @@ def ignored_evidence(evaluation) -> dict:
 
 
 def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
-                     selection: dict | None = None, weights: dict | None = None, reviews: dict | None = None) -> dict:
+                     selection: dict | None = None, weights: dict | None = None, reviews: dict | None = None,
+                     stoplist=None) -> dict:
     """The config JSON as a dict (see ``config.schema.json``).
 
     ``evaluation`` (``sweep.evaluate(...)``) and ``sample`` add the evidence:
@@ -90,6 +93,8 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
     ``reviews`` (:func:`calib.agreement.review_evidence`): the label rule, label counts and
     agreement of the reviews the labels stand on.
     ``weights``: a weighted representation's table entry (:func:`weights_entry`).
+    ``stoplist`` (:class:`calib.boilerplate.Stoplist`, when ``rep.strip_lines`` > 0): named with its
+    sha256 as the file :data:`STOPLIST_FILE` beside the document.
     """
     if evaluation is not None and evaluation.config.fingerprint() != config.fingerprint():
         raise ValueError("the evaluation was computed for another configuration "
@@ -106,6 +111,10 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
         **({"weights": weights} if weights is not None else {}),
         "evidence": None,
     }
+    if rep.strip_lines:
+        if stoplist is None:
+            raise ValueError("representation.strip_lines is set: the document needs its stoplist")
+        doc["stoplist"] = {"file": STOPLIST_FILE, "sha256": stoplist.sha256(rep), "lines": len(stoplist)}
     if evaluation is not None or sample is not None:
         ev: dict = {"selection": selection or {"method": "given"}}
         if sample is not None:
@@ -120,12 +129,40 @@ def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by
 
 
 def write_config(path, config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
-                 selection: dict | None = None) -> dict:
-    """Build, validate and atomically write the config JSON; returns the document."""
-    doc = build_config_doc(config, evaluation=evaluation, sample=sample, created_by=created_by, selection=selection)
+                 selection: dict | None = None, stoplist=None) -> dict:
+    """Build, validate and atomically write the config JSON (and its stoplist file beside it); returns the document."""
+    doc = build_config_doc(config, evaluation=evaluation, sample=sample, created_by=created_by, selection=selection,
+                           stoplist=stoplist)
     validate_doc(doc)
+    if "stoplist" in doc:
+        write_text_atomic(Path(path).with_name(STOPLIST_FILE), stoplist.to_json(config.rep))
     write_text_atomic(path, dumps(doc))
     return doc
+
+
+def load_stoplist(doc: dict, read_text: Callable[[str], str], where: str):
+    """The :class:`calib.boilerplate.Stoplist` a config document names (None when it strips
+    nothing), read with ``read_text(file name)`` and checked against its sha256."""
+    from .boilerplate import Stoplist
+    entry = doc.get("stoplist")
+    if entry is None:
+        return None
+    try:
+        text = read_text(entry["file"])
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExportError(f"cannot read the stoplist {entry['file']!r} beside the config ({exc})", "/stoplist/file",
+                          where)
+    got = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if got != entry["sha256"]:
+        raise ExportError(f"{entry['file']} has sha256 {got}, the config names {entry['sha256']}: the file was "
+                          "edited or is another export's", "/stoplist/sha256", where)
+    try:
+        st = Stoplist.from_doc(json.loads(text), entry["file"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ExportError(str(exc), "/stoplist/file", where)
+    if st.share != doc["representation"].get("strip_lines", 0.0):
+        raise ExportError(f"{entry['file']}: share {st.share} is not representation.strip_lines", "/stoplist", where)
+    return st
 
 
 @lru_cache(maxsize=1)
@@ -192,6 +229,9 @@ def validate_doc(doc, *, path: str | None = None) -> None:
     if (rep.weighting != "none") != ("weights" in doc):
         raise ExportError(f"weighting {rep.weighting!r} " + ("needs its document-frequency table under /weights"
                           if rep.weighting != "none" else "takes no /weights"), "/weights", path)
+    if bool(rep.strip_lines) != ("stoplist" in doc):
+        raise ExportError("representation.strip_lines and the 'stoplist' entry go together (one is missing)",
+                          "/stoplist", path)
     lsh = doc["lsh"]
     for name, want in (("rows_used", cfg.b * cfg.r), ("lsh_threshold", cfg.lsh_threshold), ("s50", cfg.s50)):
         if not math.isclose(float(lsh[name]), float(want), rel_tol=1e-12, abs_tol=1e-12):
@@ -283,6 +323,8 @@ targets.json       the same configuration for datasketch, Milvus MINHASH_LSH, da
                    configuration runs as that tool runs it (`evidence`, `evaluated_as`).
                    Only the datasketch target reproduces calib's signatures and pairs.
 *_target.*         one snippet per target.
+stoplist.json      (when the configuration strips boilerplate) the normalized lines stripped
+                   before shingling; config.json holds its sha256.
 manifest.csv       proposed removals (report only), one row per document that this
 manifest.parquet   configuration would remove, next to the representative it would keep.
 
@@ -315,6 +357,7 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
     ws = workspace if workspace is not None else Workspace(sample)
     table = ws.frequencies(config.rep) if config.rep.weighting != "none" else None
     weights = weights_entry(table, ws.frequencies_source) if table is not None else None
+    stop = ws.stripped(config.rep)[0]
     reviews = None
     if review_store is not None and hasattr(review_store, "all"):  # a store, not a frame of latest decisions
         from .adjudication import decisions_of
@@ -322,9 +365,11 @@ def write_export(out_dir, config: Config, *, evaluation, sample, review_store=No
         reviews = review_evidence(decisions_of(review_store), labels_from_reviews=sample.name.endswith("+reviews"))
     files = {"config.json": dumps(build_config_doc(config, evaluation=evaluation, sample=sample,
                                                    created_by=created_by, selection=selection, weights=weights,
-                                                   reviews=reviews)),
+                                                   reviews=reviews, stoplist=stop)),
              "targets.json": dumps(targets_document(config, workspace=ws, evaluation=evaluation))}
     validate_doc(json.loads(files["config.json"]))
+    if stop is not None:
+        files[STOPLIST_FILE] = stop.to_json(config.rep)
     files.update(T.render(config))
     files["README.txt"] = README_TEXT.format(notice=NOTICE, fv=FORMAT_VERSION, fp=config.fingerprint())
     if table is not None:

@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 def setting(default: Any = MISSING, *, help: str, doc: tuple[str, str] | None = None, table: bool = True,
             then: tuple[str, ...] = (), table_then: tuple[str, ...] = (), none_as: Any = None,
-            parse: Callable | None = None, default_factory: Any = MISSING, doc_if_set: bool = False) -> Any:
+            parse: Callable | None = None, default_factory: Any = MISSING, doc_if_set: bool = False,
+            row_if_set: bool = False) -> Any:
     """A config field.
 
     ``help``: one line for the CLI and the app. ``doc``: (section, key) in the
@@ -33,10 +34,12 @@ def setting(default: Any = MISSING, *, help: str, doc: tuple[str, str] | None = 
     ``None`` is written in a results row (a float column cannot hold None).
     ``parse``: how a row cell becomes the value (default: by the default's type).
     ``doc_if_set``: written in the config document only when it differs from
-    the default (a later field leaves the documents of earlier configs byte-identical).
+    the default (a later field leaves the documents of earlier configs byte-identical);
+    ``row_if_set``: likewise a results-row column (and a fingerprint key) only when set.
     """
     md = {"help": help, "doc": doc, "table": table, "then": tuple(then), "table_then": tuple(table_then),
-          "none_as": none_as, "parse": parse, "doc_if_set": doc_if_set}
+          "none_as": none_as, "parse": parse, "doc_if_set": doc_if_set,
+          "row_if_set": row_if_set}
     if default_factory is not MISSING:
         return field(default_factory=default_factory, metadata=md)
     return field(default=default, metadata=md)
@@ -49,6 +52,11 @@ def axis(default: Any, *, of: str | None, help: str, flag: str | None = None, pa
     configuration. ``flag``/``parse``: its CLI option and how the option's text
     becomes the value (None: the CLI builds it another way)."""
     return field(default=default, metadata={"of": of, "help": help, "flag": flag, "parse": parse, "fixed": fixed})
+
+
+def unset(obj: Any, f: Field) -> bool:
+    """A ``row_if_set`` field of ``obj`` left at its default (left out of rows and fingerprints)."""
+    return f.metadata.get("row_if_set", False) and getattr(obj, f.name) == f.default
 
 
 def is_missing(v: Any) -> bool:
@@ -69,6 +77,8 @@ def from_cell(value: Any, f: Field) -> Any:
     """A results-row cell back to the field's value (inverse of :func:`to_cell`)."""
     if hasattr(value, "item"):  # numpy scalar -> Python
         value = value.item()
+    if is_missing(value) and f.metadata.get("row_if_set"):  # a row without the setting: its default
+        return f.default
     none_as = f.metadata.get("none_as")
     if is_missing(value) or (none_as is not None and not is_missing(none_as) and value == none_as):
         return None

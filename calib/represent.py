@@ -104,12 +104,20 @@ class Representation:
     weighting: str = setting("none", help="shingle weights: none (a set) or idf (ln(1 + N/df), sketched by "
                              "the weighted scheme icws and verified by weighted_jaccard)", table=False,
                              doc_if_set=True)
+    # Set-only too (issue 24, boilerplate): left out while 0.
+    strip_lines: float = setting(0.0, help="boilerplate: strip normalized lines held by more than this share of the "
+                                 "documents (and by >= 2) before shingling; 0: off (calib.boilerplate)",
+                                 doc_if_set=True, row_if_set=True)
 
     def __post_init__(self) -> None:
         for name in ("k", "num_perm", "seed"):  # numpy integers (from pandas rows) become int
             v = getattr(self, name)
             if isinstance(v, np.integer):
                 object.__setattr__(self, name, int(v))
+        s = self.strip_lines
+        if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not 0.0 <= s <= 1.0:
+            raise ValueError(f"Representation.strip_lines must be a share in [0, 1], got {s!r}")
+        object.__setattr__(self, "strip_lines", float(s))
         for name in ("lowercase", "nfkc", "strip_punct", "collapse_ws"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Representation.{name} must be true or false, got {getattr(self, name)!r}")
@@ -185,14 +193,20 @@ class Representation:
                                  ("nopunct", self.strip_punct), ("ws", self.collapse_ws)) if on]
         return "+".join(parts) or "raw"
 
+    def normalization(self) -> "Representation":
+        """The part that fixes :func:`normalize` (what a line stoplist is counted under)."""
+        return Representation(shingle=self.shingle, lowercase=self.lowercase, nfkc=self.nfkc,
+                              strip_punct=self.strip_punct, collapse_ws=self.collapse_ws)
+
     def shingle_label(self) -> str:
         return f"{self.shingle}{self.k}"
 
     def label(self) -> str:
         """Shingles and normalization, e.g. ``word5 [lower+nfkc+ws]`` (the results' ``representation``),
-        with the weighting when there is one (``word5 [lower+nfkc+ws] idf``)."""
+        with the weighting when there is one (``word5 [lower+nfkc+ws] idf``) and the boilerplate share."""
         weights = "" if self.weighting == "none" else f" {self.weighting}"
-        return f"{self.shingle_label()} [{self.normalization_label()}]{weights}"
+        strip = f" strip>{self.strip_lines:g}" if self.strip_lines else ""
+        return f"{self.shingle_label()} [{self.normalization_label()}]{weights}{strip}"
 
     def __str__(self) -> str:
         return (f"{self.label()} {self.hashfunc} "

@@ -57,6 +57,7 @@ from calib.minhash import estimate_jaccard, signatures
 from calib.reading import MISSING_VALUES, SampleError, json_message, parse_record
 from calib.copies import set_digests
 from calib.shingles import ShingleSets, shingle_hashes
+from calib.short import short_mask, summary as short_summary, text_keys
 from calib.weighted_minhash import weigh
 
 GROUP_NODES = 50_000   # graph nodes clustered in one Python call (whole components; see apply_spark)
@@ -328,12 +329,12 @@ def _record(raw, id_field: str, text_field: str, extra_fields: tuple[str, ...]):
 
 def _doc_schema(extra_fields) -> str:
     cols = ["f string", "bs long", "li long", "di long", "err string", "id string", "size long",
-            "sig binary", "keys array<long>", "sh binary", "dg binary"]
+            "sig binary", "keys array<long>", "sh binary", "dg binary", "tk binary"]
     return ", ".join(cols + [f"`x{k}` string" for k in range(len(extra_fields))])
 
 
 def _sign_batches(batches, *, config: Config, kind: str, id_field: str, text_field: str,
-                  extra_fields: tuple[str, ...], frequencies=None):
+                  extra_fields: tuple[str, ...], frequencies=None, stoplist=None):
     """mapInArrow body: one output row per input line (blank lines and bad records included,
     so lines can be numbered), documents carrying size, signature, band keys and shingle set."""
     import pyarrow as pa
@@ -373,14 +374,19 @@ def _sign_batches(batches, *, config: Config, kind: str, id_field: str, text_fie
             doc_pos.append(t)
             texts.append(rec[1])
         size = [None] * n
-        sig_b, sh_b, dg_b = [None] * n, [None] * n, [None] * n
+        sig_b, sh_b, dg_b, tk_b = [None] * n, [None] * n, [None] * n, [None] * n
         keys = [None] * n
         if texts:
+            if rep.strip_lines:  # the exported stoplist, as the local engine strips it
+                texts = stoplist.strip_all(texts, rep)
             sets = weigh(shingle_hashes(texts, rep, unique=True), rep, frequencies)
             sig = signatures(sets, rep.num_perm, rep.seed, rep.scheme)
             kt = np.ascontiguousarray(lsh.band_keys(sig, config.b, config.r).T).view(np.int64)
             sizes = sets.sizes()
             dg = set_digests(sets)  # the local engine's exact-copy key (calib.copies)
+            if config.min_shingles and config.short_docs == "exact":  # short documents' normalized-text key
+                for q in np.flatnonzero(short_mask(sizes, config.min_shingles)):
+                    tk_b[doc_pos[q]] = text_keys([texts[q]], rep)[0].tobytes()
             for q, t in enumerate(doc_pos):
                 size[t] = int(sizes[q])
                 sig_b[t] = sig[q].tobytes()
@@ -390,9 +396,10 @@ def _sign_batches(batches, *, config: Config, kind: str, id_field: str, text_fie
         cols = [pa.array(out["f"], pa.string()), pa.array(out["bs"], pa.int64()), pa.array(out["li"], pa.int64()),
                 pa.array(out["di"], pa.int64()), pa.array(out["err"], pa.string()), pa.array(out["id"], pa.string()),
                 pa.array(size, pa.int64()), pa.array(sig_b, pa.binary()),
-                pa.array(keys, pa.list_(pa.int64())), pa.array(sh_b, pa.binary()), pa.array(dg_b, pa.binary())]
+                pa.array(keys, pa.list_(pa.int64())), pa.array(sh_b, pa.binary()), pa.array(dg_b, pa.binary()),
+                pa.array(tk_b, pa.binary())]
         cols += [pa.array(e, pa.string()) for e in extras]
-        names = ["f", "bs", "li", "di", "err", "id", "size", "sig", "keys", "sh", "dg"] + [f"x{k}" for k in range(len(extras))]
+        names = ["f", "bs", "li", "di", "err", "id", "size", "sig", "keys", "sh", "dg", "tk"] + [f"x{k}" for k in range(len(extras))]
         yield pa.RecordBatch.from_arrays(cols, names=names)
 
 
@@ -613,7 +620,8 @@ def check_supported(config: Config) -> None:
 
 def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: str = "id", text_field: str = "text",
                 slice_fields: tuple[str, ...] = (), max_pairs: int | None = 50_000_000, review_store=None,
-                batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES, frequencies=None) -> dict:
+                batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES, frequencies=None,
+                stoplist=None) -> dict:
     """Run ``config`` on ``corpus`` (file, folder or glob; local or object storage) with Spark and write
     ``out``/manifest.parquet, summary.json and README.txt. Returns the summary (as ``calib apply``'s).
     ``log(stage, seconds)`` is called after each stage. ``frequencies``: a weighted config's exported
@@ -626,6 +634,9 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     check_supported(config)
     if config.rep.weighting != "none" and frequencies is None:
         raise ApplyError(f"weighting {config.rep.weighting!r} needs the exported document-frequency table")
+    if config.rep.strip_lines and stoplist is None:
+        raise ApplyError(f"the config strips boilerplate lines (strip_lines={config.rep.strip_lines:g}) but no "
+                         "stoplist was given (it is the stoplist.json beside config.json)")
     if batch_size < 1:
         raise ApplyError(f"batch size must be >= 1, got {batch_size}")
     spark = spark or session()
@@ -653,10 +664,13 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         # 1-2: records -> documents with signatures, band keys, shingle sets
         src = _read_corpus(spark, corpus, files, kind, id_field, text_field, slice_fields)
         fn = lambda it: _sign_batches(it, config=config, kind=kind, id_field=id_field,  # noqa: E731
-                                      text_field=text_field, extra_fields=slice_fields, frequencies=frequencies)
+                                      text_field=text_field, extra_fields=slice_fields, frequencies=frequencies,
+                                      stoplist=stoplist)
         raw = keep(src.mapInArrow(fn, _doc_schema(slice_fields)))
         counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"), F.count("di").alias("docs"),
-                                            F.sum((F.col("size") == 0).cast("long")).alias("empty")).collect()
+                                            F.sum((F.col("size") == 0).cast("long")).alias("empty"),
+                                            F.sum(((F.col("size") > 0) & (F.col("size") < config.min_shingles))
+                                                  .cast("long")).alias("short")).collect()
         offsets, doc_off, line_off, last_f = {}, 0, 0, None
         for r in sorted(counts, key=lambda r: (r["f"], r["bs"])):
             line_off = 0 if r["f"] != last_f else line_off
@@ -671,7 +685,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                                        "f string, bs long, doff long")
         # not persisted: a broadcast join on the persisted (columnar) raw rows, each use reading only its columns
         docs = (raw.where(F.col("di").isNotNull()).join(F.broadcast(off_df), ["f", "bs"])
-                .select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh",
+                .select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh", "tk",
                         *[f"x{k}" for k in range(len(slice_fields))]))
         if docs.groupBy("id").count().where(F.col("count") > 1).limit(1).count():  # the details only when needed
             dup = (docs.groupBy("id").agg(F.count(F.lit(1)).alias("c"), F.sort_array(F.collect_list("row")).alias("rs"))
@@ -686,7 +700,9 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
 
         # 3: candidates by a shuffle on (band, key): bucket sizes first (a counting aggregate), then the rows
         # of the buckets that collide, paired by a self-join in the JVM (no per-bucket Python, no row lists)
-        bands = docs.where(F.col("size") > 0).select("row", F.posexplode("keys").alias("band", "key"))
+        # short documents (calib.short) are left out of banding, as locally
+        bands = docs.where((F.col("size") > 0) & (F.col("size") >= config.min_shingles)).select(
+            "row", F.posexplode("keys").alias("band", "key"))
         hot = keep(bands.groupBy("band", "key").count().where(F.col("count") > 1))
         # --max-pairs bounds the distinct candidate pairs, as locally. The pairs of one band are distinct, so the
         # largest band's count is a lower bound (refused before any pair exists), and the sum over bands an
@@ -714,6 +730,12 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "sig_i", "sig_j", "sh_i", "sh_j")
         verified = joined.mapInArrow(lambda it: _verify_batches(it, config=config, frequencies=frequencies),
                                      "i long, j long, exact double, est double")
+        if config.min_shingles and config.short_docs == "exact":  # short documents: equal normalized text, J = 1
+            ta, tb = docs.where(F.col("tk").isNotNull()).select("row", "tk").alias("a"), docs.select("row", "tk").alias("b")
+            verified = verified.unionByName(
+                ta.join(tb, (F.col("a.tk") == F.col("b.tk")) & (F.col("a.row") < F.col("b.row")))
+                .select(F.col("a.row").alias("i"), F.col("b.row").alias("j"), F.lit(1.0).alias("exact"),
+                        F.lit(1.0).alias("est")))
         verified = keep(verified)
         n_verified = verified.count()
         done("verification")
@@ -758,6 +780,9 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                    "exact_copies": int(copies), "candidate_pairs": int(n_candidates), "verified_pairs": int(n_verified),
                    "clusters_with_removals": int(agg["clusters"]), "proposed_removals": int(agg["n"]),
                    "chained_removals": int(agg["chained"] or 0)}
+        if config.min_shingles:  # calib.short.summary's account, from the counts
+            summary.update(short_summary(np.zeros(0), config.min_shingles, config.short_docs),
+                           short_documents=int(sum(r["short"] or 0 for r in counts)))
         readme = (f"calib apply (spark engine)\n==========================\n\n{NOTICE}\n\nmanifest.parquet: one row "
                   f"per document the configuration {fp} would remove from {corpus}, next to the representative it "
                   f"would keep. summary.json: counts, written last.\n")
@@ -821,11 +846,15 @@ def cli_apply(a) -> int:
     if not _is_local(a.config):
         config, doc = load_config_any(a.config, spark)
         frequencies = _frequencies(doc, a.config, spark)
+    from calib.export import load_stoplist
+    beside = ((lambda name: (_local(a.config).parent / name).read_text(encoding="utf-8")) if _is_local(a.config)
+              else (lambda name: _read_text(spark, f"{a.config.rsplit('/', 1)[0]}/{name}")))
+    stop = load_stoplist(doc, beside, a.config)
     store = _review_store(reviews)
     try:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
                         slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,
-                        frequencies=frequencies,
+                        frequencies=frequencies, stoplist=stop,
                         missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
     except Exception as exc:  # a failed Spark job (truncated .gz, unreadable file): its root cause, one line
         if not type(exc).__module__.startswith(("py4j", "pyspark")):

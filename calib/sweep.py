@@ -36,7 +36,7 @@ import pandas as pd
 from . import _api, lsh
 from .bootstrap import ClusterBootstrap, cluster_units
 from .clusters import Clustering, Representative, cluster_pairs
-from .config import Config, Verify, config_columns, config_from_row  # noqa: F401 (config_from_row: public here too)
+from .config import Config, Verify, config_columns, config_from_row, fill_unset  # noqa: F401 (config_from_row: public here too)
 from .copies import Copies, find_copies, spread
 from .fields import axis
 from .jaccard import TooManyPairs, pairs_jaccard
@@ -50,6 +50,8 @@ from .represent import Representation
 from .samples import Sample
 from .seeds import across_seeds  # noqa: F401  (re-exported: calib.sweep.across_seeds)
 from .shingles import ShingleSets, shingle_hashes
+from .boilerplate import Stoplist, stoplist
+from .short import apply_rule, positive_rule, short_mask, text_keys
 from .truth import Truth, largest_cluster_share, truth_from_sample
 from .weighted_minhash import frequencies_from_sets, pairs_weighted_jaccard, weigh
 
@@ -66,8 +68,10 @@ class Workspace:
     """The expensive, reusable steps for one sample, cached by fingerprint."""
 
     def __init__(self, sample: Sample, *, collapse: bool = True, ignore_categories: Iterable[str] = (),
-                 frequencies: Callable | None = None, frequencies_source: str = "sample"):
+                 frequencies: Callable | None = None, frequencies_source: str = "sample",
+                 line_corpus: list[str] | None = None):
         self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
+        self.line_corpus = line_corpus  # texts whose line counts make the boilerplate stoplist (None: the sample's)
         # weighting idf: the document frequencies come from the sample, or from frequencies(rep) (a named corpus)
         self._frequencies_of = frequencies
         self.frequencies_source = frequencies_source if frequencies is not None else "sample"
@@ -76,6 +80,8 @@ class Workspace:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         self.sample = sample
         self._sets: dict[str, ShingleSets] = {}
+        self._texts: dict[str, tuple[Stoplist, list[str]]] = {}  # boilerplate stripping, per normalization+share
+        self._keys: dict[str, np.ndarray] = {}
         self._copies: dict[str, Copies] = {}
         self._sigs: dict[tuple, np.ndarray] = {}
         self._ref: dict[str, tuple[float, tuple]] = {}
@@ -128,11 +134,22 @@ class Workspace:
         return other
 
     # -- representation ------------------------------------------------------
+    def stripped(self, rep: Representation) -> tuple[Stoplist | None, list[str]]:
+        """The line stoplist of ``rep.strip_lines`` (None: off) and the texts it leaves (calib.boilerplate)."""
+        if not rep.strip_lines:
+            return None, self.sample.texts
+        key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
+        if key not in self._texts:
+            st = stoplist(self.line_corpus if self.line_corpus is not None else self.sample.texts, rep,
+                          rep.strip_lines)
+            self._texts[key] = (st, st.strip_all(self.sample.texts, rep))
+        return self._texts[key]
+
     def sets(self, rep: Representation) -> ShingleSets:
         """The shingle sets, weighted (:class:`calib.weighted_minhash.WeightedSets`) under a weighting."""
         key = rep.shingling_fingerprint()
         if key not in self._sets:
-            self._sets[key] = shingle_hashes(self.sample.texts, rep, unique=True)
+            self._sets[key] = shingle_hashes(self.stripped(rep)[1], rep, unique=True)
         if rep.weighting == "none":
             return self._sets[key]
         wkey = f"{key}:{rep.weighting}"
@@ -153,6 +170,16 @@ class Workspace:
         if rep.weighting == "none":
             return pairs_jaccard(self.sets(rep), i, j)
         return pairs_weighted_jaccard(self.sets(rep), i, j)
+
+    def text_keys(self, rep: Representation) -> np.ndarray:
+        """Digests of the normalized (stripped) texts: the short documents' exact match (calib.short)."""
+        key = rep.shingling_fingerprint()
+        if key not in self._keys:
+            self._keys[key] = text_keys(self.stripped(rep)[1], rep)
+        return self._keys[key]
+
+    def short(self, cfg: Config) -> np.ndarray:
+        return short_mask(self.sets(cfg.rep).sizes(), cfg.min_shingles)
 
     def copies(self, rep: Representation) -> Copies:
         """Groups of documents with identical shingle sets (none when not collapsing)."""
@@ -381,6 +408,14 @@ class Grid:
     max_component: int | None = axis(None, of="max_component", flag="--max-component", parse=_optional_int,
                                      fixed=True, help="giant-component guard: components larger than this are "
                                      "clustered with the star rule and flagged ('none': no guard)")
+    strip_lines: tuple[float, ...] = axis((0.0,), of="rep.strip_lines", flag="--strip-lines", parse=_numbers(float),
+                                          help="boilerplate: shares of documents above which a line is stripped, "
+                                          "e.g. 0,0.01,0.05 (0: off)")
+    min_shingles: tuple[int, ...] = axis((0,), of="min_shingles", flag="--min-shingles", parse=_numbers(int),
+                                         help="minimum lengths in distinct shingles, e.g. 0,5,10 (0: off)")
+    short_docs: str = axis("exclude", of="short_docs", flag="--short-docs", parse=str, fixed=True,
+                           help="short documents: exclude (kept, counted, not examined) or exact (equal "
+                           "normalized text only)")
     max_pairs: int | None = axis(20_000_000, of=None, flag="--max-pairs", parse=_optional_int, fixed=True,
                                  help="candidate pairs above which a split is reported as too loose "
                                  "instead of materialized")
@@ -480,6 +515,19 @@ class Grid:
     def size(self) -> int:
         return sum(1 for _ in self.configs())
 
+    def __str__(self) -> str:
+        return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
+                f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
+                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
+                f"{[v.value for v in self.verify]} x "
+                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
+                f"{f'weightings {list(self.weightings)} x ' if self.weightings != ('none',) else ''}"
+                f"{f'strip_lines {list(self.strip_lines)} x ' if self.strip_lines != (0.0,) else ''}"
+                f"{f'min_shingles {list(self.min_shingles)} ({self.short_docs}) x ' if self.min_shingles != (0,) else ''}"
+                f"thresholds {list(self.thresholds)} x {list(self.policies)} = "
+                f"{self.size()} configs"
+                f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
+
 
 def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
     """A weighting other than none is sketched by the weighted scheme icws and verified by
@@ -494,16 +542,6 @@ def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tup
     if m == "jaccard" and "weighted_jaccard" not in measures:
         kw["measure"] = "weighted_jaccard"
     return kw.get("measure", "jaccard") == "weighted_jaccard"
-
-    def __str__(self) -> str:
-        return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
-                f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
-                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
-                f"{[v.value for v in self.verify]} x "
-                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
-                f"{f'weightings {list(self.weightings)} x ' if self.weightings != ('none',) else ''}thresholds {list(self.thresholds)} x {list(self.policies)} = "
-                f"{self.size()} configs"
-                f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -612,7 +650,15 @@ class _SplitState:
         return hash_sd(*self.pos_hits, self.b, self.r, self.pos_exact, mask)
 
     def positive_verified(self, cfg: Config) -> np.ndarray:
-        return self.pos_candidate & cfg.passes(cfg.similarity(self.pos_sim, self.pos_sim_est))
+        v = self.pos_candidate & cfg.passes(cfg.similarity(self.pos_sim, self.pos_sim_est))
+        return _short_rule(self.ws, cfg, v, self.ws.truth.pos_i, self.ws.truth.pos_j)
+
+
+def _short_rule(ws: Workspace, cfg: Config, verified: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``verified`` flags of pairs (i, j) under the config's minimum length (calib.short)."""
+    if not cfg.min_shingles:
+        return verified
+    return positive_rule(verified, i, j, ws.short(cfg), cfg.short_docs, ws.text_keys(cfg.rep))
 
 
 def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
@@ -622,6 +668,8 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     row["ignored_categories"] = ",".join(ws.ignored_categories)
     row["ignored_pairs"] = int(len(ws.truth.ignored))
     row["largest_group_pair_share"] = ws.largest_group_share
+    if cfg.min_shingles:
+        row["short_documents"] = int(ws.short(cfg).sum())
     covered = st.reference_covers(cfg.threshold)
     row["status"] = ("too_many_pairs" if cfg.verify is Verify.EXACT and not covered else
                      "too_many_candidates" if st.exploded else "ok")
@@ -640,6 +688,10 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         row.update({"pair_recall_macro": np.nan, "expected_pair_recall": np.nan})
     else:
         vi, vj, vs, ve = ver
+        if cfg.min_shingles:
+            short = ws.short(cfg)
+            vi, vj, (vs, ve) = apply_rule(vi, vj, [vs, ve], short, cfg.short_docs,
+                                          ws.text_keys(cfg.rep)[short])
         labels = ws.truth.label(vi, vj)
         pos_verified = st.positive_verified(cfg)
         row.update(pair_metrics(pos_verified, labels))
@@ -647,9 +699,11 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         # Hash-free verification (exact J >= t, or none) leaves the bands the only hash luck in pair recall;
         # its expected value needs no seed then either.
         hash_free = cfg.verify is not Verify.ESTIMATED
+        # the short rule too (an exact-text pair has J = 1: it collides surely)
+        passing = _short_rule(ws, cfg, cfg.passes(st.pos_sim), ws.truth.pos_i, ws.truth.pos_j)
         row.update(counted_rate("pair_recall", ws.trials("positive").counts(pos_verified), boot, macro=True,
-                                hash_sd=st.pos_hash_sd(cfg.passes(st.pos_sim)) if hash_free else None))
-        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, cfg.passes(st.pos_sim))
+                                hash_sd=st.pos_hash_sd(passing) if hash_free else None))
+        row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, passing)
                                        if hash_free else float("nan"))
         lab = labels >= 0
         row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot))
@@ -713,7 +767,10 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)
     progress(1.0, "done")
-    return _fill_unset(pd.DataFrame(rows))
+    out = fill_unset(_fill_unset(pd.DataFrame(rows)))
+    if "short_documents" in out:  # counted where a minimum length is set; no minimum, no short document
+        out["short_documents"] = out["short_documents"].fillna(0).astype(np.int64)
+    return out
 
 
 def _fill_unset(frame: pd.DataFrame) -> pd.DataFrame:
@@ -762,7 +819,7 @@ def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:
     exact = measure.exact(ws.sets(config.rep), i, j)
     est = measure.estimate(sig, ws.sets(config.rep).sizes(), i, j)
     cand = lsh.collides(sig, i, j, config.b, config.r)
-    verified = cand & config.passes(config.similarity(exact, est))
+    verified = _short_rule(ws, config, cand & config.passes(config.similarity(exact, est)), i, j)
     return pd.DataFrame({"i": i, "j": j, "id_a": s.ids[i], "id_b": s.ids[j], "category": cat,
                          "label": ws.truth.label(i, j), "exact": exact, "estimated": est,
                          "candidate": cand, "verified": verified})

@@ -17,6 +17,7 @@ from calib.lsh import parse_splits
 from calib.sweep import Grid, across_seeds, recommend, standing_text
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
+AXES = {f.name: f for f in fields(Grid)}  # issue 24's axes are parsed by their own CLI parsers
 THRESHOLDS = [round(0.05 + 0.05 * k, 2) for k in range(19)]  # 0.05..0.95 (containment of short copies: low)
 HASH_COUNTS = [16, 32, 64, 128, 256, 512]
 
@@ -34,7 +35,9 @@ def grid_defaults(grid: Grid) -> dict:
                        else ", ".join(f"{b}x{r}" for b, r in grid.splits)),
             "thresholds": list(grid.thresholds), "verify": [v.value for v in grid.verify],
             "measures": list(grid.measures), "weightings": list(grid.weightings),
-            "policies": list(grid.policies), "representative": grid.representative}
+            "policies": list(grid.policies), "representative": grid.representative,
+            "strip_lines": ", ".join(f"{x:g}" for x in grid.strip_lines),
+            "min_shingles": ", ".join(str(x) for x in grid.min_shingles), "short_docs": grid.short_docs}
 
 
 DEFAULT_GRID = grid_defaults(Grid())
@@ -90,6 +93,15 @@ def grid_inputs() -> Grid:
     g["seeds"] = c[2].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
                                  help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "
                                       "runs once per seed and the results show the mean and range over seeds")
+    st.markdown("**Boilerplate and short documents**")
+    c = st.columns(4)
+    g["strip_lines"] = c[0].text_input("Strip boilerplate lines (shares)", value=saved["strip_lines"],
+                                       key="g_strip_lines", help=AXES["strip_lines"].metadata["help"])
+    g["min_shingles"] = c[1].text_input("Minimum length (shingles)", value=saved["min_shingles"],
+                                        key="g_min_shingles", help=AXES["min_shingles"].metadata["help"])
+    g["short_docs"] = c[2].selectbox("Short documents", ["exclude", "exact"],
+                                     index=["exclude", "exact"].index(saved["short_docs"]), key="g_short_docs",
+                                     help=AXES["short_docs"].metadata["help"])
     st.session_state[state.GRID] = g
 
     norm = {k: g[k] for k in ("lowercase", "nfkc", "strip_punct", "collapse_ws")}
@@ -107,6 +119,7 @@ def grid_inputs() -> Grid:
                 verify=tuple(g["verify"]), measures=tuple(g["measures"]), weightings=tuple(g["weightings"]),
                 thresholds=tuple(sorted(g["thresholds"])),
                 policies=tuple(g["policies"]), representative=g["representative"],
+                **{n: AXES[n].metadata["parse"](g[n]) for n in ("strip_lines", "min_shingles", "short_docs")},
                 # the representations' own seed is no seeds axis (the same grid as Grid())
                 seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)
 

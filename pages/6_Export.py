@@ -67,8 +67,10 @@ def config_section(cfg, ev, s) -> None:
     ss = st.session_state
     st.subheader("1. Configuration file (config.json)")
     sel = export.selection(ss[state.CONFIG_SOURCE], ss.get(state.BUDGET), ss.get(state.OBJECTIVE))
+    stop = engine.handle().ws.stripped(cfg.rep)[0]  # the sample's boilerplate lines (None: no stripping)
     try:
-        doc = export.config_document(cfg, evaluation=ev, sample=s, sel=sel, reviews=review_evidence_of(s))
+        doc = export.config_document(cfg, evaluation=ev, sample=s, sel=sel, reviews=review_evidence_of(s),
+                                     stoplist=stop)
     except cx.ExportError as exc:
         st.error(f"The config document does not validate: {md(exc)}")
         return
@@ -91,6 +93,10 @@ def config_section(cfg, ev, s) -> None:
         st.code(cx.dumps(doc), language="json")
     st.download_button("Download config.json", export.config_bytes(doc), export.config_filename(cfg),
                        "application/json", key="download_config", type="primary")
+    if stop is not None:  # config.json names it with its sha256: apply reads it from beside config.json
+        st.download_button(f"Download stoplist.json ({count(len(stop), 'line')}; save it beside config.json)",
+                           stop.to_json(cfg.rep).encode("utf-8"), cx.STOPLIST_FILE, "application/json",
+                           key="download_stoplist")
 
 
 def targets_section(cfg, ev) -> None:

@@ -21,6 +21,8 @@ from calib.config import (VERIFY_RULES, Config, Verify, config_columns, config_f
 from calib.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.pairs import decode, first_of_each, pair_codes, unordered_codes
 from calib.minhash import ALIASES, scheme_names
+from calib.boilerplate import Stoplist
+from calib.fields import unset
 from calib.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation
 from calib.samples import Sample
 from calib.sweep import Grid, sweep
@@ -30,7 +32,7 @@ CONFIG_FIELDS = [f for f in fields(Config) if f.name != "rep"]
 
 # A config with every field away from its default, one per verification rule.
 ODD_REP = Representation(shingle="char", k=4, lowercase=False, nfkc=False, strip_punct=True, collapse_ws=False,
-                         hashfunc="mmh3", scheme="datasketch", seed=9, num_perm=64)
+                         hashfunc="mmh3", scheme="datasketch", seed=9, num_perm=64, strip_lines=0.05)
 ODD = [Config(ODD_REP, b=8, r=4, verify=v, threshold=0.65, policy="star", representative="medoid", max_component=7)
        for v in VERIFY_RULES]
 # the containment measure (which keeps the longest document of a cluster)
@@ -39,6 +41,8 @@ ODD += [Config(ODD_REP, b=8, r=4, verify="estimated", threshold=0.65, policy="st
 # weighted MinHash (weighting idf needs the weighted scheme icws and the weighted_jaccard measure)
 ODD += [Config(ODD_REP.with_(scheme="icws", weighting="idf"), b=8, r=4, verify="exact", threshold=0.65,
                policy="star", representative="medoid", max_component=7, measure="weighted_jaccard")]
+# a minimum length (issue 24), matched exactly below it
+ODD += [Config(ODD_REP, b=8, r=4, threshold=0.65, min_shingles=5, short_docs="exact")]
 
 
 def test_every_field_differs_from_its_default_somewhere():
@@ -56,7 +60,7 @@ def test_row_columns_and_round_trip(cfg):
     # a doc_if_set field at its default adds no column (earlier tables keep their bytes)
     want = (["representation"] + [f.name for f in fields(Representation)
                                   if not (f.metadata["doc_if_set"] and getattr(cfg.rep, f.name) == f.default)]
-            + [n for f in CONFIG_FIELDS for n in (f.name, *f.metadata["then"])]
+            + [n for f in CONFIG_FIELDS if not unset(cfg, f) for n in (f.name, *f.metadata["then"])]
             + ["rep_fingerprint", "config_fingerprint"])
     assert list(row) == want
     assert config_from_row(row) == cfg
@@ -70,6 +74,20 @@ def test_row_without_a_later_field_takes_its_default():
     row = config_columns(ODD[0])
     del row["max_component"]
     assert config_from_row(row) == Config(ODD_REP, 8, 4, "exact", 0.65, "star", "medoid", None)
+    # a set-only column (issue 24) left empty in a table's other rows reads as its default
+    row = config_columns(ODD[-1])
+    row.update(min_shingles=float("nan"), short_docs=float("nan"), strip_lines=float("nan"))
+    assert config_from_row(row) == Config(ODD_REP.with_(strip_lines=0.0), b=8, r=4, threshold=0.65)
+
+
+def test_set_only_fields_leave_earlier_rows_documents_and_fingerprints_alone():
+    cfg = ODD[0]
+    bare = Config(ODD_REP.with_(strip_lines=0.0), 8, 4, "exact", 0.65, "star", "medoid", 7)
+    assert "strip_lines" not in config_columns(bare) and "min_shingles" not in config_columns(bare)
+    assert "strip_lines" not in bare.rep.to_dict() and "short_docs" not in bare.doc_sections()
+    assert Config().fingerprint() == "e303eefd4946"  # as recorded before issue 24
+    assert cfg.fingerprint() != bare.fingerprint() != ODD[-1].fingerprint()
+    assert Config(min_shingles=0, short_docs="exact") == Config()  # no minimum: one spelling
 
 
 # -- one verification type, one "no threshold" -------------------------------------------
@@ -163,7 +181,8 @@ def test_document_round_trip(cfg):
         from calib.export import weights_entry
         from calib.weighted_minhash import DocumentFrequencies
         weights = weights_entry(DocumentFrequencies(3, np.array([7], np.uint32), np.array([2])), "sample")
-    doc = json.loads(json.dumps(build_config_doc(cfg, weights=weights)))
+    doc = json.loads(json.dumps(build_config_doc(
+        cfg, weights=weights, stoplist=Stoplist(0.05, 10, ("menu",), (3,)) if cfg.rep.strip_lines else None)))
     validate_doc(doc)
     assert config_from_doc(doc) == cfg
 
@@ -212,12 +231,16 @@ def test_sweep_page_columns_come_from_the_fields():
     assert cols[:1] == ["representation"]
     shown = {f.name for f in [*fields(Representation), *CONFIG_FIELDS] if f.metadata["table"]}
     assert shown | {"s50"} | {"representation"} == set(cols)
-    assert set(cols) <= set(config_columns(Config()))
+    assert set(cols) <= set(config_columns(ODD[-1]))
     # the Sweep page's table (appui.tables.sweep_view) shows them in this order, after the decision columns
     tiny = Sample(docs=pd.DataFrame({"id": ["a", "b"], "text": ["one two three four five six", "one two three"]}))
     frame, _ = sweep_view(sweep(tiny, Grid(num_perms=(16,), splits=((4, 4),), thresholds=(0.5,))))
     shown_cols = list(frame.columns)
-    assert [c for c in shown_cols if c in cols] == cols
+    assert [c for c in shown_cols if c in cols] == [c for c in cols if c in config_columns(Config())]
+    # set-only settings show once a sweep sets them
+    frame, _ = sweep_view(sweep(tiny, Grid(num_perms=(16,), splits=((4, 4),), thresholds=(0.5,),
+                                           strip_lines=(0.0, 0.5), min_shingles=(0, 2))))
+    assert [c for c in frame.columns if c in cols] == cols
 
 
 # -- the grid -------------------------------------------------------------------------------

@@ -302,6 +302,30 @@ def test_containment_refused_before_spark_starts(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("rule", ["exclude", "exact"])
+def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spark, tmp_path, rule):
+    """Issue 24: a corpus with boilerplate lines (the sample's site headers and footers) and short records
+    (real titles, again in capitals): the Spark engine strips the exported stoplist and applies the minimum
+    length as calib apply does: the same manifest rows and summary."""
+    from test_short_docs import short_corpus
+    from calib.boilerplate import stoplist
+    docs = short_corpus()
+    path = tmp_path / "corpus.jsonl"
+    docs.to_json(path, orient="records", lines=True, force_ascii=False)
+    cfg = Config(Representation(shingle="word", k=3, strip_lines=0.02), threshold=0.5, min_shingles=12,
+                 short_docs=rule)
+    stop = stoplist(docs["text"].tolist(), cfg.rep, cfg.rep.strip_lines)
+    assert len(stop) >= 3
+    local = apply_config(cfg, path, stoplist=stop)
+    summary = SA.apply_spark(cfg, str(path), str(tmp_path / "out"), spark=spark, batch_size=64, stoplist=stop)
+    got = _same_rows(tmp_path / "out", local.manifest)
+    assert summary == local.summary() and summary["short_documents"] >= 50
+    short_ids = set(local.ids[(local.sizes > 0) & (local.sizes < 12)])
+    removed_short = set(got["doc_id"]) & short_ids
+    assert (len(removed_short) >= 20) if rule == "exact" else not removed_short
+
+
+@pytest.mark.slow
 def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path):
     """weighting idf: both engines weigh by the same exported document-frequency table (ICWS signatures,
     weighted-Jaccard verification) and propose the same removals."""

@@ -49,9 +49,11 @@ def test_warm_up_progress_on_a_warm_cache():
         warm_up()
     calls = []
     warm_up(progress=lambda fraction, message: calls.append((fraction, message)))
-    assert calls[0] == (0.0, "step 1 of 12: normalization and shingle hashing (every kernel was cached)")
+    from calib.minhash import scheme_names
+    n = 4 + 2 * len(scheme_names()) + 3  # 4 stages, word3 and char3 per scheme, char3 sha1, weighted+containment, evaluation
+    assert calls[0] == (0.0, f"step 1 of {n}: normalization and shingle hashing (every kernel was cached)")
     assert calls[-1] == (1.0, "done: every kernel was cached")
-    assert [f for f, _ in calls] == [k / 12 for k in range(12)] + [1.0]
+    assert [f for f, _ in calls] == [k / n for k in range(n)] + [1.0]
 
 
 def test_app_first_page_shows_compile_progress(monkeypatch):

@@ -57,11 +57,31 @@ class Target:
 def measure_unsupported(config: "Config") -> list[dict]:
     """The unsupported entry every target shares: the tools verify (or band) Jaccard only, so a
     containment config is run, and evaluated, as Jaccard at the same threshold."""
-    if config.measure == "jaccard":
-        return []
-    return [{"field": "/verification/measure", "value": config.measure,
-             "reason": "the tool verifies Jaccard only: it runs (and is evaluated here) as Jaccard at the same "
-                       "threshold; `calib apply --config config.json` runs the containment rule"}]
+    out = [] if config.measure == "jaccard" else [
+        {"field": "/verification/measure", "value": config.measure,
+         "reason": "the tool verifies Jaccard only: it runs (and is evaluated here) as Jaccard at the same "
+                   "threshold; `calib apply --config config.json` runs the containment rule"}]
+    return out + short_and_boilerplate_unsupported(config)
+
+
+# What a tool would need for issue 24's settings (none of them has either; datatrove's pipeline could host both).
+_STRIP_NEED = ("no line stoplist: drop each line whose normalized text is in stoplist.json before the tool "
+               "shingles (datatrove: a filter or formatter step ahead of MinhashDedupSignature would do it)")
+_SHORT_NEED = {"exclude": "every document is sketched: leave documents with fewer than {m} distinct shingles out "
+                          "of the dedup input (they are kept, not removed)",
+               "exact": "every document is sketched: send documents with fewer than {m} distinct shingles to an "
+                        "exact-text dedup instead (datatrove: ExactDedup-style hashing of the normalized text)"}
+
+
+def short_and_boilerplate_unsupported(config: "Config") -> list[dict]:
+    """Boilerplate stripping and the minimum length (calib.boilerplate, calib.short): no target has them."""
+    out = []
+    if config.rep.strip_lines:
+        out.append({"field": "/representation/strip_lines", "value": config.rep.strip_lines, "reason": _STRIP_NEED})
+    if config.min_shingles:
+        out.append({"field": "/short_docs", "value": {"min_shingles": config.min_shingles, "rule": config.short_docs},
+                    "reason": _SHORT_NEED[config.short_docs].format(m=config.min_shingles)})
+    return out
 
 
 def _registry() -> dict[str, Callable[["Config"], Target]]:
@@ -81,9 +101,9 @@ def targets(config: "Config") -> dict[str, Target]:
     MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
     unweighted = _unweighted(config)
     if unweighted is None:
-        return {name: fn(config) for name, fn in _registry().items()}
+        return {name: _without_issue24(fn(config)) for name, fn in _registry().items()}
     from dataclasses import replace
-    return {name: replace(t, unsupported=(*weighting_unsupported(config, name), *t.unsupported))
+    return {name: _without_issue24(replace(t, unsupported=(*weighting_unsupported(config, name), *t.unsupported)))
             for name, t in ((name, fn(unweighted)) for name, fn in _registry().items())}
 
 
@@ -111,6 +131,18 @@ def weighting_unsupported(config: "Config", name: str) -> list[dict]:
              "reason": f"{how}; the snippet runs classic MinHash (scheme prefix) over the unweighted shingles, "
                        "verified by Jaccard at the same threshold, and is evaluated as that; "
                        "`calib apply --config config.json` runs the weighted config"}]
+
+
+def _without_issue24(t: Target) -> Target:
+    """No tool strips boilerplate lines or applies a minimum length (see its ``unsupported``): it is
+    evaluated as it runs, without them."""
+    cfg = t.engine_config
+    if cfg is None or not (cfg.rep.strip_lines or cfg.min_shingles):
+        return t
+    from dataclasses import replace
+    return replace(t, engine_config=replace(cfg, rep=cfg.rep.with_(strip_lines=0.0), min_shingles=0),
+                   engine_note=f"{t.engine_note}; without boilerplate stripping and minimum length (the tool has "
+                               "neither)")
 
 
 EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",
