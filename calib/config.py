@@ -51,6 +51,8 @@ Verify.what = "verification rule"
 VERIFY_RULES = Verify.names()
 
 
+MAX_MIN_SHINGLES = 2**31 - 1  # a shingle count per document: an int32 column in the results rows
+
 def _max_component(v) -> int:
     return int(v)
 
@@ -121,8 +123,8 @@ class Config:
         if self.max_component is not None:
             object.__setattr__(self, "max_component", int(self.max_component))
         m = self.min_shingles
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
-            raise ValueError(f"Config.min_shingles must be an integer >= 0, got {m!r}")
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 0 <= m <= MAX_MIN_SHINGLES:
+            raise ValueError(f"Config.min_shingles must be an integer from 0 to {MAX_MIN_SHINGLES:,}, got {m!r}")
         if self.short_docs not in SHORT_RULES:
             raise ValueError(f"Config.short_docs must be one of {SHORT_RULES}, got {self.short_docs!r}")
         object.__setattr__(self, "min_shingles", int(m))
