@@ -188,6 +188,19 @@ def test_second_pass_is_new_bounded_and_near_the_recommendation():
         assert changed >= 1
 
 
+def test_second_pass_tries_a_threshold_0_1_lower_with_its_steep_splits():
+    # 20,000 short records: the first pass's best was char3 25x5 at 0.55 (recall 0.973, no false
+    # removal) and the grid's next threshold down was 0.3; 0.45 (exact J >= 0.45 holds 99.6% of the
+    # duplicates where 0.55 holds 97.5%) with a split steep there is what reaches 0.99
+    ws = Workspace(person_records(150, seed=4))
+    rep = Representation(shingle="char", k=3)
+    first = sweep_configs(ws, [Config(rep, 25, 5, threshold=0.55)])
+    assert recommend(first) is not None
+    lower = {(c.b, c.r) for c in refine(ws, first) if c.rep == rep and c.threshold == 0.45}
+    passing = ws.positive_jaccard(rep)[ws.positive_jaccard(rep) >= 0.45]
+    steep = steep_splits(float(np.quantile(passing, 0.05)), 128, levels=(0.9, 0.99, 0.999))
+    assert (25, 5) in lower and set(steep) <= lower
+
 def _joins(ws, monkeypatch):
     """The (shingle label, floor) of every reference join the workspace is asked for, in order."""
     asked, real = [], ws.reference_pairs
