@@ -17,9 +17,9 @@ from calib.config import Config, config_from_row
 from calib.export import build_config_doc, validate_doc
 from calib.represent import Representation
 from calib.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
-from calib.search import (grid_from_sample, pareto_front, refine, search, shingles_for_lengths,
-                          steep_splits)
-from calib.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep
+from calib.search import (candidate_budget, grid_from_sample, pareto_front, refine, search, shingles_for_lengths,
+                          steep_splits, sweep_by_shingling)
+from calib.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep, sweep_configs
 from calib.truth import truth_from_sample
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +187,64 @@ def test_second_pass_is_new_bounded_and_near_the_recommendation():
                        c.threshold != best.threshold, (c.b, c.r, c.rep.num_perm) != (best.b, best.r, best.rep.num_perm)])
         assert changed >= 1
 
+
+def test_second_pass_tries_a_threshold_0_1_lower_with_its_steep_splits():
+    # 20,000 short records: the first pass's best was char3 25x5 at 0.55 (recall 0.973, no false
+    # removal) and the grid's next threshold down was 0.3; 0.45 (exact J >= 0.45 holds 99.6% of the
+    # duplicates where 0.55 holds 97.5%) with a split steep there is what reaches 0.99
+    ws = Workspace(person_records(150, seed=4))
+    rep = Representation(shingle="char", k=3)
+    first = sweep_configs(ws, [Config(rep, 25, 5, threshold=0.55)])
+    assert recommend(first) is not None
+    lower = {(c.b, c.r) for c in refine(ws, first) if c.rep == rep and c.threshold == 0.45}
+    passing = ws.positive_jaccard(rep)[ws.positive_jaccard(rep) >= 0.45]
+    steep = steep_splits(float(np.quantile(passing, 0.05)), 128, levels=(0.9, 0.99, 0.999))
+    assert (25, 5) in lower and set(steep) <= lower
+
+def _joins(ws, monkeypatch):
+    """The (shingle label, floor) of every reference join the workspace is asked for, in order."""
+    asked, real = [], ws.reference_pairs
+
+    def spy(rep, floor, *a, **k):
+        asked.append((rep.shingle_label(), floor))
+        return real(rep, floor, *a, **k)
+    monkeypatch.setattr(ws, "reference_pairs", spy)
+    return asked
+
+
+def test_each_shingling_joins_from_its_own_lowest_threshold(monkeypatch):
+    # word2 at 0.1 beside char3 at 0.5/0.7: one sweep_configs call starts char3's exact join at 0.1
+    # (on 20,000 short records most pairs: past the pair budget, then joined again); per shingling
+    # it starts at 0.5, and every labeled metric stays the same
+    s = person_records(150, seed=5)
+    char3, word2 = Representation(shingle="char", k=3), Representation(shingle="word", k=2)
+    configs = ([Config(char3, 32, 4, threshold=t) for t in (0.5, 0.7)]
+               + [Config(word2, 32, 4, threshold=0.1), Config(char3, 16, 8, threshold=0.7)])
+    ws_one, ws_each = Workspace(s), Workspace(s)
+    one_asked, each_asked = _joins(ws_one, monkeypatch), _joins(ws_each, monkeypatch)
+    one = sweep_configs(ws_one, configs)
+    each = sweep_by_shingling(ws_each, configs, 20_000_000)
+    assert one_asked[0] == ("char3", 0.1)
+    assert {f for label, f in each_asked if label == "char3"} == {0.5} and ("word2", 0.1) in each_asked
+    assert list(each["config_fingerprint"]) == [c.fingerprint() for c in (configs[0], configs[1], configs[3],
+                                                                          configs[2])]  # grouped, in order
+    cols = ["pair_recall", "false_removal_rate", "candidate_recall", "removed"]
+    pd.testing.assert_frame_equal(one.set_index("config_fingerprint").loc[each["config_fingerprint"], cols],
+                                  each.set_index("config_fingerprint")[cols])
+
+
+def test_candidate_budget_keeps_the_split_short_records_need_at_20000():
+    # the steepest 128-hash char3 split whose S-curve makes >= 99% of the duplicates candidates
+    # (recall 0.99 needs it), its expected candidates scaled from this sample to 20,000 records
+    # (pairs grow as n^2) must fit the budget; at 50 a document (1 million) it did not (~2 million)
+    ws = Workspace(person_records(1500, seed=0))
+    rep = Representation(shingle="char", k=3)
+    dup_j, neg_j = ws.positive_jaccard(rep), ws.negative_jaccard(rep)
+    enough = [(128 // r, r) for r in range(1, 33) if np.mean(lsh.s_curve(dup_j, 128 // r, r)) >= 0.99]
+    b, r = max(enough, key=lambda s: s[1])
+    load_20k = float(np.mean(lsh.s_curve(neg_j, b, r))) * 20_000 * 19_999 / 2
+    assert 1_000_000 < load_20k <= candidate_budget(20_000)
+    assert candidate_budget(100) == 100_000
 
 # --- end to end -------------------------------------------------------------
 
