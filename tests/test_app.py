@@ -66,19 +66,23 @@ def metric(at, label: str) -> str:
     raise AssertionError(f"no metric {label!r} in {[m.label for m in at.metric]}")
 
 
-def small_sweep(at, splits: str = "16x8, 12x8, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",)) -> AppTest:
-    """A small grid: word 5-grams, 128 hashes, three splits, two thresholds (by default)."""
+def small_sweep(at, splits: str = "16x8, 12x8, 8x16", thresholds=(0.7, 0.8), measures=("jaccard",),
+                num_perms=(128,), more: dict | None = None, timeout: float | None = None) -> AppTest:
+    """A small grid: word 5-grams, 128 hashes, three splits, two thresholds (by default);
+    ``more``: other multiselects of the form (key -> values)."""
     at.switch_page("pages/2_Sweep.py").run()
     at.multiselect(key="g_word_k").set_value([5])
     at.multiselect(key="g_char_k").set_value([])
-    at.multiselect(key="g_num_perms").set_value([128])
+    at.multiselect(key="g_num_perms").set_value(list(num_perms))
     at.radio(key="g_split_mode").set_value("a list")
     at.run()
     at.text_input(key="g_splits").set_value(splits)
     at.multiselect(key="g_thresholds").set_value(list(thresholds))
     at.multiselect(key="g_measures").set_value(list(measures))
+    for key, values in (more or {}).items():
+        at.multiselect(key=key).set_value(list(values))
     at.run()
-    at.button(key="run_sweep").click().run()
+    at.button(key="run_sweep").click().run(timeout=timeout)
     assert not at.exception, at.exception
     assert not errors(at), errors(at)
     return at

@@ -8,7 +8,7 @@ import streamlit as st
 
 from calib.config import Config, config_from_row
 from calib.represent import Representation
-from test_app import errors, start  # noqa: F401  (helpers only: no test is imported)
+from test_app import errors, small_sweep, start  # noqa: F401  (helpers only: no test is imported)
 
 
 @pytest.fixture(autouse=True)
@@ -23,18 +23,7 @@ def _clean(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_sweep_page_sweeps_weighting_and_curves_show_weighted_jaccard():
-    at = start()
-    at.switch_page("pages/2_Sweep.py").run()
-    at.multiselect(key="g_word_k").set_value([5])
-    at.multiselect(key="g_char_k").set_value([])
-    at.multiselect(key="g_num_perms").set_value([32])
-    at.radio(key="g_split_mode").set_value("a list")
-    at.run()
-    at.text_input(key="g_splits").set_value("8x4")
-    at.multiselect(key="g_thresholds").set_value([0.5])
-    at.multiselect(key="g_weightings").set_value(["none", "idf"])
-    at.run()
-    at.button(key="run_sweep").click().run(timeout=300)
+    at = small_sweep(start(), "8x4", (0.5,), num_perms=(32,), more={"g_weightings": ["none", "idf"]}, timeout=300)
     assert not at.exception, at.exception
     assert not errors(at), errors(at)
     results = at.session_state["calib_results"]
