@@ -105,35 +105,6 @@ def candidate_budget(n: int) -> int:
     return max(100_000, 200 * n)
 
 
-def sweep_by_shingling(ws, configs: list[Config], max_pairs: int | None, *, progress=None,
-                       default_floor: float | None = None) -> pd.DataFrame:
-    """:func:`calib.sweep.sweep_configs` once per shingling (rows in the configurations' order of
-    first appearance), so that each one's exact reference join starts at its own lowest threshold:
-    on one call every representation's join starts at the lowest threshold of any (0.1 for word2
-    on short records), and a char3 join down there holds most of the pairs (20,000 records: tens of
-    millions, past the pair budget, then joined again higher)."""
-    from .sweep import _fill_unset, fill_unset, sweep_configs
-    progress = progress or (lambda f, m: None)
-    groups: dict[str, list[Config]] = {}
-    for c in configs:
-        groups.setdefault(c.rep.shingling_fingerprint(), []).append(c)
-    parts, done = [], 0
-    progress(0.0, f"{len(configs)} configurations")
-    for cfgs in groups.values():
-        def step(f, m, start=done, k=len(cfgs)):  # each part's own start and end lines are not the sweep's
-            if m not in (f"{k} configurations", "done"):
-                progress((start + f * k) / len(configs), m)
-        parts.append(sweep_configs(ws, cfgs, max_pairs, default_floor=default_floor, progress=step))
-        done += len(cfgs)
-    progress(1.0, "done")
-    if len(parts) < 2:
-        return parts[0] if parts else sweep_configs(ws, [], max_pairs)
-    out = fill_unset(_fill_unset(pd.concat(parts, ignore_index=True)))  # a column one part lacks: its default
-    if "short_documents" in out:
-        out["short_documents"] = out["short_documents"].fillna(0).astype(np.int64)
-    return out
-
-
 def useful(ws, configs) -> tuple[list[Config], int]:
     """(the configurations worth sweeping, how many were not): a threshold below its
     representation's and measure's floor lets nearly every labeled non-duplicate pass (the
@@ -366,6 +337,7 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
             progress=None) -> tuple[pd.DataFrame, int]:
     """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
     from .seeds import across_seeds
+    from .sweep import sweep_configs
     first = first if "search_pass" in first else first.assign(search_pass=1)
     more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
                   objective=objective, num_perm_cap=num_perm_cap)
@@ -374,7 +346,7 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
         more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
     if not more:
         return first, 0
-    second = sweep_by_shingling(ws, more, max_pairs, progress=progress)
+    second = sweep_configs(ws, more, max_pairs, progress=progress)
     return pd.concat([first, second.assign(search_pass=2)], ignore_index=True), len(more)
 
 
@@ -386,7 +358,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     the grid's configurations :func:`useful` rejects (default: when the sample chose an axis; a
     grid given whole is swept whole)."""
     from .seeds import across_seeds
-    from .sweep import Grid, _workspace, recommend
+    from .sweep import Grid, _workspace, recommend, sweep_configs
     ws = _workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
@@ -394,8 +366,8 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         grid, choice = grid_from_sample(ws, grid, given=given)
     configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
         else (list(grid.configs()), 0)
-    first = sweep_by_shingling(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
-                               progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
+    first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
+                          progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
 
     def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does

@@ -750,10 +750,13 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
     ``default_floor``: the reference join's floor for a measure with no exact-verified configuration
     (default: its lowest threshold)."""
     progress = progress or _no_progress
+    # each shingling's reference join for a measure starts at its own lowest exact threshold: one floor
+    # for all (word2's 0.1 beside char3's 0.5 on short records) joins char3 down to 0.1, most pairs
     floors = {}
-    for m in sorted({c.measure for c in configs}):  # each measure's reference join starts at its lowest exact threshold
-        exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT and c.measure == m]
-        floors[m] = sorted(set(exact_ts)) if exact_ts else [default_floor if default_floor is not None else min(
+    for key in dict.fromkeys((c.rep.shingling_fingerprint(), c.measure) for c in configs):
+        exact_ts = [c.threshold for c in configs if c.verify is Verify.EXACT
+                    and (c.rep.shingling_fingerprint(), c.measure) == key]
+        floors[key] = sorted(set(exact_ts)) if exact_ts else [default_floor if default_floor is not None else min(
             (c.threshold for c in configs if c.threshold is not None), default=1.0)]
     groups: dict[tuple, list[Config]] = {}
     for c in configs:
@@ -762,7 +765,7 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
     progress(0.0, f"{len(configs)} configurations")
     for (rep, b, r, m), cfgs in groups.items():
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
-        st = _SplitState(ws, rep, b, r, floors[m], max_pairs, m)
+        st = _SplitState(ws, rep, b, r, floors[rep.shingling_fingerprint(), m], max_pairs, m)
         for cfg in cfgs:
             rows.append(_score(ws, st, cfg))
         done += len(cfgs)

@@ -18,7 +18,7 @@ from calib.export import build_config_doc, validate_doc
 from calib.represent import Representation
 from calib.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
 from calib.search import (candidate_budget, grid_from_sample, pareto_front, refine, search, shingles_for_lengths,
-                          steep_splits, sweep_by_shingling)
+                          steep_splits)
 from calib.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep, sweep_configs
 from calib.truth import truth_from_sample
 
@@ -213,24 +213,21 @@ def _joins(ws, monkeypatch):
 
 
 def test_each_shingling_joins_from_its_own_lowest_threshold(monkeypatch):
-    # word2 at 0.1 beside char3 at 0.5/0.7: one sweep_configs call starts char3's exact join at 0.1
+    # word2 at 0.1 beside char3 at 0.5/0.7: one floor for all would start char3's exact join at 0.1
     # (on 20,000 short records most pairs: past the pair budget, then joined again); per shingling
-    # it starts at 0.5, and every labeled metric stays the same
+    # it starts at 0.5, and every labeled metric is the one of a sweep of char3's configurations alone
     s = person_records(150, seed=5)
     char3, word2 = Representation(shingle="char", k=3), Representation(shingle="word", k=2)
     configs = ([Config(char3, 32, 4, threshold=t) for t in (0.5, 0.7)]
                + [Config(word2, 32, 4, threshold=0.1), Config(char3, 16, 8, threshold=0.7)])
-    ws_one, ws_each = Workspace(s), Workspace(s)
-    one_asked, each_asked = _joins(ws_one, monkeypatch), _joins(ws_each, monkeypatch)
-    one = sweep_configs(ws_one, configs)
-    each = sweep_by_shingling(ws_each, configs, 20_000_000)
-    assert one_asked[0] == ("char3", 0.1)
+    ws_each = Workspace(s)
+    each_asked = _joins(ws_each, monkeypatch)
+    each = sweep_configs(ws_each, configs)
     assert {f for label, f in each_asked if label == "char3"} == {0.5} and ("word2", 0.1) in each_asked
-    assert list(each["config_fingerprint"]) == [c.fingerprint() for c in (configs[0], configs[1], configs[3],
-                                                                          configs[2])]  # grouped, in order
+    alone = sweep_configs(Workspace(s), [c for c in configs if c.rep == char3])
     cols = ["pair_recall", "false_removal_rate", "candidate_recall", "removed"]
-    pd.testing.assert_frame_equal(one.set_index("config_fingerprint").loc[each["config_fingerprint"], cols],
-                                  each.set_index("config_fingerprint")[cols])
+    pd.testing.assert_frame_equal(alone.set_index("config_fingerprint")[cols],
+                                  each.set_index("config_fingerprint").loc[alone["config_fingerprint"], cols])
 
 
 def test_candidate_budget_keeps_the_split_short_records_need_at_20000():
