@@ -6,8 +6,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from calib import lsh
-from calib.minhash import estimate_sd
+from calib.candidates import lsh
+from calib.sketches.minhash import estimate_sd
 
 PCT = ".0%"
 # Vega label expression: 0, 750, 12k, 1.5M (a shared SI prefix wrote 0 as "0M")

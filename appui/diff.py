@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from calib.represent import Representation, normalize, shingle_strings
+from calib.sketches.represent import Representation, normalize, shingle_strings
 
 MAX_UNITS = {"word": 4000, "char": 20000}
 STYLE = ("<style>.calib-diff{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.82rem;"

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calib import clusters as cl
-from calib.config import Config, Representative
-from calib.measures import get_measure
-from calib.represent import Representation
-from calib.samples import Sample
-from calib.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
+from calib.clusters import clustering as cl
+from calib.search.config import Config, Representative
+from calib.verification.measures import get_measure
+from calib.sketches.represent import Representation
+from calib.reading.samples import Sample
+from calib.search.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
 from calib.warmup import cold_kernels, warm_up
 
 from . import state
@@ -101,7 +101,7 @@ def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _sample_grid(content_hash: str, _h: Handle) -> tuple[Grid, str]:
-    from calib.search import grid_from_sample
+    from calib.search.from_sample import grid_from_sample
     with _h.lock:
         grid, choice = grid_from_sample(_h.ws)
     return grid, choice.text(grid)
@@ -115,7 +115,7 @@ def sample_grid() -> tuple[Grid, str]:
 def run_search(grid: Grid, progress=None):
     """The form's grid swept as ``calib sweep`` sweeps it: when it is still the sample's own choice,
     without the configurations the search skips (``calib.search.useful``)."""
-    from calib.search import CHOSEN_AXES, search
+    from calib.search.from_sample import CHOSEN_AXES, search
     h = handle()
     with h.lock:
         return search(h.ws, grid, given=CHOSEN_AXES, second_pass=False, skip=grid == sample_grid()[0],
@@ -124,7 +124,7 @@ def run_search(grid: Grid, progress=None):
 
 def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, progress=None):
     """``results`` with the second pass around their recommended row and front appended, and how many it added."""
-    from calib.search import refined
+    from calib.search.from_sample import refined
     h = handle()
     with h.lock:
         cats = results["ignored_categories"].iloc[0] if "ignored_categories" in results and len(results) else ""
@@ -142,7 +142,7 @@ def agreement(decisions: pd.DataFrame, sample) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _agreement(key: tuple, sample_hash: str | None, _decisions: pd.DataFrame, _sample) -> pd.DataFrame:
-    from calib.agreement import agreement_table, sample_categories
+    from calib.review.agreement import agreement_table, sample_categories
     return agreement_table(_decisions, sample_categories(_sample, _decisions) if _sample is not None else None)
 
 
@@ -157,7 +157,7 @@ def contested_sensitivity(results: pd.DataFrame, contested: pd.DataFrame, budget
 @st.cache_data(show_spinner=False, max_entries=16)
 def _contested_sensitivity(content_hash: str, fingerprints: tuple, pairs: tuple, budget: float, _h: Handle,
                            _results: pd.DataFrame) -> pd.DataFrame:
-    from calib.sensitivity import contested_sensitivity
+    from calib.search.sensitivity import contested_sensitivity
     with _h.lock:
         cats = _results["ignored_categories"].iloc[0] if "ignored_categories" in _results else ""
         ws = _h.ws.ignoring(tuple(c for c in str(cats or "").split(",") if c))  # the labels the sweep used
@@ -179,8 +179,8 @@ def evaluation(cfg: Config | None = None) -> Evaluation:
 def target_evidence(cfg: Config) -> dict[str, dict]:
     """Each production target's figures on the sample, computed as that target runs ``cfg``
     (``calib.targets.evidence``; every variant is a cached evaluation)."""
-    from calib import targets as T
-    from calib.jsondoc import json_value
+    from calib.production import targets as T
+    from calib.base.jsondoc import json_value
     out = {}
     for name, t in T.targets(cfg).items():
         if t.engine_config is None:
@@ -246,7 +246,7 @@ def policies(ev: Evaluation) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _slices(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) -> pd.DataFrame:
-    from calib.sweep import slice_breakdown
+    from calib.search.sweep import slice_breakdown
     return slice_breakdown(_ev, _h.ws.sample)
 
 
@@ -258,7 +258,7 @@ def slices(ev: Evaluation) -> pd.DataFrame:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _manifest(content_hash: str, config_fp: str, reviews_stamp: tuple, _ev: Evaluation, _h: Handle,
               _latest: pd.DataFrame | None) -> pd.DataFrame:
-    from calib.manifest import manifest
+    from calib.production.manifest import manifest
     return manifest(_ev, _h.ws.sample, review_store=_latest)
 
 

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from calib.samples import SampleError
+from calib.reading.samples import SampleError
 
 from .paths import PathNotAllowed
 from .text import md

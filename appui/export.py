@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from calib import atomic
-from calib import export as cx
-from calib import targets as T
-from calib.config import Config, Verify
-from calib.manifest import MANIFEST_COLUMNS
+from calib.base import atomic
+from calib.production import export as cx
+from calib.production import targets as T
+from calib.search.config import Config, Verify
+from calib.production.manifest import MANIFEST_COLUMNS
 
 MANIFEST_FILES = ("manifest.csv", "manifest.parquet")
 

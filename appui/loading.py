@@ -14,7 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from calib.samples import DOC_EXTENSIONS, SAMPLE_DIR, Sample, SampleError, load_sample
+from calib.reading.samples import DOC_EXTENSIONS, SAMPLE_DIR, Sample, SampleError, load_sample
 
 from .paths import resolve_allowed
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.review import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
-from calib.review_pg import is_postgres_url, redact_url, url_password
-from calib.samples import REPO_ROOT, Sample, pair_frame
-from calib.sweep import Evaluation
+from calib.review.store import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
+from calib.review.postgres import is_postgres_url, redact_url, url_password
+from calib.reading.samples import REPO_ROOT, Sample, pair_frame
+from calib.search.sweep import Evaluation
 
 from .paths import ENV_VAR as PATHS_ENV_VAR
 from .paths import allowed_roots, unique_resolved
@@ -121,7 +121,7 @@ def opened_store(db: str):
     None, with the reason shown, when it cannot be opened."""
     import streamlit as st
 
-    from calib.review import open_review_store
+    from calib.review.store import open_review_store
 
     from .errors import message
     from .text import md
@@ -143,7 +143,7 @@ def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
     are kept in plain session keys, so they hold across pages for the browser session."""
     import streamlit as st
 
-    from calib.overlap import DEFAULT_SHARE
+    from calib.review.overlap import DEFAULT_SHARE
 
     from . import state
     from .text import md
@@ -186,7 +186,7 @@ def need_reviewer() -> None:
 
 def label_counts_line(counts) -> str:
     """How the reviews become labels, said wherever they do (Review, Label, Sweep pages)."""
-    from calib.adjudication import RULE
+    from calib.review.adjudication import RULE
     return (f"{counts.used:,} label(s) used: {counts.adjudicated:,} adjudicated, {counts.unanimous:,} unanimous; "
             f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
 
@@ -199,7 +199,7 @@ def remember_review_labels(sample_hash: str, decisions: pd.DataFrame, counts) ->
     page reports how the recommendation moves if the contested pairs went either way."""
     import streamlit as st
 
-    from calib.adjudication import pair_verdicts
+    from calib.review.adjudication import pair_verdicts
     v = pair_verdicts(decisions)
     st.session_state[REVIEW_LABELS] = {"hash": sample_hash, "counts": counts,
                                        "contested": v.loc[v["status"] == "contested", ["id_a", "id_b"]]

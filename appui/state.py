@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from calib.config import Config
-from calib.samples import Sample
+from calib.search.config import Config
+from calib.reading.samples import Sample
 
 from .loading import Loaded, load_shipped
 from .text import md

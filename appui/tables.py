@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from calib.config import table_columns
+from calib.search.config import table_columns
 
 MARK = "mark"
 MARK_WIDTH = 120  # px: the longest mark, "★ recommended", whole (it was cut to "★ curr")

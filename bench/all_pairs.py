@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _corpus import documents_with_near_duplicates  # noqa: E402
 
-from calib.jaccard import all_pairs_above  # noqa: E402
-from calib.represent import Representation  # noqa: E402
-from calib.shingles import shingle_hashes  # noqa: E402
+from calib.verification.jaccard import all_pairs_above  # noqa: E402
+from calib.sketches.represent import Representation  # noqa: E402
+from calib.sketches.shingles import shingle_hashes  # noqa: E402
 
 
 def main() -> None:

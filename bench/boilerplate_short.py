@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.config import Config
-from calib.represent import Representation
-from calib.samples import from_frames, load_sample
-from calib.stats import wilson
-from calib.sweep import Workspace, evaluate, slice_breakdown
+from calib.search.config import Config
+from calib.sketches.represent import Representation
+from calib.reading.samples import from_frames, load_sample
+from calib.estimates.stats import wilson
+from calib.search.sweep import Workspace, evaluate, slice_breakdown
 
 ROOT = Path(__file__).resolve().parents[1]
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)

@@ -22,10 +22,10 @@ import argparse
 import time
 from pathlib import Path
 
-from calib.containment import pairs_containment
-from calib.represent import Representation
-from calib.samples import load_clough
-from calib.sweep import Grid, Workspace, recommend, sweep
+from calib.verification.containment import pairs_containment
+from calib.sketches.represent import Representation
+from calib.reading.samples import load_clough
+from calib.search.sweep import Grid, Workspace, recommend, sweep
 
 REPS = (Representation(shingle="word", k=1), Representation(shingle="word", k=2),
         Representation(shingle="word", k=3), Representation(shingle="char", k=5),

@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calib.config import config_from_row  # noqa: E402
-from calib.samples import load_sample  # noqa: E402
-from calib.sweep import Grid, Workspace, recommend, sweep  # noqa: E402
+from calib.search.config import config_from_row  # noqa: E402
+from calib.reading.samples import load_sample  # noqa: E402
+from calib.search.sweep import Grid, Workspace, recommend, sweep  # noqa: E402
 
 
 def main() -> None:

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def one(kind: str, corpus: str, records: int) -> dict:
     from bench.short_records import person_records
-    from calib.samples import load_sample
-    from calib.search import search
-    from calib.sweep import Grid, Workspace, recommend, sweep
+    from calib.reading.samples import load_sample
+    from calib.search.from_sample import search
+    from calib.search.sweep import Grid, Workspace, recommend, sweep
     sample = load_sample(ROOT / "data" / "sample") if corpus == "sample" else person_records(int(records / 1.6))
     t0 = time.perf_counter()
     ws = Workspace(sample)

@@ -27,13 +27,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calib.config import Config  # noqa: E402
-from calib.draw import draw, more, read_drawn, write_drawn  # noqa: E402
-from calib.represent import Representation  # noqa: E402
-from calib.samples import Sample, load_sample  # noqa: E402
-from calib.sweep import Workspace, evaluate  # noqa: E402
-from calib.truth import label_names  # noqa: E402
-from calib.weighted import design_pairs, next_labels  # noqa: E402
+from calib.search.config import Config  # noqa: E402
+from calib.labeling.draw import draw, more, read_drawn, write_drawn  # noqa: E402
+from calib.sketches.represent import Representation  # noqa: E402
+from calib.reading.samples import Sample, load_sample  # noqa: E402
+from calib.search.sweep import Workspace, evaluate  # noqa: E402
+from calib.clusters.truth import label_names  # noqa: E402
+from calib.labeling.weighted import design_pairs, next_labels  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample"
 CONFIG = Config(rep=Representation(shingle="char", k=5), b=16, r=8, threshold=0.8)

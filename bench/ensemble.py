@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from datasketch import MinHash, MinHashLSHEnsemble  # noqa: E402
 
-from calib.containment import all_pairs_containment_above  # noqa: E402
-from calib.ensemble import Ensemble, ensemble_directed, ensemble_pairs  # noqa: E402
-from calib.minhash import signatures  # noqa: E402
+from calib.verification.containment import all_pairs_containment_above  # noqa: E402
+from calib.candidates.ensemble import Ensemble, ensemble_directed, ensemble_pairs  # noqa: E402
+from calib.sketches.minhash import signatures  # noqa: E402
 from test_containment import nested_sets  # noqa: E402
 
 

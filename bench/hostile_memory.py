@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.memory_bounds import run_measured  # noqa: E402
-from calib.budget import BAND_BYTES  # noqa: E402
+from calib.base.budget import BAND_BYTES  # noqa: E402
 
 
 def write_group_corpus(path: Path, copies: int = 30_000, others: int = 30_000, seed: int = 0) -> None:
@@ -55,9 +55,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "hostile_memory.md"))
     ap.add_argument("--banding-docs", type=int, default=5000)
     a = ap.parse_args()
-    from calib.config import Config
-    from calib.export import write_config
-    from calib.represent import Representation
+    from calib.search.config import Config
+    from calib.production.export import write_config
+    from calib.sketches.represent import Representation
     lines = ["# Issue 28 part A: memory of a large group, estimator against measured peaks", "",
              "Fresh interpreter per command; peak RSS = `ru_maxrss` of `os.wait4` on it alone "
              "(`bench/hostile_memory.py`).", ""]

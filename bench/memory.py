@@ -108,8 +108,8 @@ def rss_now_mb() -> float:
 def child(path: str, n: int, batch: int, matrix: str, tmp: str) -> dict:
     import numpy as np
 
-    from calib.minhash import signatures_from_texts
-    from calib.represent import Representation
+    from calib.sketches.minhash import signatures_from_texts
+    from calib.sketches.represent import Representation
 
     rep = Representation(shingle="word", k=5, num_perm=NUM_PERM)
     signatures_from_texts(["warm up the compiled kernels once"], rep)  # JIT / cache load, not measured as data
@@ -213,8 +213,8 @@ APPLY_HEADING = "# Peak memory of `calib apply`"
 
 
 def apply_config_obj():
-    from calib.config import Config
-    from calib.represent import Representation
+    from calib.search.config import Config
+    from calib.sketches.represent import Representation
 
     return Config(Representation(shingle="word", k=5, num_perm=NUM_PERM), b=16, r=8, verify="exact",
                   threshold=0.8, policy="connected", representative="first")
@@ -268,11 +268,11 @@ def profile_child(config_path: str, corpus: str, batch: int) -> dict:
     import gc
     import tracemalloc
 
-    import calib.apply as A
-    import calib.clusters  # noqa: F401
-    import calib.export as E
-    import calib.lsh as L
-    from calib.export import load_config
+    import calib.production.engines.local as A
+    import calib.clusters.clustering  # noqa: F401
+    import calib.production.export as E
+    import calib.candidates.lsh as L
+    from calib.production.export import load_config
 
     config, _ = load_config(config_path)
     # warm up: JIT caches, lazy imports, parquet writer (a 3-document apply)
@@ -346,7 +346,7 @@ def run_profile(config: Path, corpus: Path, batch: int) -> dict:
 
 
 def main_apply(a, sizes: list[int], words: list[str]) -> None:
-    from calib.export import write_config
+    from calib.production.export import write_config
 
     rows, profile = [], None
     with tempfile.TemporaryDirectory(prefix="calib-mem-apply-") as tmp:

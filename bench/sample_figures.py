@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from appui.reviews import action_pairs  # noqa: E402
-from calib.config import Config, config_from_row  # noqa: E402
-from calib.review import review_queue  # noqa: E402
-from calib.samples import load_sample, summary  # noqa: E402
-from calib.search import search  # noqa: E402
-from calib.sweep import Grid, Workspace, evaluate, recommend, sweep  # noqa: E402
+from calib.search.config import Config, config_from_row  # noqa: E402
+from calib.review.store import review_queue  # noqa: E402
+from calib.reading.samples import load_sample, summary  # noqa: E402
+from calib.search.from_sample import search  # noqa: E402
+from calib.search.sweep import Grid, Workspace, evaluate, recommend, sweep  # noqa: E402
 
 
 def removal_figures(ws: Workspace, config: Config) -> dict:
@@ -31,7 +31,7 @@ def removal_figures(ws: Workspace, config: Config) -> dict:
     ev = evaluate(ws, config)
     row = ev.row
     sets = ws.sets(config.rep)
-    from calib.measures import get_measure
+    from calib.verification.measures import get_measure
     exact = lambda i, j: get_measure(config.measure).exact(sets, i, j)  # noqa: E731
     pairs = action_pairs(ev, ws.sample, exact)
     pairs["label"] = ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
@@ -65,7 +65,7 @@ def main() -> None:
     default = Config()
     print(f"app default: {default}")
     print(f"  {removal_figures(ws, default)}")
-    from calib import targets
+    from calib.production import targets
     got = targets.evidence(ws, default, evaluation=evaluate(ws, default))
     print("  as each production target runs it (removed, false, unlabeled): " + ", ".join(
         f"{name} {e['removed']}/{e['false_removals']}/{e['unlabeled_removals']}" for name, e in got.items()))

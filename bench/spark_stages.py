@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--master", default="local[2]")
     a = ap.parse_args()
-    from calib import spark_apply as SA
+    from calib.production.engines import spark as SA
 
     with tempfile.TemporaryDirectory(prefix="calib-spark-stages-") as tmp:
         corpus = Path(tmp) / "corpus.jsonl"

@@ -23,9 +23,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calib.represent import Representation  # noqa: E402
-from calib.samples import from_frames, load_sample  # noqa: E402
-from calib.sweep import Grid, Workspace, sweep  # noqa: E402
+from calib.sketches.represent import Representation  # noqa: E402
+from calib.reading.samples import from_frames, load_sample  # noqa: E402
+from calib.search.sweep import Grid, Workspace, sweep  # noqa: E402
 
 
 def ten_thousand(n_docs: int):

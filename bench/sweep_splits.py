@@ -31,11 +31,11 @@ import numba
 import numpy as np
 
 from bench._corpus import documents_with_near_duplicates
-from calib.lsh import (TooManyCandidates, _count_pairs, _first_counts, _first_pairs, band_keys,
-                       candidate_pairs, s_at_probability, splits)
-from calib.minhash import signatures
-from calib.represent import Representation
-from calib.shingles import shingle_hashes
+from calib.candidates.lsh import (TooManyCandidates, _count_pairs, _first_counts, _first_pairs, band_keys,
+    candidate_pairs, s_at_probability, splits)
+from calib.sketches.minhash import signatures
+from calib.sketches.represent import Representation
+from calib.sketches.shingles import shingle_hashes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "sweep_splits.md"
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from calib import targets as T
-from calib.config import Config
-from calib.samples import load_sample
-from calib.sweep import Workspace, evaluate
+from calib.production import targets as T
+from calib.search.config import Config
+from calib.reading.samples import load_sample
+from calib.search.sweep import Workspace, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -39,7 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "team_review.md"))
     a = ap.parse_args()
-    from calib.agreement import agreement_table
+    from calib.review.agreement import agreement_table
     lines = ["# Reviewing as a team: cost", "", "## Kappa table (overall + categories + per reviewer, 1,000 resamples)",
              "", "| double-reviewed pairs | reviewers | method | kappa [95% CI] | seconds |", "|---|---|---|---|---|"]
     for n in (200, 2000, 20000):
@@ -50,10 +50,10 @@ def main() -> None:
             s = time.perf_counter() - t
             lines.append(f"| {n:,} | {raters} | {o['method']} | {o['kappa']:.3f} [{o['low']:.3f}, {o['high']:.3f}] "
                          f"| {s:.2f} |")
-    from calib.samples import SAMPLE_DIR, load_sample
-    from calib.search import grid_from_sample
-    from calib.sensitivity import contested_sensitivity
-    from calib.sweep import Workspace, sweep
+    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.search.from_sample import grid_from_sample
+    from calib.search.sensitivity import contested_sensitivity
+    from calib.search.sweep import Workspace, sweep
     s = load_sample(SAMPLE_DIR)
     ws = Workspace(s)
     grid = grid_from_sample(ws)[0]

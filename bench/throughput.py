@@ -39,11 +39,11 @@ from datasketch import MinHash
 
 import rensa
 from bench._corpus import documents, licence_paragraphs
-from calib import chunks
-from calib.encode import encode
-from calib.minhash import get_scheme, signatures_from_texts
-from calib.represent import Representation, normalize
-from calib.shingles import _count, _hash_spans, shingle_hashes, text_chunks
+from calib.sketches import chunks
+from calib.sketches.encode import encode
+from calib.sketches.minhash import get_scheme, signatures_from_texts
+from calib.sketches.represent import Representation, normalize
+from calib.sketches.shingles import _count, _hash_spans, shingle_hashes, text_chunks
 
 RESULTS = Path(__file__).resolve().parent / "results" / "throughput.md"
 K = 5

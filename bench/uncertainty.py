@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from _families import family_sample  # noqa: E402
 
-from calib import bootstrap  # noqa: E402
-from calib.represent import Representation  # noqa: E402
-from calib.samples import load_sample  # noqa: E402
-from calib.stats import wilson  # noqa: E402
-from calib.sweep import Grid, Workspace, sweep  # noqa: E402
+from calib.estimates import bootstrap  # noqa: E402
+from calib.sketches.represent import Representation  # noqa: E402
+from calib.reading.samples import load_sample  # noqa: E402
+from calib.estimates.stats import wilson  # noqa: E402
+from calib.search.sweep import Grid, Workspace, sweep  # noqa: E402
 
 RATES = (("candidate_recall", "n_positive"), ("pair_recall", "n_positive"), ("false_candidate_rate", "negative_pairs"),
          ("missed_removal_rate", "expected_removals"))

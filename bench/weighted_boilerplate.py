@@ -41,11 +41,11 @@ def quality(reps: list[str], thresholds: list[float], split: tuple[int, int]) ->
     import numpy as np
     import pandas as pd
 
-    from calib.config import Config
-    from calib.represent import Representation
-    from calib.samples import load_sample
-    from calib.stats import wilson
-    from calib.sweep import Workspace, labeled_pairs
+    from calib.search.config import Config
+    from calib.sketches.represent import Representation
+    from calib.reading.samples import load_sample
+    from calib.estimates.stats import wilson
+    from calib.search.sweep import Workspace, labeled_pairs
 
     ws = Workspace(load_sample(ROOT / "data" / "sample"))
     b, r = split
@@ -179,8 +179,8 @@ def main(argv=None) -> int:
     p.add_argument("--split", default="32x4")
     p.add_argument("--skip-speed", action="store_true")
     a = p.parse_args(argv)
-    from calib.atomic import write_text_atomic
-    from calib.lsh import parse_splits
+    from calib.base.atomic import write_text_atomic
+    from calib.candidates.lsh import parse_splits
     reps = [x.strip() for x in a.reps.split(",") if x.strip()]
     thresholds = [float(x) for x in a.thresholds.split(",")]
     split = parse_splits(a.split)[0]

@@ -1,9 +1,10 @@
 """MinHash-LSH calibration workbench.
 
-Pipeline, one module per step::
+``calib/`` is a folder per stage, in the order the data flows (imports only go
+down this list; tests/test_layout.py holds them to it)::
 
-    samples -> represent -> minhash -> lsh -> jaccard / containment (verification) -> truth
-            -> clusters -> metrics -> sweep -> export / apply
+    base -> reading -> sketches -> candidates -> verification -> clusters
+         -> estimates -> review -> search -> production -> labeling -> shipped -> cli
 
 Nothing here imports Streamlit; the app in ``app.py``/``pages/`` and the CLI in
 ``calib.cli`` are thin shells over these functions.
@@ -19,15 +20,21 @@ The public API, from a labeled sample to a report-only proposal on a corpus::
     result = calib.apply(config, "corpus.jsonl")         # nothing is ever deleted
 
 ``calib.sweep``, ``calib.export`` and ``calib.apply`` are both the modules and
-their functions (``calib.sweep.Grid`` still works). Names load on first use,
-so ``import calib`` stays light.
+their functions (``calib.sweep.Grid`` still works): :mod:`calib.search.sweep`,
+:mod:`calib.production.export` and :mod:`calib.production.engines.local`.
+Names load on first use, so ``import calib`` stays light. The old flat module
+paths (``calib.lsh``, ...) work for one release (:mod:`calib.base.moved`).
 """
 
-__version__ = "0.1.0"
+from calib.base.moved import install as _install_moved_paths
+from calib.base.version import __version__
 
-_LAZY = {"load_sample": "samples", "Grid": "sweep", "recommend": "sweep", "evaluate": "sweep",
-         "Config": "config", "config_from_row": "config", "Representation": "represent", "Verify": "config"}
-_CALLABLE_MODULES = ("sweep", "export", "apply")
+_install_moved_paths()
+
+_LAZY = {"load_sample": "reading.samples", "Grid": "search.sweep", "recommend": "search.sweep",
+         "evaluate": "search.sweep", "Config": "search.config", "config_from_row": "search.config",
+         "Representation": "sketches.represent", "Verify": "search.config"}
+_CALLABLE_MODULES = {"sweep": "search.sweep", "export": "production.export", "apply": "production.engines.local"}
 
 __all__ = ["load_sample", "Grid", "sweep", "recommend", "Config", "evaluate", "export", "apply",
            "config_from_row", "Representation", "Verify"]
@@ -36,7 +43,7 @@ __all__ = ["load_sample", "Grid", "sweep", "recommend", "Config", "evaluate", "e
 def __getattr__(name: str):
     import importlib
     if name in _CALLABLE_MODULES:  # the module makes itself callable when imported
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(f".{_CALLABLE_MODULES[name]}", __name__)
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value

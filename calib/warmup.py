@@ -15,8 +15,9 @@ from __future__ import annotations
 import importlib
 import time
 
-MODULES = ("_hashing", "encode", "shingles", "minhash", "oph", "lsh", "jaccard", "clusters", "metrics", "copies",
-           "containment", "weighted_minhash")
+MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph",
+           "candidates.lsh", "verification.jaccard", "clusters.clustering", "estimates.metrics", "verification.copies",
+           "verification.containment", "sketches.weighted_minhash")
 # kernels no user-facing path calls (the datasketch-equality check of the tests): never warmed, never "cold"
 TEST_ONLY = ("weighted_minhash._icws_dense",)
 
@@ -28,8 +29,10 @@ def _cached_kernels():
         m = importlib.import_module(f"calib.{mod}")
         for name, obj in vars(m).items():
             if isinstance(obj, CPUDispatcher) and obj.__module__ == m.__name__ and obj._cache is not None \
-                    and type(obj._cache).__name__ == "FunctionCache" and f"{mod}.{name}" not in TEST_ONLY:
-                yield f"{mod}.{name}", obj
+                    and type(obj._cache).__name__ == "FunctionCache":
+                short = f"{mod.rsplit('.', 1)[-1]}.{name}"  # module.function, as the app and the log name it
+                if short not in TEST_ONLY:
+                    yield short, obj
 
 
 def cold_kernels() -> list[str]:
@@ -53,11 +56,11 @@ def warm_up(progress=None) -> float:
     ("step 3 of 15: banding (7 of 29 kernels compiled)")."""
     import pandas as pd
 
-    from .config import Config
-    from .minhash import scheme_names
-    from .represent import Representation
-    from .samples import from_frames
-    from .sweep import Grid, collision_curve, evaluate, sweep, Workspace
+    from calib.search.config import Config
+    from calib.sketches.minhash import scheme_names
+    from calib.sketches.represent import Representation
+    from calib.reading.samples import from_frames
+    from calib.search.sweep import Grid, collision_curve, evaluate, sweep, Workspace
 
     t0 = time.perf_counter()
     cold = set(cold_kernels()) if progress else set()

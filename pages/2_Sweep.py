@@ -8,13 +8,13 @@ import streamlit as st
 from appui import charts, engine, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count
-from calib import atomic
-from calib.minhash import SCHEMES, canonical_scheme, scheme_names
-from calib.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
-from calib.config import VERIFY_RULES, config_from_row
-from calib.measures import MEASURE_NAMES
-from calib.lsh import parse_splits
-from calib.sweep import Grid, across_seeds, recommend, standing_text
+from calib.base import atomic
+from calib.sketches.minhash import SCHEMES, canonical_scheme, scheme_names
+from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
+from calib.search.config import VERIFY_RULES, config_from_row
+from calib.verification.measures import MEASURE_NAMES
+from calib.candidates.lsh import parse_splits
+from calib.search.sweep import Grid, across_seeds, recommend, standing_text
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 AXES = {f.name: f for f in fields(Grid)}  # issue 24's axes are parsed by their own CLI parsers

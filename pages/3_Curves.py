@@ -8,11 +8,11 @@ import streamlit as st
 
 from appui import charts, engine, state, tables
 from appui.errors import guard
-from calib import lsh
-from calib.config import Verify
-from calib.ensemble import Ensemble, containment_s_curve, lookup
-from calib.metrics import expected_at_or_above, rate_at_or_above
-from calib.minhash import estimate_errors
+from calib.candidates import lsh
+from calib.search.config import Verify
+from calib.candidates.ensemble import Ensemble, containment_s_curve, lookup
+from calib.estimates.metrics import expected_at_or_above, rate_at_or_above
+from calib.sketches.minhash import estimate_errors
 
 
 def split_inputs(cfg) -> tuple[int, int, float]:

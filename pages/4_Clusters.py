@@ -9,8 +9,8 @@ import streamlit as st
 from appui import charts, diff, engine, state, tables
 from appui.errors import guard
 from appui.text import count
-from calib.clusters import largest_components
-from calib.measures import get_measure
+from calib.clusters.clustering import largest_components
+from calib.verification.measures import get_measure
 
 MAX_GRAPH = 60
 RISK_LABELS = {"cluster": "cluster", "representative_id": "representative", "size": "documents",

@@ -7,9 +7,10 @@ from appui import diff, engine, reviews, state, tables
 from appui.errors import guard
 from appui.text import agree, count, md
 from appui.loading import Loaded
-from calib.adjudication import adjudication_queue, check_adjudicator, decisions_of, review_labels, reviewer_votes
-from calib.overlap import offered_to
-from calib.review import DECISIONS, ReviewStore, contradicts, review_queue
+from calib.review.adjudication import (adjudication_queue, check_adjudicator, decisions_of, review_labels,
+    reviewer_votes)
+from calib.review.overlap import offered_to
+from calib.review.store import DECISIONS, ReviewStore, contradicts, review_queue
 
 LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
 

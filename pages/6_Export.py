@@ -8,13 +8,13 @@ import streamlit as st
 from appui import engine, export, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count, md
-from calib import export as cx
-from calib import targets as T
-from calib.measures import get_measure
-from calib.adjudication import decisions_of
-from calib.agreement import review_evidence
-from calib.review import open_review_store
-from calib.review_pg import is_postgres_url
+from calib.production import export as cx
+from calib.production import targets as T
+from calib.verification.measures import get_measure
+from calib.review.adjudication import decisions_of
+from calib.review.agreement import review_evidence
+from calib.review.store import open_review_store
+from calib.review.postgres import is_postgres_url
 
 TAB_TITLES = {"milvus": "Milvus"}
 ALL = "(all)"

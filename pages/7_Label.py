@@ -10,10 +10,10 @@ from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
 from appui.text import count, md
-from calib.draw import pairs_bytes, progress, read_drawn, with_decisions, write_labels
-from calib.adjudication import decisions_of, resolved_decisions, review_labels
-from calib.overlap import offered_to
-from calib.review import ReviewStore
+from calib.labeling.draw import pairs_bytes, progress, read_drawn, with_decisions, write_labels
+from calib.review.adjudication import decisions_of, resolved_decisions, review_labels
+from calib.review.overlap import offered_to
+from calib.review.store import ReviewStore
 
 KEYS = {"duplicate": "d", "not_duplicate": "n", "unsure": "s"}
 FOLDER = "calib_label_folder"
@@ -124,7 +124,7 @@ def next_section(folder: Path) -> None:
     if not s.pairs["is_duplicate"].any():
         st.info("No pair is labeled duplicate yet: label some pairs first.")
         return
-    from calib.weighted import design_pairs, next_labels
+    from calib.labeling.weighted import design_pairs, next_labels
     cfg = state.config()
     width = st.number_input("Target half-width of the 95% intervals", 0.005, 0.25, 0.05, 0.005, key="label_width")
     k = st.number_input("Labels to propose", 10, 5000, 100, 10, key="label_k")

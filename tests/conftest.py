@@ -19,7 +19,7 @@ if os.environ.get("CI"):
 @pytest.fixture(scope="session")
 def sample():
     """The shipped labeled sample (data/sample), loaded once per run; tests must not modify it."""
-    from calib.samples import load_sample
+    from calib.reading.samples import load_sample
     return load_sample(Path(__file__).resolve().parents[1] / "data" / "sample")
 
 
@@ -35,7 +35,7 @@ def _postgres_unavailable(url: str | None) -> str | None:
     try:
         psycopg.connect(url, connect_timeout=10).close()
     except psycopg.Error as exc:
-        from calib.review_pg import redact_url
+        from calib.review.postgres import redact_url
         return f"CALIB_TEST_POSTGRES={redact_url(url)} does not answer ({str(exc).splitlines()[0]})"
     return None
 

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calib.adjudication import (adjudication_queue, check_adjudicator, pair_verdicts, resolved_decisions,
-                                review_labels)
-from calib.agreement import agreement_table, cohen_kappa, fleiss_kappa
-from calib.overlap import in_overlap, offered_to
+from calib.review.adjudication import (adjudication_queue, check_adjudicator, pair_verdicts, resolved_decisions,
+    review_labels)
+from calib.review.agreement import agreement_table, cohen_kappa, fleiss_kappa
+from calib.review.overlap import in_overlap, offered_to
 
 # Wikipedia, "Cohen's kappa", worked example: 50 proposals, A and B both yes 20, A yes B no 5,
 # A no B yes 10, both no 15: p_o = 0.7, p_e = 0.5, kappa = 0.4.
@@ -158,11 +158,11 @@ def test_overlap_routing_is_deterministic_blind_and_capped():
 def test_contested_sensitivity_matches_fresh_sweeps():
     """Each way of the contested pairs gives the recommendation a sweep from scratch on that
     labeling gives (the relabeled workspace shares only text-derived caches)."""
-    from calib.represent import Representation
-    from calib.review import with_review_labels
-    from calib.samples import SAMPLE_DIR, load_sample
-    from calib.sensitivity import contested_sensitivity
-    from calib.sweep import Grid, Workspace, sweep, with_recommendation
+    from calib.sketches.represent import Representation
+    from calib.review.store import with_review_labels
+    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.search.sensitivity import contested_sensitivity
+    from calib.search.sweep import Grid, Workspace, sweep, with_recommendation
     s = load_sample(SAMPLE_DIR)
     p = s.pairs[s.pairs["category"].isin(["near_threshold", "partial"])]
     contested = pd.DataFrame({"id_a": s.ids[p["i"]], "id_b": s.ids[p["j"]]})

@@ -15,16 +15,16 @@ from streamlit.testing.v1 import AppTest
 
 from appui import export, loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
-from calib.atomic import write_frame_atomic
-from calib.config import Config
-from calib.export import load_config, validate_doc
-from calib.manifest import MANIFEST_COLUMNS, manifest
-from calib.targets import targets
-from calib.review import ReviewStore
-from calib.config import config_from_row
-from calib.sweep import recommend
-from calib.samples import SampleError, load_sample
-from calib.sweep import Grid
+from calib.base.atomic import write_frame_atomic
+from calib.search.config import Config
+from calib.production.export import load_config, validate_doc
+from calib.production.manifest import MANIFEST_COLUMNS, manifest
+from calib.production.targets import targets
+from calib.review.store import ReviewStore
+from calib.search.config import config_from_row
+from calib.search.sweep import recommend
+from calib.reading.samples import SampleError, load_sample
+from calib.search.sweep import Grid
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -117,8 +117,8 @@ def test_pages_run_with_a_configuration_without_threshold(page):
 
 def test_sweep_page_starts_from_the_sample_grid():
     """The form's defaults are the grid `calib sweep` and `calib export` choose from the sample, stated above the button."""
-    from calib.search import grid_from_sample
-    from calib.sweep import Workspace
+    from calib.search.from_sample import grid_from_sample
+    from calib.search.sweep import Workspace
     at = start()
     at.switch_page("pages/2_Sweep.py").run()
     g, choice = grid_from_sample(Workspace(load_sample(ROOT / "data" / "sample")))
@@ -599,7 +599,7 @@ def test_export_manifest_shows_review_status():
 
 
 def test_export_bytes_are_valid_files(tmp_path):
-    from calib.sweep import evaluate
+    from calib.search.sweep import evaluate
     s = load_sample(ROOT / "data" / "sample")
     cfg = Config()
     ev = evaluate(s, cfg)

@@ -27,8 +27,8 @@ def test_sweep_page_sweeps_strip_lines_and_min_shingles():
 
 
 def test_export_page_offers_the_stoplist_of_a_stripping_config():
-    from calib.config import Config
-    from calib.represent import Representation
+    from calib.search.config import Config
+    from calib.sketches.represent import Representation
     at = start()
     at.session_state["calib_config"] = Config(Representation(shingle="char", k=5, strip_lines=0.01))
     at.switch_page("pages/6_Export.py").run()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest  # noqa: F401  (the helpers below build AppTests)
 
-from calib.ensemble import Ensemble, containment_s_curve, lookup
+from calib.candidates.ensemble import Ensemble, containment_s_curve, lookup
 
 from test_app import _clean, small_sweep, start  # noqa: F401  (_clean: the autouse fixture)
 
@@ -40,7 +40,7 @@ def test_curves_page_draws_the_containment_curve_of_the_ensemble():
 
 
 def test_pages_run_with_a_containment_configuration():
-    from calib.config import Config
+    from calib.search.config import Config
     at = start()
     at.session_state["calib_config"] = Config(measure="containment", representative="longest", threshold=0.5)
     for page in ("pages/3_Curves.py", "pages/4_Clusters.py", "pages/6_Export.py"):
@@ -52,7 +52,7 @@ def test_pages_run_with_a_containment_configuration():
 
 
 def test_clusters_and_export_name_the_configs_measure():
-    from calib.config import Config
+    from calib.search.config import Config
     at = start()
     at.session_state["calib_config"] = Config(measure="containment", representative="longest", threshold=0.5)
     at.switch_page("pages/4_Clusters.py").run()

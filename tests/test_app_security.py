@@ -19,9 +19,9 @@ from streamlit.testing.v1 import AppTest
 from appui import loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
 from appui.text import md
-from calib.review import open_review_store
-from calib.review_pg import redact_url
-from calib.samples import SampleError
+from calib.review.store import open_review_store
+from calib.review.postgres import redact_url
+from calib.reading.samples import SampleError
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

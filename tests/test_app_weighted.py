@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from calib.config import Config, config_from_row
-from calib.represent import Representation
+from calib.search.config import Config, config_from_row
+from calib.sketches.represent import Representation
 from test_app import errors, small_sweep, start  # noqa: F401  (helpers only: no test is imported)
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib import export as E
-from calib import manifest as M
-from calib.apply import ApplyError, apply_config, iter_corpus
+from calib.production import export as E
+from calib.production import manifest as M
+from calib.production.engines.local import ApplyError, apply_config, iter_corpus
 from calib.cli import main
-from calib.config import Config
-from calib.represent import Representation
-from calib.samples import from_frames
-from calib.sweep import evaluate
-from calib.targets import targets
+from calib.search.config import Config
+from calib.sketches.represent import Representation
+from calib.reading.samples import from_frames
+from calib.search.sweep import evaluate
+from calib.production.targets import targets
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -198,7 +198,7 @@ def test_cli_error_paths(tmp_path, capsys, corpus):
 
 
 def test_corpus_ids_follow_the_loaders_rule(tmp_path):
-    from calib.apply import _as_id
+    from calib.production.engines.local import _as_id
     assert _as_id(7, "c.jsonl:1", "id") == "7"
     assert _as_id(7.0, "c.jsonl:1", "id") == "7"  # as load_sample reads it
     for bad in (None, True, "  ", 1.5, [1]):
@@ -247,8 +247,8 @@ def test_cli_apply_pair_budget_counts_distinct_pairs(tmp_path, capsys):
 
     import numpy as np
 
-    from calib.lsh import candidate_pairs
-    from calib.minhash import signatures_from_texts
+    from calib.candidates.lsh import candidate_pairs
+    from calib.sketches.minhash import signatures_from_texts
 
     rng = np.random.default_rng(3)
     words = [f"w{k}" for k in range(500)]
@@ -281,7 +281,7 @@ def test_apply_with_many_copies_equals_uncollapsed(sub, tmp_path, name):
     manifest and counts, and the uncollapsed evaluate()'s manifest."""
     import numpy as np
 
-    from calib.sweep import Workspace
+    from calib.search.sweep import Workspace
     cfg = CONFIGS[name]
     docs = sub.docs[["id", "text", "domain", "language"]].iloc[:300].copy()
     rng = np.random.default_rng(5)

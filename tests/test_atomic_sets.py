@@ -15,12 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib import atomic
-from calib import export as E
-from calib.apply import ApplyError, apply_config, write_apply
-from calib.config import Config
-from calib.samples import from_frames, load_sample
-from calib.sweep import evaluate
+from calib.base import atomic
+from calib.production import export as E
+from calib.production.engines.local import ApplyError, apply_config, write_apply
+from calib.search.config import Config
+from calib.reading.samples import from_frames, load_sample
+from calib.search.sweep import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,9 +5,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from calib.boilerplate import Stoplist, shingle_stoplist, stoplist, strip_shingles
-from calib.represent import Representation, normalize
-from calib.shingles import shingle_hashes
+from calib.sketches.boilerplate import Stoplist, shingle_stoplist, stoplist, strip_shingles
+from calib.sketches.represent import Representation, normalize
+from calib.sketches.shingles import shingle_hashes
 
 REPS = (Representation(shingle="word", k=5),
         # punctuation stripping normalizes slowly (a regex over every line): seconds per case

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib import chunks
-from calib.minhash import scheme_names, signatures, signatures_from_texts
-from calib.represent import Representation
-from calib.shingles import ShingleSets, concat_sets, shingle_hashes
+from calib.sketches import chunks
+from calib.sketches.minhash import scheme_names, signatures, signatures_from_texts
+from calib.sketches.represent import Representation
+from calib.sketches.shingles import ShingleSets, concat_sets, shingle_hashes
 
 
 def brute_bounds(w, target, max_items):
@@ -128,7 +128,7 @@ def test_concat_sets_keeps_documents_and_flags():
 
 def test_per_document_kernels_release_the_gil():
     # chunks.run gains nothing from threads if a kernel holds the GIL
-    from calib import encode, minhash, oph, shingles
+    from calib.sketches import encode, minhash, oph, shingles
 
     kernels = [encode._normalize, encode.compact, shingles._count, shingles._spans, shingles._hash_spans,
                shingles._sort_unique_segments, minhash._signatures, oph._signatures]

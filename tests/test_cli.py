@@ -66,8 +66,8 @@ def test_bad_sample_file_names_file_and_line(tmp_path):
 
 
 def test_sweep_uses_review_decisions_as_labels(tmp_path):
-    from calib.review import ReviewStore
-    from calib.samples import load_sample
+    from calib.review.store import ReviewStore
+    from calib.reading.samples import load_sample
     s = load_sample(ROOT / "data" / "sample")
     # Two unrelated singletons (no group): reviewers call them duplicates.
     singles = s.docs[s.docs["group"].isna()]["id"].tolist()[:2]

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from calib import cli
-from calib.atomic import write_bytes_atomic
-from calib.config import config_from_row
+from calib.base.atomic import write_bytes_atomic
+from calib.search.config import config_from_row
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = str(REPO / "data" / "sample")
@@ -116,7 +116,7 @@ def test_bad_options_are_one_line_errors_before_work(tmp_path, capsys, args, nee
 
 
 def test_os_error_while_writing_is_one_line(tmp_path, capsys, monkeypatch):
-    import calib.atomic as atomic
+    import calib.base.atomic as atomic
 
     def disk_full(frame, path):
         raise OSError(28, "No space left on device", str(path))

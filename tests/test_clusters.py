@@ -3,9 +3,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from calib.clusters import (
-    chaining_diagnostics, cluster_pairs, largest_components, policy_summary,
-)
+from calib.clusters.clustering import chaining_diagnostics, cluster_pairs, largest_components, policy_summary
 
 
 def arr(*xs):
@@ -319,7 +317,7 @@ def test_against_union_find(g):
 @settings(max_examples=60, deadline=None)
 @given(graphs(), st.booleans())
 def test_diagnostics_against_brute_force(g, dense):
-    import calib.clusters as cm
+    import calib.clusters.clustering as cm
     n, pairs, rule, values, sim, giant = g
     i = np.array([p[0] for p in pairs], dtype=np.int64)
     j = np.array([p[1] for p in pairs], dtype=np.int64)
@@ -356,10 +354,10 @@ def test_shipped_sample_shows_chaining(sample):
     sample's edit families chain: removals without a verified pair with the representative,
     fewer removals under star, and the riskiest cluster (the one the Clusters page opens on)
     is a family with chained members, each truly its duplicate (same group)."""
-    from calib.config import Config
-    from calib.jaccard import pairs_jaccard
-    from calib.represent import Representation
-    from calib.sweep import Workspace, evaluate
+    from calib.search.config import Config
+    from calib.verification.jaccard import pairs_jaccard
+    from calib.sketches.represent import Representation
+    from calib.search.sweep import Workspace, evaluate
     ws = Workspace(sample)
     config = Config(Representation(shingle="char", k=5), b=16, r=8, verify="exact", threshold=0.8)
     ev = evaluate(ws, config)

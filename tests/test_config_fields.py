@@ -15,17 +15,18 @@ import pandas as pd
 import pytest
 
 from appui.tables import sweep_view
-from calib import cli, lsh
-from calib.clusters import POLICIES, REPRESENTATIVE_RULES, Policy, Representative, cluster_pairs
-from calib.config import (VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns)
-from calib.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
-from calib.pairs import decode, first_of_each, pair_codes, unordered_codes
-from calib.minhash import ALIASES, scheme_names
-from calib.boilerplate import Stoplist
-from calib.fields import unset
-from calib.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation
-from calib.samples import Sample
-from calib.sweep import Grid, sweep
+from calib import cli
+from calib.candidates import lsh
+from calib.clusters.clustering import POLICIES, REPRESENTATIVE_RULES, Policy, Representative, cluster_pairs
+from calib.search.config import VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns
+from calib.production.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
+from calib.candidates.pairs import decode, first_of_each, pair_codes, unordered_codes
+from calib.sketches.minhash import ALIASES, scheme_names
+from calib.sketches.boilerplate import Stoplist
+from calib.base.fields import unset
+from calib.sketches.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation
+from calib.reading.samples import Sample
+from calib.search.sweep import Grid, sweep
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 CONFIG_FIELDS = [f for f in fields(Config) if f.name != "rep"]
@@ -178,8 +179,8 @@ def test_schema_sections_are_the_config_fields():
 def test_document_round_trip(cfg):
     weights = None
     if cfg.rep.weighting != "none":  # a weighted document names its document-frequency table
-        from calib.export import weights_entry
-        from calib.weighted_minhash import DocumentFrequencies
+        from calib.production.export import weights_entry
+        from calib.sketches.weighted_minhash import DocumentFrequencies
         weights = weights_entry(DocumentFrequencies(3, np.array([7], np.uint32), np.array([2])), "sample")
     doc = json.loads(json.dumps(build_config_doc(
         cfg, weights=weights, stoplist=Stoplist(0.05, 10, ("menu",), (3,)) if cfg.rep.strip_lines else None)))

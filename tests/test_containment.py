@@ -9,16 +9,16 @@ import pandas as pd
 import pytest
 
 from calib import cli
-from calib.config import Config
-from calib.containment import (all_pairs_containment_above, brute_force_containment, containment_from_jaccard,
-                               estimate_containment, jaccard_from_containment, pairs_containment)
-from calib.jaccard import TooManyPairs, pairs_jaccard
-from calib.measures import MEASURE_NAMES, get_measure
-from calib.minhash import signatures
-from calib.represent import Representation
-from calib.samples import Sample, from_frames
-from calib.shingles import ShingleSets
-from calib.sweep import Grid, Workspace, config_from_row, evaluate, sweep
+from calib.search.config import Config
+from calib.verification.containment import (all_pairs_containment_above, brute_force_containment,
+    containment_from_jaccard, estimate_containment, jaccard_from_containment, pairs_containment)
+from calib.verification.jaccard import TooManyPairs, pairs_jaccard
+from calib.verification.measures import MEASURE_NAMES, get_measure
+from calib.sketches.minhash import signatures
+from calib.sketches.represent import Representation
+from calib.reading.samples import Sample, from_frames
+from calib.sketches.shingles import ShingleSets
+from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, sweep
 from _util import needs_clough
 
 
@@ -203,8 +203,8 @@ def test_containment_finds_copies_jaccard_misses_and_removes_the_shorter():
 @pytest.mark.parametrize("verify", ["exact", "estimated"])
 def test_apply_equals_the_sweeps_evaluation(tmp_path, verify):
     """`calib apply` on the corpus file runs the containment rule as evaluate() does on the sample."""
-    from calib import manifest as M
-    from calib.apply import apply_config
+    from calib.production import manifest as M
+    from calib.production.engines.local import apply_config
     sample = copy_sample(1)
     corpus = tmp_path / "corpus.jsonl"
     sample.docs[["id", "text"]].to_json(corpus, orient="records", lines=True)
@@ -218,7 +218,7 @@ def test_apply_equals_the_sweeps_evaluation(tmp_path, verify):
 
 
 def test_targets_list_containment_as_unsupported_and_run_jaccard():
-    from calib.targets import targets
+    from calib.production.targets import targets
     cfg = Config(Representation(shingle="char", k=5), 16, 8, "exact", 0.5, measure="containment",
                  representative="longest")
     for name, t in targets(cfg).items():
@@ -234,8 +234,8 @@ def test_clough_containment_recommendation():
     """The real Clough & Stevenson corpus, heavy excluded (README): containment at zero false
     removals verifies 36 of the 38 cut+light pairs; the two it misses share at most 1.3% of their
     word 3-grams with the source, less than the 6.5% a non answer does (the labels' ceiling)."""
-    from calib.samples import load_clough
-    from calib.sweep import recommend
+    from calib.reading.samples import load_clough
+    from calib.search.sweep import recommend
     sample = load_clough(heavy="exclude")
     ws = Workspace(sample)
     rep = Representation(shingle="word", k=3)
@@ -260,7 +260,7 @@ def test_clough_containment_recommendation():
 
 
 def test_cli_sweeps_containment_and_names_it(tmp_path, capsys):
-    from calib.samples import write_sample
+    from calib.reading.samples import write_sample
     write_sample(copy_sample(2), tmp_path / "s")
     out = tmp_path / "r.csv"
     assert cli.main(["sweep", "--sample", str(tmp_path / "s"), "--out", str(out), "--shingles", "word3",

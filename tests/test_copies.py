@@ -7,11 +7,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.copies import Copies, copies_from_digests, find_copies, set_digests, spread
-from calib.jaccard import all_pairs_above, brute_force_all_pairs
-from calib.lsh import candidate_pairs
-from calib.minhash import signatures
-from calib.shingles import ShingleSets
+from calib.verification.copies import Copies, copies_from_digests, find_copies, set_digests, spread
+from calib.verification.jaccard import all_pairs_above, brute_force_all_pairs
+from calib.candidates.lsh import candidate_pairs
+from calib.sketches.minhash import signatures
+from calib.sketches.shingles import ShingleSets
 from _util import one_thread
 
 

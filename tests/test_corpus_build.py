@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calib.corpus_build import CORPUS_FILE, FIELDS, build_corpus
-from calib.jaccard import brute_force_all_pairs
-from calib.represent import Representation
-from calib.shingles import shingle_hashes
+from calib.shipped.corpus import CORPUS_FILE, FIELDS, build_corpus
+from calib.verification.jaccard import brute_force_all_pairs
+from calib.sketches.represent import Representation
+from calib.sketches.shingles import shingle_hashes
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from calib.cli import main
-from calib.design import Design
-from calib.draw import DrawError, allocate, draw, more, read_drawn, reservoir, write_drawn
-from calib.jaccard import brute_force_all_pairs
-from calib.samples import SampleError, load_sample
-from calib.shingles import shingle_hashes
-from calib.truth import label_names
+from calib.reading.design import Design
+from calib.labeling.draw import DrawError, allocate, draw, more, read_drawn, reservoir, write_drawn
+from calib.verification.jaccard import brute_force_all_pairs
+from calib.reading.samples import SampleError, load_sample
+from calib.sketches.shingles import shingle_hashes
+from calib.clusters.truth import label_names
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
@@ -165,9 +165,9 @@ def test_loader_names_bad_design_fields(tmp_path, oracle):
 
 
 def test_more_cli_proposes_and_draws(tmp_path, oracle):
-    from calib.config import Config
-    from calib.export import build_config_doc
-    from calib.represent import Representation
+    from calib.search.config import Config
+    from calib.production.export import build_config_doc
+    from calib.sketches.represent import Representation
     d = tmp_path / "d"
     write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=500, pairs=150, seed=1))
     _labeled(d, oracle)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from _util import needs_clough
-from calib.samples import CLOUGH_DIR, load_clough, load_sample
+from calib.reading.samples import CLOUGH_DIR, load_clough, load_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
@@ -109,8 +109,8 @@ def idle(page, text: str | None = None) -> None:
 
 def sample_grid():
     """The grid the Sweep page starts from on the shipped sample (as calib sweep chooses it)."""
-    from calib.search import grid_from_sample
-    from calib.sweep import Workspace
+    from calib.search.from_sample import grid_from_sample
+    from calib.search.sweep import Workspace
     return grid_from_sample(Workspace(load_sample(ROOT / "data" / "sample")))[0]
 
 

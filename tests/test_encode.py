@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench._corpus import paragraphs
-from calib.encode import WHITESPACE, encode
-from calib.represent import Representation, normalize
+from calib.sketches.encode import WHITESPACE, encode
+from calib.sketches.represent import Representation, normalize
 
 R = Representation
 OPTIONS = [R(lowercase=lw, nfkc=nf, strip_punct=sp, collapse_ws=ws, shingle=sh)
@@ -94,7 +94,7 @@ def test_edge_cases():
 def test_lower_table_facts_hold_for_this_python():
     # calib.encode lowercases non-ASCII texts by code point in the kernel; that
     # is str.lower() only because of these facts about the running Python
-    from calib.encode import _lower_table
+    from calib.sketches.encode import _lower_table
 
     table = _lower_table()
     every = [c for c in range(sys.maxunicode + 1)]

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSHEnsemble
 
-from calib.containment import brute_force_containment
-from calib.ensemble import (XQS, Ensemble, containment_s_curve, ensemble_directed, ensemble_pairs,
-                            equi_depth_uppers, lookup, param_table)
-from calib.minhash import signatures
+from calib.verification.containment import brute_force_containment
+from calib.candidates.ensemble import (XQS, Ensemble, containment_s_curve, ensemble_directed, ensemble_pairs,
+    equi_depth_uppers, lookup, param_table)
+from calib.sketches.minhash import signatures
 
 from test_containment import nested_sets
 

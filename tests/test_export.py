@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib import export as E
-from calib import manifest as M
-from calib.config import Config
-from calib.represent import Representation
-from calib.review import ReviewStore
-from calib.sweep import Workspace, evaluate
+from calib.production import export as E
+from calib.production import manifest as M
+from calib.search.config import Config
+from calib.sketches.represent import Representation
+from calib.review.store import ReviewStore
+from calib.search.sweep import Workspace, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 

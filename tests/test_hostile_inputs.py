@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calib import lsh
+from calib.candidates import lsh
 from calib.cli import main
-from calib.minhash import EMPTY, signatures, signatures_from_texts
-from calib.represent import Representation, shingle_strings
-from calib.samples import Sample, SampleError, from_frames, load_sample
-from calib.shingles import hash_bytes, shingle_hashes
-from calib.sweep import Grid, Workspace, sweep
+from calib.sketches.minhash import EMPTY, signatures, signatures_from_texts
+from calib.sketches.represent import Representation, shingle_strings
+from calib.reading.samples import Sample, SampleError, from_frames, load_sample
+from calib.sketches.shingles import hash_bytes, shingle_hashes
+from calib.search.sweep import Grid, Workspace, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -666,7 +666,7 @@ def _write_frame(frame: pd.DataFrame, path: Path) -> Path:
 @pytest.mark.parametrize("ext", ["jsonl", "csv", "parquet"])
 @pytest.mark.parametrize("missing", MISSING)
 def test_missing_value_spellings_are_no_group(tmp_path, ext, missing):
-    from calib.truth import truth_from_sample
+    from calib.clusters.truth import truth_from_sample
     path = _write_frame(_grouped_docs(missing), tmp_path / f"docs.{ext}")
     s = load_sample(path)
     assert s.docs["group"].isna().sum() == 18 and s.docs["domain"].isna().sum() == 10
@@ -682,7 +682,7 @@ def test_missing_value_spellings_are_no_group(tmp_path, ext, missing):
 
 
 def summary_of(s):
-    from calib.samples import summary
+    from calib.reading.samples import summary
     return summary(s)
 
 
@@ -817,8 +817,8 @@ def test_docs_file_must_be_a_regular_file_inside(tmp_path, kind):
 
 def test_apply_refuses_a_fifo_corpus(tmp_path):
     import os
-    from calib import export as E
-    from calib.config import Config
+    from calib.production import export as E
+    from calib.search.config import Config
     fifo = tmp_path / "corpus.jsonl"
     os.mkfifo(fifo)
     E.write_config(tmp_path / "config.json", Config())
@@ -833,8 +833,8 @@ def test_apply_refuses_a_fifo_corpus(tmp_path):
 # ---------------------------------------------------------------------------
 
 def _apply_cli(capsys, tmp_path, corpus_bytes: bytes, config_text: str | None = None) -> str:
-    from calib import export as E
-    from calib.config import Config
+    from calib.production import export as E
+    from calib.search.config import Config
     cfg = tmp_path / "config.json"
     if config_text is None:
         E.write_config(cfg, Config())
@@ -858,8 +858,8 @@ def test_apply_5000_digit_id(tmp_path, capsys):
 
 
 def test_apply_lone_surrogate_id_stops_before_any_work(tmp_path, capsys):
-    from calib.apply import ApplyError, apply_config
-    from calib.config import Config
+    from calib.production.engines.local import ApplyError, apply_config
+    from calib.search.config import Config
     rows = b"".join(b'{"id": "d%d", "text": "some words here"}\n' % k for k in range(50))
     corpus = write(tmp_path / "corpus.jsonl", rows + b'{"id": "\\ud800x", "text": "y"}\n')
     bars = []
@@ -873,7 +873,7 @@ def test_apply_lone_surrogate_id_stops_before_any_work(tmp_path, capsys):
 def test_sweep_and_apply_read_the_same_bytes_alike(tmp_path):
     """One reader: a BOM, CR/CRLF line ends and blank lines give the same ids and
     line numbers in the sample loader and in apply; bad lines fail at the same line."""
-    from calib.apply import ApplyError, iter_corpus
+    from calib.production.engines.local import ApplyError, iter_corpus
     recs = [{"id": f"d{k}", "text": f"text number {k} with words"} for k in range(6)]
     body = b"\xef\xbb\xbf" + b"".join(json.dumps(r).encode() + end for r, end in
                                       zip(recs, [b"\r\n", b"\r", b"\n", b"\n\n", b"\r\n", b"\n"]))
@@ -910,7 +910,7 @@ def _make_read_only(path: Path) -> None:
 
 def test_sweep_reviews_on_a_read_only_store(tmp_path, capsys):
     """A store the user may not write is read (its decisions become labels), not a traceback."""
-    from calib.review import ReviewStore
+    from calib.review.store import ReviewStore
     db = tmp_path / "reviews.sqlite"
     with ReviewStore(db) as s:
         s.record("a", "c", "duplicate", "ana")
@@ -930,7 +930,7 @@ def test_sweep_reviews_on_a_read_only_store(tmp_path, capsys):
 
 
 def test_latest_review_follows_insertion_not_the_clock(tmp_path, monkeypatch):
-    from calib import review
+    from calib.review import store as review
     with review.ReviewStore(tmp_path / "r.sqlite") as s:
         monkeypatch.setattr(review, "_now", lambda: "2030-01-01T00:05:00.000000+00:00")
         s.record("a", "b", "duplicate", "ana")

@@ -22,11 +22,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from calib import cli
-from calib.config import Config
-from calib.export import write_config
-from calib.represent import Representation
-from calib.samples import SampleError, from_frames, load_sample
-from calib.truth import _group_pair_codes, truth_from_sample
+from calib.search.config import Config
+from calib.production.export import write_config
+from calib.sketches.represent import Representation
+from calib.reading.samples import SampleError, from_frames, load_sample
+from calib.clusters.truth import _group_pair_codes, truth_from_sample
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = [f"w{k}" for k in range(300)]
@@ -101,7 +101,7 @@ def test_sampled_truth_keeps_the_true_clusters(monkeypatch):
                          "group": [f"G{k % 7}" if k < 200 else f"S{k}" for k in range(300)]})
     sample = from_frames(docs)
     exact = truth_from_sample(sample)
-    monkeypatch.setattr("calib.truth.MAX_GROUP_PAIRS", 500)
+    monkeypatch.setattr("calib.clusters.truth.MAX_GROUP_PAIRS", 500)
     sampled = truth_from_sample(sample)
     assert not exact.sampled and sampled.sampled
     assert sampled.total_positive == exact.n_positive == 4 * (29 * 28 // 2) + 3 * (28 * 27 // 2)  # 200 docs in 7 groups

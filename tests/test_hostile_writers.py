@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calib import atomic
-from calib import export as E
+from calib.base import atomic
+from calib.production import export as E
 from calib.cli import main
-from calib.config import Config
-from calib.draw import draw, read_drawn, write_drawn
-from calib.review import ReviewStore
-from calib.samples import SampleError, load_sample
-from calib.truth import label_names
+from calib.search.config import Config
+from calib.labeling.draw import draw, read_drawn, write_drawn
+from calib.review.store import ReviewStore
+from calib.reading.samples import SampleError, load_sample
+from calib.clusters.truth import label_names
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
@@ -212,7 +212,7 @@ def test_two_draw_more_at_once_lose_no_rows(tmp_path):
 def test_label_write_back_keeps_rows_added_since_the_read(tmp_path):
     """The Label page writes labels through write_labels: the set is re-read under the folder's claim,
     so pairs a `draw --more` added after the page read the folder are kept, and labelled."""
-    from calib.draw import more, write_labels
+    from calib.labeling.draw import more, write_labels
     d = tmp_path / "d"
     write_drawn(d, draw(docs_file(tmp_path / "c.jsonl", 40), docs=40, pairs=20, seed=0))
     seen = read_drawn(d)  # what the page read
@@ -378,7 +378,7 @@ def test_draw_budget_error_names_real_options(tmp_path, capsys):
                           "--edges", "0.01,1", "--max-pairs", "3")
     assert "more than the pair budget 3" in line and "--floor" not in line
     assert "first of --edges" in line and "--docs" in line and "--max-pairs" in line
-    from calib.draw import add_parser
+    from calib.labeling.draw import add_parser
     import argparse
     sub = argparse.ArgumentParser().add_subparsers()
     add_parser(sub)
@@ -452,8 +452,8 @@ def test_sweep_to_an_unwritable_place_fails_before_the_grid(tmp_path, capsys, mo
 
     def no_grid(*a, **k):
         raise AssertionError("the grid ran before the output was checked")
-    monkeypatch.setattr("calib.sweep.sweep", no_grid)
-    monkeypatch.setattr("calib.samples.load_sample", no_grid)
+    monkeypatch.setattr("calib.search.sweep.sweep", no_grid)
+    monkeypatch.setattr("calib.reading.samples.load_sample", no_grid)
     line = one_line_error(capsys, "sweep", "--sample", SAMPLE, "--out", out, *SMALL)
     assert line.startswith(f"calib sweep: error: --out {out}: cannot write there")
 

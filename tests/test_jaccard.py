@@ -13,10 +13,10 @@ from datasketch.hashfunc import sha1_hash32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import calib.jaccard as jaccard_mod
-from calib.jaccard import TooManyPairs, all_pairs_above, brute_force_all_pairs, pairs_jaccard
-from calib.represent import Representation, shingle_strings
-from calib.shingles import ShingleSets, shingle_hashes
+import calib.verification.jaccard as jaccard_mod
+from calib.verification.jaccard import TooManyPairs, all_pairs_above, brute_force_all_pairs, pairs_jaccard
+from calib.sketches.represent import Representation, shingle_strings
+from calib.sketches.shingles import ShingleSets, shingle_hashes
 from _util import one_thread
 
 R = Representation

@@ -9,8 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from calib.draw import draw, write_drawn
-from calib.review import ReviewStore
+from calib.labeling.draw import draw, write_drawn
+from calib.review.store import ReviewStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,12 +17,12 @@ from datasketch.lsh import _optimal_param
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from calib.config import Config
-from calib.lsh import (TooManyCandidates, band_keys, candidate_pairs, check_split, collides, false_negative_area,
-                       false_positive_area, max_rows, optimal_split, s_at_probability, s_curve, splits,
-                       threshold_approx)
-from calib.minhash import signatures_from_texts
-from calib.represent import Representation, shingle_strings
+from calib.search.config import Config
+from calib.candidates.lsh import (TooManyCandidates, band_keys, candidate_pairs, check_split, collides,
+    false_negative_area, false_positive_area, max_rows, optimal_split, s_at_probability, s_curve, splits,
+    threshold_approx)
+from calib.sketches.minhash import signatures_from_texts
+from calib.sketches.represent import Representation, shingle_strings
 from _util import one_thread
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,10 +17,10 @@ from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.minhash import (canonical_scheme, estimate_jaccard, get_scheme, permutations, register, scheme_names,
-                           signatures, signatures_from_texts)
-from calib.represent import Representation, shingle_strings
-from calib.shingles import ShingleSets, shingle_hashes
+from calib.sketches.minhash import (canonical_scheme, estimate_jaccard, get_scheme, permutations, register,
+    scheme_names, signatures, signatures_from_texts)
+from calib.sketches.represent import Representation, shingle_strings
+from calib.sketches.shingles import ShingleSets, shingle_hashes
 from _util import one_thread
 
 R = Representation

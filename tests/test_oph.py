@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calib import oph
-from calib.lsh import collides, s_curve
-from calib.minhash import estimate_jaccard, get_scheme, signatures, signatures_from_texts
-from calib.represent import Representation
-from calib.samples import load_sample
-from calib.sweep import Workspace, collision_curve
+from calib.sketches import oph
+from calib.candidates.lsh import collides, s_curve
+from calib.sketches.minhash import estimate_jaccard, get_scheme, signatures, signatures_from_texts
+from calib.sketches.represent import Representation
+from calib.reading.samples import load_sample
+from calib.search.sweep import Workspace, collision_curve
 from test_minhash import FULL, fmix32_py, make_sets, random_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,8 +226,8 @@ def test_sweep_keeps_one_oph_matrix_per_hash_count():
     # matrices (the prefix scheme shares one), and every row is scored
     import pandas as pd
 
-    from calib.samples import from_frames
-    from calib.sweep import Grid, sweep
+    from calib.reading.samples import from_frames
+    from calib.search.sweep import Grid, sweep
 
     texts = [t for t in random_corpus(12, 40) if t.strip()]
     docs = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
@@ -242,8 +242,8 @@ def test_sweep_keeps_one_oph_matrix_per_hash_count():
 
 
 def test_every_target_says_it_cannot_reproduce_oph():
-    from calib.config import Config
-    from calib.targets import targets
+    from calib.search.config import Config
+    from calib.production.targets import targets
 
     for name, t in targets(Config(Representation(scheme="oph"))).items():
         fields = {u["field"] for u in t.unsupported}

@@ -99,7 +99,7 @@ def _label_drawn(folder: Path) -> int:
 @pytest.mark.slow
 def test_readme_calib_commands_run_as_written(tmp_path, monkeypatch):
     import appui.paths as paths
-    from calib.draw import read_drawn
+    from calib.labeling.draw import read_drawn
 
     (tmp_path / "data").symlink_to(REPO / "data")
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -159,8 +159,8 @@ def test_readme_api_example_runs(tmp_path, monkeypatch):
 
 def test_public_api_names():
     import calib
-    import calib.sweep as sweep_module
-    from calib.config import Config
+    import calib.search.sweep as sweep_module
+    from calib.search.config import Config
     for name in calib.__all__:
         assert getattr(calib, name) is not None, name
     assert calib.Config is Config and calib.sweep is sweep_module and calib.sweep.Grid is calib.Grid

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from calib.config import Config
-from calib.export import write_export
-from calib.represent import Representation
-from calib.samples import load_sample
-from calib.sweep import Grid, Workspace, config_from_row, evaluate, recommend, sweep
+from calib.search.config import Config
+from calib.production.export import write_export
+from calib.sketches.represent import Representation
+from calib.reading.samples import load_sample
+from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, recommend, sweep
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.represent import Representation, normalize, shingle_strings
+from calib.sketches.represent import Representation, normalize, shingle_strings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib.review import ALL_COLUMNS, COLUMNS, ReviewStore, contradicts, open_review_store, review_queue
+from calib.review.store import ALL_COLUMNS, COLUMNS, ReviewStore, contradicts, open_review_store, review_queue
 
 
 
@@ -157,10 +157,10 @@ def test_shipped_sample_review_queue_starts_with_unlabeled_pairs():
     checked against Python-set Jaccard of those documents with every other one; they lead the queue
     and count as unlabeled removals, not as false ones."""
     from appui.reviews import action_pairs
-    from calib.config import Config
-    from calib.represent import Representation, shingle_strings
-    from calib.samples import NOT_JUDGED, SAMPLE_DIR, load_sample
-    from calib.sweep import Workspace, evaluate
+    from calib.search.config import Config
+    from calib.sketches.represent import Representation, shingle_strings
+    from calib.reading.samples import NOT_JUDGED, SAMPLE_DIR, load_sample
+    from calib.search.sweep import Workspace, evaluate
     rep = Representation(shingle="char", k=5)
     ws = Workspace(load_sample(SAMPLE_DIR))
     ev = evaluate(ws, Config(rep=rep, b=16, r=8, threshold=0.8))

@@ -19,8 +19,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import pandas as pd
 import pytest
 
-from calib.review import ALL_COLUMNS, COLUMNS, ReviewStore, open_review_store
-from calib.review_pg import PostgresReviewStore, is_postgres_url, redact_url, url_password
+from calib.review.store import ALL_COLUMNS, COLUMNS, ReviewStore, open_review_store
+from calib.review.postgres import PostgresReviewStore, is_postgres_url, redact_url, url_password
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,7 +235,7 @@ SMALL_GRID = ["--shingles", "word3", "--num-perm", "64", "--splits", "16x4", "--
 
 def test_sweep_reads_reviews_from_either_store(target, tmp_path, capsys):
     from calib.cli import main
-    from calib.samples import load_sample
+    from calib.reading.samples import load_sample
     s = load_sample(ROOT / "data" / "sample")
     singles = s.docs[s.docs["group"].isna()]["id"].tolist()[:2]  # two unrelated documents
     with open_review_store(target) as store:
@@ -361,7 +361,7 @@ def test_writer_and_viewer_roles(postgres_db, capsys):
     before the trigger), the viewer role only reads."""
     import psycopg
 
-    from calib.review_pg import main as create_store
+    from calib.review.postgres import main as create_store
     suffix = uuid.uuid4().hex[:8]
     reviewer, viewer = f"calib_reviewer_{suffix}", f"calib_viewer_{suffix}"
     db = urlsplit(postgres_db).path.lstrip("/")
@@ -404,7 +404,7 @@ def test_writer_and_viewer_roles(postgres_db, capsys):
 
 def test_creating_the_tables_needs_the_right(postgres_db, capsys):
     """A role that may not create tables in the database: one line, nothing created."""
-    from calib.review_pg import main as create_store
+    from calib.review.postgres import main as create_store
     suffix = uuid.uuid4().hex[:8]
     role = f"calib_nobody_{suffix}"
     _raw(postgres_db, f"CREATE ROLE {role} LOGIN PASSWORD 'n-{suffix}'")

@@ -16,10 +16,10 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from _util import needs_clough
-from calib.represent import Representation, shingle_strings
-from calib.sample_build import CATEGORIES, FAMILY_CATEGORIES, build_sample, write_docs_pairs
-from calib.samples import (CLOUGH_DIR, NOT_JUDGED, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough, load_sample,
-                           numeric_columns, summary, write_sample)
+from calib.sketches.represent import Representation, shingle_strings
+from calib.shipped.sample import CATEGORIES, FAMILY_CATEGORIES, build_sample, write_docs_pairs
+from calib.reading.samples import (CLOUGH_DIR, NOT_JUDGED, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough,
+    load_sample, numeric_columns, summary, write_sample)
 
 ROOT = Path(__file__).resolve().parents[1]
 

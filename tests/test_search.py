@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 
 from bench.short_records import person_records
-from calib import lsh
-from calib.config import Config, config_from_row
-from calib.export import build_config_doc, validate_doc
-from calib.represent import Representation
-from calib.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
-from calib.search import (candidate_budget, grid_from_sample, pareto_front, refine, search, shingles_for_lengths,
-                          steep_splits)
-from calib.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep, sweep_configs
-from calib.truth import truth_from_sample
+from calib.candidates import lsh
+from calib.search.config import Config, config_from_row
+from calib.production.export import build_config_doc, validate_doc
+from calib.sketches.represent import Representation
+from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
+from calib.search.from_sample import (candidate_budget, grid_from_sample, pareto_front, refine, search,
+    shingles_for_lengths, steep_splits)
+from calib.search.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep, sweep_configs
+from calib.clusters.truth import truth_from_sample
 
 ROOT = Path(__file__).resolve().parents[1]
 clough = pytest.mark.skipif(not CLOUGH_DIR.is_dir(), reason="shared Clough corpus not available")
@@ -297,7 +297,7 @@ def test_shipped_sample_search_is_at_least_the_old_default_grid():
 
 def test_review_queue_of_unlabeled_removals_round_trips(tmp_path):
     from calib.cli import main
-    from calib.review import queue_labels, unlabeled_removal_queue, with_review_labels
+    from calib.review.store import queue_labels, unlabeled_removal_queue, with_review_labels
     s = tiny()
     cfg = Config(Representation(shingle="word", k=1, num_perm=128), 128, 1, threshold=0.3)
     ws = Workspace(s, ignore_categories=("heavy",))

@@ -12,9 +12,9 @@ from datasketch.hashfunc import sha1_hash32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib._hashing import murmur3_32, xxh32, xxh32_fixed
-from calib.represent import Representation, shingle_strings
-from calib.shingles import ShingleSets, hash_bytes, shingle_hashes
+from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed
+from calib.sketches.represent import Representation, shingle_strings
+from calib.sketches.shingles import ShingleSets, hash_bytes, shingle_hashes
 from _util import one_thread
 
 R = Representation

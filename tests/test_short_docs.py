@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib.apply import ApplyError, apply_config
+from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
-from calib.config import Config
-from calib.export import ExportError, load_config, load_stoplist, write_export
-from calib.represent import Representation, normalize, shingle_strings
-from calib.samples import from_frames, load_sample
-from calib.sweep import Workspace, evaluate
+from calib.search.config import Config
+from calib.production.export import ExportError, load_config, load_stoplist, write_export
+from calib.sketches.represent import Representation, normalize, shingle_strings
+from calib.reading.samples import from_frames, load_sample
+from calib.search.sweep import Workspace, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -143,8 +143,8 @@ def test_line_counts_from_a_named_corpus(tmp_path):
     """--line-counts: the stoplist comes from the named corpus's lines, not the sample's. A footer that two
     of the sample's four documents hold (50%, not more) is in 8 of the corpus's 10 (80%): at strip_lines
     0.6 it is stripped with the corpus's counts only."""
-    from calib.boilerplate import Stoplist
-    from calib.export import write_config
+    from calib.sketches.boilerplate import Stoplist
+    from calib.production.export import write_config
     footer = "Cookie notice: this site stores cookies"
     bodies = [" ".join(f"w{k}{j}" for j in range(30)) for k in range(10)]
     corpus = tmp_path / "corpus.jsonl"
@@ -168,7 +168,7 @@ def test_line_counts_from_a_named_corpus(tmp_path):
 
 
 def test_targets_list_the_settings_and_are_evaluated_without_them():
-    from calib import targets as T
+    from calib.production import targets as T
     cfg = CONFIGS["strip-exact"]
     for name, t in T.targets(cfg).items():
         fields = {u["field"] for u in t.unsupported}

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from scipy.stats import fisher_exact
 
-from calib.slices import holm, slice_rates, slice_report
-from calib.stats import wilson
+from calib.estimates.slices import holm, slice_rates, slice_report
+from calib.estimates.stats import wilson
 
 
 def test_zero_of_fifty_vs_half_is_flagged():

@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calib import export as E
-from calib import spark_apply as SA
-from calib.apply import ApplyError, apply_config
+from calib.production import export as E
+from calib.production.engines import spark as SA
+from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
-from calib.config import Config
-from calib.represent import Representation
-from calib.samples import load_sample
+from calib.search.config import Config
+from calib.sketches.represent import Representation
+from calib.reading.samples import load_sample
 
 REPO = Path(__file__).resolve().parents[1]
 SLICES = ("domain", "language", "variant", "length")
@@ -133,9 +133,9 @@ def test_spark_max_pairs_as_local(spark, tmp_path, capsys):
     """--max-pairs reaches the Spark engine and limits distinct candidate pairs as the local engine does:
     the same exit status and the same one-line refusal at each limit, although the pair collides in many
     bands (a limit on the sum over bands would refuse at 1)."""
-    from calib import lsh
-    from calib.minhash import signatures
-    from calib.shingles import shingle_hashes
+    from calib.candidates import lsh
+    from calib.sketches.minhash import signatures
+    from calib.sketches.shingles import shingle_hashes
     cfg = Config(b=32, r=4)
     E.write_config(tmp_path / "config.json", cfg)
     _near_duplicates(tmp_path / "c.jsonl")
@@ -308,7 +308,7 @@ def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spar
     (real titles, again in capitals): the Spark engine strips the exported stoplist and applies the minimum
     length as calib apply does: the same manifest rows and summary."""
     from test_short_docs import short_corpus
-    from calib.boilerplate import stoplist
+    from calib.sketches.boilerplate import stoplist
     docs = short_corpus()
     path = tmp_path / "corpus.jsonl"
     docs.to_json(path, orient="records", lines=True, force_ascii=False)
@@ -329,7 +329,7 @@ def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spar
 def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path):
     """weighting idf: both engines weigh by the same exported document-frequency table (ICWS signatures,
     weighted-Jaccard verification) and propose the same removals."""
-    from calib.weighted_minhash import DocumentFrequencies, document_frequencies
+    from calib.sketches.weighted_minhash import DocumentFrequencies, document_frequencies
     cfg = Config(Representation(shingle="char", k=5, scheme="icws", weighting="idf", num_perm=64), b=16, r=4,
                  threshold=0.5, measure="weighted_jaccard")
     texts = pd.read_json(corpus / "corpus.jsonl", lines=True)["text"].tolist()

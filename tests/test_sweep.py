@@ -10,10 +10,10 @@ import pytest
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
-from calib.config import Config
-from calib.represent import Representation, shingle_strings
-from calib.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
-from calib.sweep import Grid, Workspace, config_from_row, evaluate, recommend, slice_breakdown, sweep
+from calib.search.config import Config
+from calib.sketches.represent import Representation, shingle_strings
+from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
+from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, recommend, slice_breakdown, sweep
 from _util import needs_clough
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -291,7 +291,7 @@ def test_pair_budget_counts_copies_without_building_their_pairs(small_sample):
     arrays): a budget below that is a status, reached without building them."""
     import tracemalloc
 
-    from calib.jaccard import TooManyPairs
+    from calib.verification.jaccard import TooManyPairs
     docs = small_sample.docs[["id", "text"]].copy()
     shortest = docs["text"].iloc[int(docs["text"].str.len().argmin())]  # the bound holds for short texts, whatever the order
     copies = pd.DataFrame({"id": [f"c{k}" for k in range(1500)], "text": shortest})

@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib import lsh
-from calib import targets as T
-from calib.clusters import cluster_pairs, union_roots
-from calib.config import Config
-from calib.minhash import signatures
-from calib.represent import Representation, shingle_strings
-from calib.samples import from_frames
-from calib.shingles import shingle_hashes
-from calib.sweep import Workspace, evaluate
-from calib.targets._source import shingling_source
+from calib.candidates import lsh
+from calib.production import targets as T
+from calib.clusters.clustering import cluster_pairs, union_roots
+from calib.search.config import Config
+from calib.sketches.minhash import signatures
+from calib.sketches.represent import Representation, shingle_strings
+from calib.reading.samples import from_frames
+from calib.sketches.shingles import shingle_hashes
+from calib.search.sweep import Workspace, evaluate
+from calib.production.targets._source import shingling_source
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,7 +77,7 @@ def test_snippet_shingles_equal_calibs_on_arbitrary_unicode(text, k):
 def test_shingling_source_is_calibs_own_code():
     import inspect
 
-    from calib import represent
+    from calib.sketches import represent
     src = shingling_source(Representation())
     for f in (represent._punct_re, represent.normalize, represent.shingle_strings):
         assert inspect.getsource(f) in src  # inserted verbatim, never a hand copy

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib.agreement import agreement_table
+from calib.review.agreement import agreement_table
 from calib.cli import main
-from calib.review import ReviewStore
-from calib.samples import load_sample
+from calib.review.store import ReviewStore
+from calib.reading.samples import load_sample
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_GRID = ["--shingles", "word3", "--num-perm", "64", "--splits", "16x4,8x8", "--thresholds", "0.5,0.7,0.9"]

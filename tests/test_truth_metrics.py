@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calib.clusters import cluster_pairs
-from calib.metrics import (binomial, candidate_metrics, collision_rates, document_outcomes, pair_metrics,
-                           removal_metrics)
-from calib.samples import from_frames
-from calib.stats import wilson
-from calib.truth import truth_from_sample
+from calib.clusters.clustering import cluster_pairs
+from calib.estimates.metrics import (binomial, candidate_metrics, collision_rates, document_outcomes, pair_metrics,
+    removal_metrics)
+from calib.reading.samples import from_frames
+from calib.estimates.stats import wilson
+from calib.clusters.truth import truth_from_sample
 
 
 def _sample(groups=None, pairs=None):
@@ -107,7 +107,7 @@ def test_collision_rates_bins():
 def test_clopper_pearson_matches_scipy():
     from scipy.stats import binomtest
 
-    from calib.stats import clopper_pearson
+    from calib.estimates.stats import clopper_pearson
     for k, n in [(0, 10), (3, 10), (10, 10), (57, 200)]:
         ci = binomtest(k, n).proportion_ci(method="exact")
         lo, hi = clopper_pearson(k, n)
@@ -146,14 +146,14 @@ def test_removal_of_a_not_judged_document_is_unlabeled_not_false():
 
 
 def test_false_candidate_pairs_leave_not_judged_documents_out():
-    from calib.sweep import Workspace
+    from calib.search.sweep import Workspace
     ws = Workspace(_sample(groups=["g", "g", None, "?", "?"]))
     ni, nj = ws.negative_pairs()
     assert list(zip(ni.tolist(), nj.tolist())) == [(0, 2), (1, 2)]
 
 
 def test_label_names_spell_the_oracle_labels():
-    from calib.truth import label_names
+    from calib.clusters.truth import label_names
     s = _sample(groups=["g", "g", None, "?", None])
     assert label_names(s, ["b", "a", "c", "e"], ["a", "c", "d", "c"]).tolist() == \
         ["duplicate", "not_duplicate", "", "not_duplicate"]

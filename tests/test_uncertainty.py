@@ -8,18 +8,18 @@ import pandas as pd
 import pytest
 
 from _families import family_sample
-from calib import lsh
-from calib.bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap
+from calib.candidates import lsh
+from calib.estimates.bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap
 from calib.cli import main
-from calib.jackknife import hash_sd, widen
-from calib.metrics import collision_rates, counted_rate, expected_rate
-from calib.minhash import signatures
-from calib.represent import Representation
-from calib.samples import from_frames, load_sample
-from calib.seeds import across_seeds
-from calib.stats import wilson
-from calib.sweep import Grid, Workspace, recommend, sweep
-from calib.truth import largest_cluster_share, truth_from_sample
+from calib.estimates.jackknife import hash_sd, widen
+from calib.estimates.metrics import collision_rates, counted_rate, expected_rate
+from calib.sketches.minhash import signatures
+from calib.sketches.represent import Representation
+from calib.reading.samples import from_frames, load_sample
+from calib.search.seeds import across_seeds
+from calib.estimates.stats import wilson
+from calib.search.sweep import Grid, Workspace, recommend, sweep
+from calib.clusters.truth import largest_cluster_share, truth_from_sample
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,13 +4,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calib.config import Config
-from calib.draw import draw, write_drawn
-from calib.represent import Representation
-from calib.samples import from_frames, load_sample
-from calib.stats import wilson
-from calib.sweep import Workspace, evaluate
-from calib.weighted import next_labels, stratified_ratio
+from calib.search.config import Config
+from calib.labeling.draw import draw, write_drawn
+from calib.sketches.represent import Representation
+from calib.reading.samples import from_frames, load_sample
+from calib.estimates.stats import wilson
+from calib.search.sweep import Workspace, evaluate
+from calib.labeling.weighted import next_labels, stratified_ratio
 
 from _planted import planted_corpus, write_corpus
 

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 
 from _weighted import write_boiler_sample
-from calib import export as E
-from calib.apply import ApplyError, apply_config
+from calib.production import export as E
+from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
-from calib.config import Config
-from calib.represent import Representation
-from calib.samples import load_sample
-from calib.sweep import Workspace, evaluate
-from calib.weighted_minhash import DocumentFrequencies
+from calib.search.config import Config
+from calib.sketches.represent import Representation
+from calib.reading.samples import load_sample
+from calib.search.sweep import Workspace, evaluate
+from calib.sketches.weighted_minhash import DocumentFrequencies
 
 WEIGHTED = Config(Representation(shingle="char", k=5, scheme="icws", weighting="idf", num_perm=64), b=16, r=4,
                   threshold=0.5, measure="weighted_jaccard")

@@ -12,10 +12,10 @@ from datasketch import WeightedMinHashGenerator
 
 from _weighted import write_boiler_sample
 
-from calib.jaccard import pairs_jaccard
-from calib.shingles import ShingleSets
-from calib.weighted_minhash import (DocumentFrequencies, WeightedSets, all_pairs_weighted_above,
-                                    frequencies_from_sets, icws_dense, pairs_weighted_jaccard, sketch)
+from calib.verification.jaccard import pairs_jaccard
+from calib.sketches.shingles import ShingleSets
+from calib.sketches.weighted_minhash import (DocumentFrequencies, WeightedSets, all_pairs_weighted_above,
+    frequencies_from_sets, icws_dense, pairs_weighted_jaccard, sketch)
 
 
 def _random_docs(rng, n, dim, max_size, integer=False):
@@ -153,13 +153,13 @@ def test_document_frequencies_weights_and_file(tmp_path):
 
 @pytest.fixture(scope="module")
 def boiler_sample(tmp_path_factory):
-    from calib.samples import load_sample
+    from calib.reading.samples import load_sample
     return load_sample(write_boiler_sample(tmp_path_factory.mktemp("boiler")))
 
 
 def test_workspace_weights_are_the_samples_idf(boiler_sample):
-    from calib.represent import Representation
-    from calib.sweep import Workspace
+    from calib.sketches.represent import Representation
+    from calib.search.sweep import Workspace
     ws = Workspace(boiler_sample)
     plain = Representation(shingle="char", k=5)
     weighted = ws.sets(plain.with_(scheme="icws", weighting="idf"))
@@ -172,8 +172,8 @@ def test_workspace_weights_are_the_samples_idf(boiler_sample):
 
 
 def test_weighting_needs_icws_and_weighted_jaccard():
-    from calib.config import Config
-    from calib.represent import Representation
+    from calib.search.config import Config
+    from calib.sketches.represent import Representation
     with pytest.raises(ValueError, match="weighted signature scheme"):
         Representation(weighting="idf")
     with pytest.raises(ValueError, match="weighting must be one of"):
@@ -187,9 +187,9 @@ def test_weighting_needs_icws_and_weighted_jaccard():
 
 
 def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
-    from calib.config import config_from_row
-    from calib.represent import Representation
-    from calib.sweep import Grid, Workspace, sweep
+    from calib.search.config import config_from_row
+    from calib.sketches.represent import Representation
+    from calib.search.sweep import Grid, Workspace, sweep
     g = Grid(representations=(Representation(shingle="char", k=5),), num_perms=(32,), splits=((8, 4),),
              thresholds=(0.3, 0.6), weightings=("none", "idf"), measures=("jaccard", "containment"),
              representative="longest")
@@ -215,6 +215,6 @@ def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
 
 
 def test_default_rows_have_no_weighting_column(boiler_sample):
-    from calib.sweep import Grid, sweep
+    from calib.search.sweep import Grid, sweep
     rows = sweep(boiler_sample, Grid(num_perms=(16,), splits=((4, 4),), thresholds=(0.5,)))
     assert "weighting" not in rows.columns

@@ -1,0 +1,148 @@
+"""Old import paths, kept for one release (0.1.x; removed in 0.2).
+
+Until 0.1 ``calib/`` was 45 modules side by side; they now live in stage folders
+(``calib.lsh`` is :mod:`calib.candidates.lsh`). External code that imports an old
+path keeps working: ``import calib.lsh`` gives a module that forwards every
+attribute to the new one, with one ``DeprecationWarning`` naming the new path.
+Three old modules share their name with a new folder (``calib.clusters``,
+``calib.review``, ``calib.search``): the folder's ``__init__`` forwards the old
+module's names the same way. Nothing in calib, its app or its tests imports
+an old path (tests/test_layout.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import sys
+import types
+import warnings
+
+MOVED = {
+    "calib._api": "calib.base.verbs",
+    "calib._named": "calib.base.named",
+    "calib._validate": "calib.base.validate",
+    "calib.atomic": "calib.base.atomic",
+    "calib.jsondoc": "calib.base.jsondoc",
+    "calib.budget": "calib.base.budget",
+    "calib.fields": "calib.base.fields",
+    "calib.reading": "calib.reading.files",
+    "calib.samples": "calib.reading.samples",
+    "calib.design": "calib.reading.design",
+    "calib.represent": "calib.sketches.represent",
+    "calib.encode": "calib.sketches.encode",
+    "calib._hashing": "calib.sketches.hashing",
+    "calib.chunks": "calib.sketches.chunks",
+    "calib.shingles": "calib.sketches.shingles",
+    "calib.boilerplate": "calib.sketches.boilerplate",
+    "calib.minhash": "calib.sketches.minhash",
+    "calib.oph": "calib.sketches.oph",
+    "calib.weighted_minhash": "calib.sketches.weighted_minhash",
+    "calib.pairs": "calib.candidates.pairs",
+    "calib.lsh": "calib.candidates.lsh",
+    "calib.ensemble": "calib.candidates.ensemble",
+    "calib.jaccard": "calib.verification.jaccard",
+    "calib.containment": "calib.verification.containment",
+    "calib.copies": "calib.verification.copies",
+    "calib.short": "calib.verification.short",
+    "calib.measures": "calib.verification.measures",
+    "calib.truth": "calib.clusters.truth",
+    "calib.clusters": "calib.clusters.clustering",
+    "calib.stats": "calib.estimates.stats",
+    "calib.metrics": "calib.estimates.metrics",
+    "calib.bootstrap": "calib.estimates.bootstrap",
+    "calib.jackknife": "calib.estimates.jackknife",
+    "calib.slices": "calib.estimates.slices",
+    "calib.review": "calib.review.store",
+    "calib.review_pg": "calib.review.postgres",
+    "calib.adjudication": "calib.review.adjudication",
+    "calib.agreement": "calib.review.agreement",
+    "calib.overlap": "calib.review.overlap",
+    "calib.config": "calib.search.config",
+    "calib.seeds": "calib.search.seeds",
+    "calib.sweep": "calib.search.sweep",
+    "calib.search": "calib.search.from_sample",
+    "calib.sensitivity": "calib.search.sensitivity",
+    "calib.manifest": "calib.production.manifest",
+    "calib.export": "calib.production.export",
+    "calib.targets": "calib.production.targets",
+    "calib.targets._source": "calib.production.targets._source",
+    "calib.targets.datasketch": "calib.production.targets.datasketch",
+    "calib.targets.datatrove": "calib.production.targets.datatrove",
+    "calib.targets.milvus": "calib.production.targets.milvus",
+    "calib.targets.nemo_curator": "calib.production.targets.nemo_curator",
+    "calib.targets.text_dedup": "calib.production.targets.text_dedup",
+    "calib.apply": "calib.production.engines.local",
+    "calib.spark_apply": "calib.production.engines.spark",
+    "calib.draw": "calib.labeling.draw",
+    "calib.weighted": "calib.labeling.weighted",
+    "calib.sample_build": "calib.shipped.sample",
+    "calib.corpus_build": "calib.shipped.corpus",
+    "calib.reviews_cli": "calib.cli.reviews",
+}
+
+# old modules whose name is now a folder: the folder's __init__ forwards these
+FOLDER_NAMES = {old: new for old, new in MOVED.items() if new.startswith(old + ".")}
+
+
+def _warn(old: str, new: str) -> None:
+    warnings.warn(f"{old} moved to {new}; the old path is removed in calib 0.2", DeprecationWarning, stacklevel=3)
+
+
+class _Forward(types.ModuleType):
+    """A module whose attributes are those of ``target`` (warns once on first use)."""
+
+    def __getattr__(self, name: str):
+        target = importlib.import_module(self.__dict__["_target"])
+        if not self.__dict__.get("_warned"):
+            self.__dict__["_warned"] = True
+            _warn(self.__name__, target.__name__)
+        return getattr(target, name)
+
+    def __dir__(self):
+        return dir(importlib.import_module(self.__dict__["_target"]))
+
+    def __call__(self, *args, **kwargs):  # calib.sweep / calib.export / calib.apply are callable
+        return importlib.import_module(self.__dict__["_target"])(*args, **kwargs)
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in MOVED and fullname not in FOLDER_NAMES:
+            return importlib.util.spec_from_loader(fullname, self, is_package=fullname == "calib.targets")
+
+    def create_module(self, spec):
+        module = _Forward(spec.name)
+        module.__dict__["_target"] = MOVED[spec.name]
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def install() -> None:
+    """Put the old paths' finder on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder())
+
+
+def forward_folder(folder: str):
+    """A module ``__getattr__`` for the folder ``folder`` that was a module: old names are forwarded."""
+    new = FOLDER_NAMES[folder]
+
+    def __getattr__(name: str):
+        folder_module = sys.modules[folder]
+        if name.startswith("__") or any(os.path.exists(os.path.join(d, name + ".py")) or os.path.isdir(os.path.join(d, name))
+                                        for d in folder_module.__path__):
+            raise AttributeError(name)  # a submodule not imported yet: the import system loads it
+        target = importlib.import_module(new)
+        try:
+            value = getattr(target, name)
+        except AttributeError:
+            raise AttributeError(f"module {folder!r} has no attribute {name!r}") from None
+        _warn(f"{folder}.{name}", f"{new}.{name}")
+        return value
+
+    return __getattr__

@@ -1,0 +1,628 @@
+"""Clusters of verified pairs, the removal policy, and chaining diagnostics.
+
+The verified pairs (i < j, rows 0..n-1) form an undirected graph G. Its
+connected components are the candidate duplicate clusters; a *policy* then
+decides which documents are removed and which document each one is
+removed in favour of (its *representative*):
+
+* ``connected``: one representative per component, every other member is
+  removed. Transitive: A~B and B~C removes C even when A and C differ
+  (*chaining*).
+* ``star`` (strict): within a component take the representative r of the
+  remaining members, remove N(r) (its verified neighbours still remaining),
+  drop r and N(r) from the remaining set, repeat. Every removed document is
+  then a verified pair with its own representative.
+
+A removed document is *chained* when (doc, representative) is not itself a
+verified pair: only the transitive closure justifies its removal.
+
+Representative rules (ties -> smallest row): ``first`` (smallest row),
+``longest`` (max ``lengths``), ``priority`` (max ``priority``), ``medoid``
+(max sum of verified-edge similarity to the other (remaining) members; edge
+weight 1 when no similarity is given), ``random`` (max of a fixed uniform draw
+per row, seed 0: an arbitrary member, as NeMo Curator keeps).
+
+Union-find rules, the member that production tools keep (connected policy only;
+the verified pairs are unioned in ascending (i, j) order, see :func:`union_roots`):
+``union_size`` (datatrove: union by size, the larger set's root wins, ties the
+root of the pair's first member, so a lone pair keeps the lower row) and
+``union_rank`` (text-dedup 0.4.0: ``union(j, i)``, union by rank, ties attach
+the second root under the first, so a lone pair keeps the higher row).
+
+Giant guard: components with more than ``max_component`` members are
+clustered with the star policy whatever the policy, and flagged.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from calib.base.named import Named
+from calib.estimates.stats import rate, wilson
+from calib.candidates.pairs import pair_codes, unordered_codes
+
+
+
+class Policy(Named):
+    """How a component of verified pairs becomes removals (module docstring)."""
+
+    CONNECTED = "connected"
+    STAR = "star"
+
+
+class Representative(Named):
+    """Which member a cluster keeps (module docstring)."""
+
+    FIRST = "first"
+    LONGEST = "longest"
+    PRIORITY = "priority"
+    MEDOID = "medoid"
+    RANDOM = "random"
+    UNION_SIZE = "union_size"  # datatrove
+    UNION_RANK = "union_rank"  # text-dedup 0.4.0
+
+    @property
+    def is_union(self) -> bool:
+        """A union-find rule: the root production tools keep (connected policy only)."""
+        return self in (Representative.UNION_SIZE, Representative.UNION_RANK)
+
+
+Policy.what = "policy"
+Representative.what = "representative"
+POLICIES = Policy.names()
+REPRESENTATIVE_RULES = Representative.names()
+
+SimFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class Clustering:
+    """Result of :func:`cluster_pairs`; every array has one entry per row 0..n-1.
+
+    component:       connected component id in G, numbered 0.. by smallest member.
+    cluster:         cluster id after the policy, numbered 0.. by smallest member
+                     (equals ``component`` under the connected policy).
+    representative:  row kept for this row's cluster (a kept row points to itself).
+    removed:         row is proposed for removal (representative != row).
+    chained:         removed, and (row, representative) is not a verified pair.
+    flagged_giant:   row's component has more than ``max_component`` members.
+    """
+
+    component: np.ndarray
+    cluster: np.ndarray
+    representative: np.ndarray
+    removed: np.ndarray
+    chained: np.ndarray
+    flagged_giant: np.ndarray
+    policy: str
+    representative_rule: str
+    max_component: int | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.component)
+
+    @property
+    def kept(self) -> np.ndarray:
+        """bool[n]: the row survives deduplication."""
+        return ~self.removed
+
+    @property
+    def n_removed(self) -> int:
+        return int(self.removed.sum())
+
+    @property
+    def n_kept(self) -> int:
+        return self.n - self.n_removed
+
+    @property
+    def n_chained(self) -> int:
+        return int(self.chained.sum())
+
+    @property
+    def n_components(self) -> int:
+        return int(self.component.max(initial=-1) + 1)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.cluster.max(initial=-1) + 1)
+
+    def component_sizes(self) -> np.ndarray:
+        """int64[n_components]: members per component."""
+        return np.bincount(self.component, minlength=self.n_components).astype(np.int64)
+
+    def cluster_sizes(self) -> np.ndarray:
+        """int64[n_clusters]: members per cluster."""
+        return np.bincount(self.cluster, minlength=self.n_clusters).astype(np.int64)
+
+    def members(self, cluster: int) -> np.ndarray:
+        """Rows of one cluster, ascending."""
+        return np.flatnonzero(self.cluster == cluster)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per document with every per-row array as a column."""
+        return pd.DataFrame({
+            "component": self.component, "cluster": self.cluster,
+            "representative": self.representative, "removed": self.removed,
+            "chained": self.chained, "flagged_giant": self.flagged_giant,
+        })
+
+
+# ---------------------------------------------------------------- validation
+
+def _edges(n: int, i, j, sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated, de-duplicated edges (i < j) with weights (max sim per pair; 1 if sim is None)."""
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    i = np.asarray(i)
+    j = np.asarray(j)
+    if i.ndim != 1 or j.ndim != 1 or len(i) != len(j):
+        raise ValueError(f"i and j must be 1-d arrays of equal length, got shapes {i.shape} and {j.shape}")
+    if len(i) and (not np.issubdtype(i.dtype, np.integer) or not np.issubdtype(j.dtype, np.integer)):
+        raise ValueError(f"i and j must be integer arrays, got {i.dtype} and {j.dtype}")
+    i = i.astype(np.int64)
+    j = j.astype(np.int64)
+    if len(i):
+        if i.min() < 0 or j.max() >= n:
+            raise ValueError(f"i and j must be rows in 0..{n - 1}")
+        if np.any(i >= j):
+            k = int(np.flatnonzero(i >= j)[0])
+            raise ValueError(f"pairs must have i < j: pair {k} is ({i[k]}, {j[k]})")
+    if sim is None:
+        w = np.ones(len(i))
+    else:
+        w = np.asarray(sim, dtype=np.float64)
+        if w.shape != i.shape:
+            raise ValueError(f"sim must have one value per pair: {w.shape} vs {i.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("sim must be finite")
+    if len(i) == 0:
+        return i, j, w
+    key = pair_codes(i, j, n)
+    order = np.lexsort((-w, key))  # by pair, highest sim first
+    key, i, j, w = key[order], i[order], j[order], w[order]
+    first = np.r_[True, key[1:] != key[:-1]]
+    return i[first], j[first], w[first]
+
+
+def _row_array(name: str, values, n: int) -> np.ndarray:
+    if values is None:
+        raise ValueError(f"{name} is required for this representative rule")
+    a = np.asarray(values, dtype=np.float64)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have one value per document ({n}), got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite")
+    return a
+
+
+# ------------------------------------------------------------------- helpers
+
+def _relabel_by_first(labels: np.ndarray) -> np.ndarray:
+    """Renumber labels 0.. in order of each label's smallest row."""
+    if len(labels) == 0:
+        return labels.astype(np.int64)
+    _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))
+    return rank[inv.ravel()]
+
+
+def _groups(labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, starts): rows of group g are order[starts[g]:starts[g+1]], ascending."""
+    order = np.argsort(labels, kind="stable")
+    starts = np.r_[0, np.cumsum(np.bincount(labels, minlength=k))].astype(np.int64)
+    return order, starts
+
+
+def _components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    g = sparse.coo_matrix((np.ones(len(i), dtype=np.int8), (i, j)), shape=(n, n)).tocsr()
+    _, labels = csgraph.connected_components(g, directed=False)
+    return _relabel_by_first(labels.astype(np.int64))
+
+
+def _weighted_degree(n: int, i, j, w) -> np.ndarray:
+    return np.bincount(i, w, minlength=n) + np.bincount(j, w, minlength=n)
+
+
+def _adjacency(n: int, i: np.ndarray, j: np.ndarray, w: np.ndarray):
+    """Symmetric CSR arrays (indptr, indices, data) of the verified graph."""
+    src, dst, ww = np.r_[i, j], np.r_[j, i], np.r_[w, w]
+    order = np.argsort(src, kind="stable")
+    indptr = np.r_[0, np.cumsum(np.bincount(src, minlength=n))].astype(np.int64)
+    return indptr, dst[order], ww[order]
+
+
+def _ranges(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Concatenated positions indptr[r]:indptr[r+1] for every r in rows."""
+    starts, lens = indptr[rows], indptr[rows + 1] - indptr[rows]
+    return np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+
+
+def _star(n: int, i, j, w, score: np.ndarray, medoid: bool, active: np.ndarray) -> np.ndarray:
+    """Star policy on the rows in ``active`` (whole components); representative per row.
+
+    Greedy: take the best remaining row r (max score, ties -> smallest row),
+    r represents itself and its remaining neighbours, all leave; repeat.
+    Components do not interact, so one global pass equals the per-component
+    procedure. For the medoid, a row's score is its similarity sum to the
+    remaining rows, kept up to date incrementally (lazy max-heap).
+    """
+    indptr, indices, data = _adjacency(n, i, j, w)
+    rep = np.arange(n, dtype=np.int64)
+    rem = active.copy()
+
+    def take(r):
+        nb = indices[indptr[r]:indptr[r + 1]]
+        nb = nb[rem[nb]]
+        rep[nb] = r
+        rem[nb] = False
+        rem[r] = False
+        return nb
+
+    rows = np.flatnonzero(active)
+    if not medoid:
+        for r in rows[np.lexsort((rows, -score[rows]))].tolist():
+            if rem[r]:
+                take(r)
+        return rep
+    cur = score.copy()
+    heap = list(zip((-cur[rows]).tolist(), rows.tolist()))
+    heapq.heapify(heap)
+    while heap:
+        neg, r = heapq.heappop(heap)
+        if not rem[r]:
+            continue
+        if -neg != cur[r]:  # stale: re-queue with the current score
+            heapq.heappush(heap, (-float(cur[r]), r))
+            continue
+        gone = np.r_[r, take(r)]
+        pos = _ranges(indptr, gone)
+        np.subtract.at(cur, indices[pos], data[pos])
+    return rep
+
+
+def union_roots(n: int, a, b, by: str) -> np.ndarray:
+    """Root of every row after ``union(a[k], b[k])`` for k in order (int64[n]).
+
+    ``by="size"`` is datatrove's MinhashDedupCluster (src/datatrove/pipeline/
+    dedup/minhash.py, 0.10.1): ra, rb = find(a), find(b); if size(ra) < size(rb)
+    swap; rb joins ra. ``by="rank"`` is text-dedup 0.4.0's UnionFind
+    (text_dedup/utils/union_find.py): equal ranks -> find(b) joins find(a) and
+    find(a)'s rank grows; otherwise the lower rank joins the higher. The root
+    depends on the order of the unions; path compression does not change it.
+    A Python loop over pairs (not shingles): pairs are few next to documents.
+    """
+    if by not in ("size", "rank"):
+        raise ValueError(f"by must be 'size' or 'rank', got {by!r}")
+    parent = list(range(n))
+    weight = [1 if by == "size" else 0] * n
+
+    def find(x: int) -> int:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for x, y in zip(np.asarray(a, np.int64).tolist(), np.asarray(b, np.int64).tolist()):
+        rx, ry = find(x), find(y)
+        if rx == ry:
+            continue
+        if by == "size":
+            if weight[rx] < weight[ry]:
+                rx, ry = ry, rx
+            parent[ry] = rx
+            weight[rx] += weight[ry]
+        elif weight[rx] >= weight[ry]:
+            parent[ry] = rx
+            weight[rx] += weight[rx] == weight[ry]
+        else:
+            parent[rx] = ry
+    return np.fromiter((find(x) for x in range(n)), dtype=np.int64, count=n)
+
+
+# --------------------------------------------------------------- clustering
+
+def cluster_pairs(n: int, i, j, sim=None, *, policy: Policy | str = Policy.CONNECTED,
+                  representative: Representative | str = Representative.FIRST, lengths=None, priority=None,
+                  max_component: int | None = None) -> Clustering:
+    """Cluster rows 0..n-1 from verified pairs (i < j) under a removal policy.
+
+    See the module docstring for the policies and representative rules.
+    """
+    policy = Policy.parse(policy)
+    representative = Representative.parse(representative)
+    if max_component is not None and (not isinstance(max_component, (int, np.integer)) or max_component < 1):
+        raise ValueError(f"max_component must be a positive integer or None, got {max_component!r}")
+    if representative.is_union and policy is not Policy.CONNECTED:
+        raise ValueError(f"representative rule {representative!r} is a union-find rule: it needs the connected policy")
+    i, j, w = _edges(n, i, j, sim)
+
+    if representative is Representative.FIRST or representative.is_union:
+        score = np.zeros(n)
+    elif representative is Representative.RANDOM:
+        score = np.random.default_rng(0).random(n)
+    elif representative is Representative.LONGEST:
+        score = _row_array("lengths", lengths, n)
+    elif representative is Representative.PRIORITY:
+        score = _row_array("priority", priority, n)
+    else:
+        score = _weighted_degree(n, i, j, w)  # all edges of a row lie in its component
+
+    rows = np.arange(n, dtype=np.int64)
+    component = _components(n, i, j)
+    k = int(component.max(initial=-1) + 1)
+    sizes = np.bincount(component, minlength=k)
+    giant_comp = sizes > max_component if max_component is not None else np.zeros(k, dtype=bool)
+    flagged = giant_comp[component]
+
+    rep = rows.copy()
+    # connected policy: best score per component, ties -> smallest row (vectorized)
+    if policy is Policy.CONNECTED and n:
+        order = np.lexsort((rows, -score, component))
+        head = order[np.r_[True, component[order][1:] != component[order][:-1]]]
+        rep_of_comp = np.empty(k, dtype=np.int64)
+        rep_of_comp[component[head]] = head
+        rep = rep_of_comp[component]
+        if representative is Representative.UNION_SIZE:
+            rep = union_roots(n, i, j, "size")
+        elif representative is Representative.UNION_RANK:
+            rep = union_roots(n, j, i, "rank")  # text-dedup calls union(x, min(bucket))
+
+    star_comp = (sizes >= 2) & (giant_comp if policy is Policy.CONNECTED else True)
+    if star_comp.any():
+        star_rep = _star(n, i, j, w, score, representative is Representative.MEDOID, star_comp[component])
+        rep = np.where(star_comp[component], star_rep, rep)
+
+    removed = rep != rows
+    chained = removed & ~np.isin(unordered_codes(rows, rep, n), pair_codes(i, j, n))
+    cluster = _relabel_by_first(rep) if policy is Policy.STAR or giant_comp.any() else component
+    return Clustering(component=component, cluster=cluster, representative=rep,
+                      removed=removed, chained=chained, flagged_giant=flagged,
+                      policy=policy, representative_rule=representative,
+                      max_component=max_component)
+
+
+# --------------------------------------------------------------- diagnostics
+
+DIAGNOSTIC_COLUMNS = ("cluster", "size", "representative", "diameter", "min_edge_sim",
+                      "min_sim_to_rep", "weakest_a", "weakest_b", "weakest_sim",
+                      "n_unverified", "n_chained", "risk")
+
+
+def _call_sim(sim_fn: SimFn, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.asarray(sim_fn(a, b), dtype=np.float64)
+    if out.shape != a.shape:
+        raise ValueError(f"sim_fn returned shape {out.shape} for {a.shape} pairs")
+    return out
+
+
+_DENSE_DIAMETER = 48  # clusters up to this size: batched dense BFS
+_BLOCK = 1 << 21      # cells per dense block / pairs per sim_fn call
+
+
+def _dense_diameters(k: int, s: int, t: np.ndarray, li: np.ndarray, lj: np.ndarray) -> np.ndarray:
+    """Diameters of k graphs of s nodes at once (edge e joins li[e]-lj[e] in graph t[e]):
+    the number of BFS expansion steps of the reach relation that still add a pair."""
+    adj = np.zeros((k, s, s), dtype=np.float32)
+    adj[t, li, lj] = 1
+    adj[t, lj, li] = 1
+    adj[:, np.arange(s), np.arange(s)] = 1
+    reach = adj > 0
+    diam = (reach.sum(axis=(1, 2)) > s).astype(np.float64)  # 1 if any edge
+    while True:
+        nxt = (reach.astype(np.float32) @ adj) > 0
+        changed = (nxt != reach).any(axis=(1, 2))
+        if not changed.any():
+            return diam
+        diam += changed
+        reach = nxt
+
+
+def _diameter(s: int, li: np.ndarray, lj: np.ndarray, chunk: int = 256) -> float:
+    """Longest finite unweighted shortest path among s nodes (BFS from chunks of sources)."""
+    g = sparse.csr_matrix((np.ones(len(li)), (li, lj)), shape=(s, s))
+    best = np.nan
+    for lo in range(0, s, chunk):
+        d = csgraph.shortest_path(g, directed=False, unweighted=True, indices=np.arange(lo, min(s, lo + chunk)))
+        finite = d[np.isfinite(d)]
+        if len(finite):
+            best = np.fmax(best, finite.max())
+    return float(best)
+
+
+def chaining_diagnostics(clustering: Clustering, i, j, sim, sim_fn: SimFn, *,
+                         threshold: float | None = None, max_pairwise: int = 200,
+                         max_diameter: int = 5000) -> pd.DataFrame:
+    """One row per cluster of >= 2 members, riskiest first.
+
+    diameter:        max over member pairs of the unweighted shortest-path
+                     length in the cluster's verified subgraph (NaN above
+                     ``max_diameter`` members).
+    min_edge_sim:    weakest verified similarity inside the cluster (``sim``; NaN if None).
+    min_sim_to_rep:  min over members m != rep of sim_fn(m, rep).
+    weakest_a/b/sim: argmin of sim_fn over ALL member pairs (clusters of at
+                     most ``max_pairwise`` members; -1/-1/NaN beyond).
+    n_unverified:    removed members not a verified pair with the rep.
+    n_chained:       members with sim_fn(m, rep) < threshold; equals
+                     n_unverified when no threshold is given.
+    risk:            n_chained + (1 - min_sim_to_rep) * log2(size): every
+                     chained member counts one, plus the weakest link scaled
+                     by how many documents hang on the cluster.
+
+    sim_fn is called once for all (member, rep) pairs, then once per block of
+    equal-size clusters (at most ~2M pairs a call) for the all-pairs minimum.
+    """
+    n = clustering.n
+    i, j, w = _edges(n, i, j, sim)
+    cl = clustering.cluster
+    k = clustering.n_clusters
+    sizes = np.bincount(cl, minlength=k)
+    multi = np.flatnonzero(sizes >= 2)
+    if len(multi) == 0:
+        return pd.DataFrame({c: pd.Series(dtype="float64" if c in ("diameter", "min_edge_sim", "min_sim_to_rep",
+                                                                    "weakest_sim", "risk") else "int64")
+                             for c in DIAGNOSTIC_COLUMNS})
+    rep = clustering.representative
+
+    # one batched sim_fn call: every non-representative member of a multi-member cluster vs its rep
+    others = np.flatnonzero((sizes[cl] >= 2) & (rep != np.arange(n)))
+    s_rep = _call_sim(sim_fn, others, rep[others])
+    min_to_rep = np.full(k, np.inf)
+    np.minimum.at(min_to_rep, cl[others], s_rep)
+    below = np.zeros(k, dtype=np.int64)
+    if threshold is not None:
+        below = np.bincount(cl[others], s_rep < threshold, minlength=k).astype(np.int64)
+    unverified = np.bincount(cl, clustering.chained, minlength=k).astype(np.int64)
+
+    inside = cl[i] == cl[j]
+    ei, ej, ew = i[inside], j[inside], w[inside]
+    min_edge = np.full(k, np.inf)
+    np.minimum.at(min_edge, cl[ei], ew)
+    node_order, node_starts = _groups(cl, k)
+    edge_order, edge_starts = _groups(cl[ei], k)
+
+    diam = np.full(len(multi), np.nan)
+    wa = np.full(len(multi), -1, dtype=np.int64)
+    wb = np.full(len(multi), -1, dtype=np.int64)
+    ws = np.full(len(multi), np.nan)
+    msize = sizes[multi]
+    pos = np.empty(n, dtype=np.int64)  # row's position inside its cluster
+    pos[node_order] = np.arange(n) - node_starts[cl[node_order]]
+    slot = np.full(k, -1, dtype=np.int64)
+    ecl = cl[ei]
+    for s in np.unique(msize).tolist():  # clusters of equal size are processed together
+        ts = np.flatnonzero(msize == s)
+        cs = multi[ts]
+        if s <= max_diameter and s <= _DENSE_DIAMETER:
+            step = max(1, _BLOCK // (s * s))
+            for lo in range(0, len(cs), step):
+                blk = cs[lo:lo + step]
+                slot[blk] = np.arange(len(blk))
+                e = np.flatnonzero(slot[ecl] >= 0)
+                diam[ts[lo:lo + step]] = _dense_diameters(len(blk), s, slot[ecl[e]], pos[ei[e]], pos[ej[e]])
+                slot[blk] = -1
+        elif s <= max_diameter:
+            for t, c in zip(ts.tolist(), cs.tolist()):
+                e = edge_order[edge_starts[c]:edge_starts[c + 1]]
+                diam[t] = _diameter(s, pos[ei[e]], pos[ej[e]])
+        if s <= max_pairwise:
+            a, b = np.triu_indices(s, k=1)
+            step = max(1, _BLOCK // len(a))
+            for lo in range(0, len(cs), step):
+                mem = node_order[node_starts[cs[lo:lo + step], None] + np.arange(s)]  # ascending rows
+                pa, pb = mem[:, a], mem[:, b]
+                ps = _call_sim(sim_fn, pa.ravel(), pb.ravel()).reshape(pa.shape)
+                m = np.argmin(ps, axis=1)
+                r = np.arange(len(mem))
+                out_rows = ts[lo:lo + step]
+                wa[out_rows], wb[out_rows], ws[out_rows] = pa[r, m], pb[r, m], ps[r, m]
+
+    min_rep = min_to_rep[multi]
+    n_chained = below[multi] if threshold is not None else unverified[multi]
+    weak = np.where(np.isfinite(min_rep), 1.0 - min_rep, 1.0)
+    out = pd.DataFrame({
+        "cluster": multi.astype(np.int64),
+        "size": sizes[multi].astype(np.int64),
+        "representative": rep[node_order[node_starts[multi]]],
+        "diameter": diam,
+        "min_edge_sim": np.where(np.isfinite(min_edge[multi]), min_edge[multi], np.nan) if sim is not None
+        else np.full(len(multi), np.nan),
+        "min_sim_to_rep": min_rep,
+        "weakest_a": wa, "weakest_b": wb, "weakest_sim": ws,
+        "n_unverified": unverified[multi],
+        "n_chained": n_chained,
+        "risk": n_chained + weak * np.log2(sizes[multi]),
+    })
+    return out.sort_values(["risk", "size", "cluster"], ascending=[False, False, True],
+                           kind="stable").reset_index(drop=True)
+
+
+def policy_summary(n: int, i, j, sim, sim_fn: SimFn, threshold: float | None,
+                   truth_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None, *,
+                   representative: str = "first", lengths=None, priority=None,
+                   max_component: int | None = None, alpha: float = 0.05) -> pd.DataFrame:
+    """One row per policy (connected, star) on the same verified pairs.
+
+    removals:          documents proposed for removal.
+    unverified:        removals whose (doc, rep) is not a verified pair.
+    below_threshold:   removals with sim_fn(doc, rep) < threshold: only
+                       chaining justifies them.
+    With ``truth_fn(a, b) -> int8`` (1 duplicate, 0 not, -1 unlabeled), over
+    the (removed doc, its rep) pairs: false_removals (label 0),
+    unlabeled_removals (-1), labeled_removals, false_removal_rate =
+    false / labeled with its Wilson interval (frr_low, frr_high). These are
+    <NA>/NaN without truth_fn.
+    """
+    rows = []
+    for policy in Policy:
+        c = cluster_pairs(n, i, j, sim, policy=policy, representative=representative,
+                          lengths=lengths, priority=priority, max_component=max_component)
+        docs = np.flatnonzero(c.removed)
+        reps = c.representative[docs]
+        s = _call_sim(sim_fn, docs, reps)
+        row = {"policy": policy.value, "n_clusters": c.n_clusters, "removals": len(docs),
+               "unverified": int(c.chained.sum()), "below_threshold": 0 if threshold is None else int((s < threshold).sum()),
+               "false_removals": pd.NA, "unlabeled_removals": pd.NA, "labeled_removals": pd.NA,
+               "false_removal_rate": np.nan, "frr_low": np.nan, "frr_high": np.nan}
+        if truth_fn is not None:
+            t = np.asarray(truth_fn(docs, reps))
+            if t.shape != docs.shape or not np.isin(t, (-1, 0, 1)).all():
+                raise ValueError("truth_fn must return one of -1, 0, 1 per pair")
+            false, unl = int((t == 0).sum()), int((t == -1).sum())
+            lab = len(docs) - unl
+            lo, hi = wilson(false, lab, alpha)
+            row.update(false_removals=false, unlabeled_removals=unl, labeled_removals=lab,
+                       false_removal_rate=float(rate(false, lab)), frr_low=float(lo), frr_high=float(hi))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    for col in ("false_removals", "unlabeled_removals", "labeled_removals"):
+        out[col] = out[col].astype("Int64")
+    return out
+
+
+def largest_components(clustering: Clustering, slices: pd.DataFrame | None = None,
+                       top: int = 10) -> pd.DataFrame:
+    """The ``top`` largest components (ties -> smaller id), with ``size``,
+    ``first`` (smallest row), ``n_removed``, ``flagged_giant``, and, for each
+    slice column ``col`` and value ``v`` present in these components, a
+    column ``"col=v"`` = share of all documents with col == v that the
+    component contains (missing values count as the value "<NA>")."""
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top}")
+    comp = clustering.component
+    n = clustering.n
+    k = clustering.n_components
+    sizes = np.bincount(comp, minlength=k)
+    ids = np.lexsort((np.arange(k), -sizes))[:top]
+    first = np.full(k, n, dtype=np.int64)
+    np.minimum.at(first, comp, np.arange(n))
+    out = pd.DataFrame({
+        "component": ids.astype(np.int64), "size": sizes[ids].astype(np.int64),
+        "first": first[ids],
+        "n_removed": np.bincount(comp, clustering.removed, minlength=k)[ids].astype(np.int64),
+        "flagged_giant": np.bincount(comp, clustering.flagged_giant, minlength=k)[ids] > 0,
+    })
+    if slices is None:
+        return out
+    if len(slices) != n:
+        raise ValueError(f"slices must have one row per document ({n}), got {len(slices)}")
+    in_top = np.isin(comp, ids)
+    for col in slices.columns:
+        values = slices[col].astype(object).where(slices[col].notna(), "<NA>").astype(str).to_numpy()
+        codes, uniq = pd.factorize(values)
+        totals = np.bincount(codes, minlength=len(uniq))
+        present = np.unique(codes[in_top])
+        for v in present:
+            counts = np.bincount(comp[codes == v], minlength=k)[ids]
+            out[f"{col}={uniq[v]}"] = counts / totals[v]
+    return out

@@ -1,0 +1,1 @@
+"""Counts -> rates with intervals: recall, precision, false and missed removals; Wilson, cluster bootstrap, band jackknife; per-slice tests."""

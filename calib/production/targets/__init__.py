@@ -1,0 +1,199 @@
+"""Production targets: the same decision as parameters and a snippet for each tool.
+
+One module per tool (``datasketch``, ``milvus``, ``datatrove``, ``text_dedup``,
+``nemo_curator``), each a pure function ``target(config) -> Target``,
+registered in :data:`REGISTRY`. A :class:`Target` states
+
+* ``parameters``: plain JSON values in the tool's own names;
+* ``snippet``: a file to run (its name is ``file``);
+* ``unsupported``: what the tool cannot express of the config, and how it differs;
+* ``kept``: which member of a duplicate cluster the tool keeps;
+* ``tool``: the pinned tool version the snippet was written and read against;
+* ``engine_config``: the config *as this tool runs it* (its verification, its
+  kept-document rule, the closest representation calib can compute), which
+  :func:`evidence` evaluates on the sample so that every target carries its
+  own figures, not the calibrated config's.
+
+Nothing here deletes anything: snippets stop at a list of proposed removals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from calib.search.config import Config
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str                   # registry key, e.g. "datatrove"
+    title: str                  # e.g. "datatrove"
+    tool: str                   # pinned, e.g. "datatrove==0.10.1"
+    file: str                   # snippet file name in the export folder
+    parameters: dict
+    snippet: str
+    unsupported: tuple = ()     # dicts: field (JSON pointer), value, reason
+    kept: str = ""              # the kept-document rule, in words
+    engine_config: "Config | None" = None
+    engine_note: str = ""       # how engine_config approximates the tool, in words
+    docs: tuple = field(default=())  # what the target was read against (URLs, source files)
+
+    def to_dict(self) -> dict:
+        """Plain JSON (targets.json), without the snippet text."""
+        return {"tool": self.tool, "file": self.file, "parameters": self.parameters,
+                "unsupported": list(self.unsupported), "kept_document": self.kept,
+                "evaluated_as": None if self.engine_config is None else {
+                    "config_fingerprint": self.engine_config.fingerprint(), "config": str(self.engine_config),
+                    "verification": self.engine_config.verify, "representative": self.engine_config.representative,
+                    "how": self.engine_note},
+                "read_against": list(self.docs)}
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.tool}): {len(self.unsupported)} unsupported; keeps {self.kept}"
+
+
+def measure_unsupported(config: "Config") -> list[dict]:
+    """The unsupported entry every target shares: the tools verify (or band) Jaccard only, so a
+    containment config is run, and evaluated, as Jaccard at the same threshold."""
+    out = [] if config.measure == "jaccard" else [
+        {"field": "/verification/measure", "value": config.measure,
+         "reason": "the tool verifies Jaccard only: it runs (and is evaluated here) as Jaccard at the same "
+                   "threshold; `calib apply --config config.json` runs the containment rule"}]
+    return out + short_and_boilerplate_unsupported(config)
+
+
+# What a tool would need for issue 24's settings (none of them has either; datatrove's pipeline could host both).
+_STRIP_NEED = ("no line stoplist: drop each line whose normalized text is in stoplist.json before the tool "
+               "shingles (datatrove: a filter or formatter step ahead of MinhashDedupSignature would do it)")
+_SHORT_NEED = {"exclude": "every document is sketched: leave documents with fewer than {m} distinct shingles out "
+                          "of the dedup input (they are kept, not removed)",
+               "exact": "every document is sketched: send documents with fewer than {m} distinct shingles to an "
+                        "exact-text dedup instead (datatrove: ExactDedup-style hashing of the normalized text)"}
+
+
+def short_and_boilerplate_unsupported(config: "Config") -> list[dict]:
+    """Boilerplate stripping and the minimum length (calib.boilerplate, calib.short): no target has them."""
+    out = []
+    if config.rep.strip_lines:
+        out.append({"field": "/representation/strip_lines", "value": config.rep.strip_lines, "reason": _STRIP_NEED})
+    if config.min_shingles:
+        out.append({"field": "/short_docs", "value": {"min_shingles": config.min_shingles, "rule": config.short_docs},
+                    "reason": _SHORT_NEED[config.short_docs].format(m=config.min_shingles)})
+    return out
+
+
+def _registry() -> dict[str, Callable[["Config"], Target]]:
+    from calib.production.targets import datasketch, datatrove, milvus, nemo_curator, text_dedup
+    return {"datasketch": datasketch.target, "milvus": milvus.target, "datatrove": datatrove.target,
+            "text_dedup": text_dedup.target, "nemo_curator": nemo_curator.target}
+
+
+REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curator")
+
+
+def targets(config: "Config") -> dict[str, Target]:
+    """Every registered target for ``config``, in registry order.
+
+    No tool weighs shingles as calib's ICWS does (:mod:`calib.weighted_minhash`): a weighted
+    config (or one with the icws scheme) becomes each tool's unweighted closest config, classic
+    MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
+    unweighted = _unweighted(config)
+    if unweighted is None:
+        return {name: _without_issue24(fn(config)) for name, fn in _registry().items()}
+    from dataclasses import replace
+    return {name: _without_issue24(replace(t, unsupported=(*weighting_unsupported(config, name), *t.unsupported)))
+            for name, t in ((name, fn(unweighted)) for name, fn in _registry().items())}
+
+
+def _unweighted(config: "Config") -> "Config | None":
+    """The closest config without weights (None when ``config`` has none)."""
+    from dataclasses import replace
+    if config.rep.weighting == "none" and config.rep.scheme != "icws":
+        return None
+    measure = "jaccard" if config.measure == "weighted_jaccard" else config.measure
+    return replace(config, rep=config.rep.with_(weighting="none", scheme="prefix"), measure=measure)
+
+
+def weighting_unsupported(config: "Config", name: str) -> list[dict]:
+    """The weighting entry of a target's ``unsupported`` list."""
+    rep = config.rep
+    if name == "datasketch":
+        how = ("datasketch.WeightedMinHashGenerator is the same estimator (ICWS; calib.weighted_minhash.icws_dense "
+               "reproduces it bit for bit given its tables) but draws its variates from dense (num_perm, dim) tables "
+               "over a fixed vector dimension, not from a hash of the shingle, and MinHashLSH bands its (k, t) "
+               "pairs, not calib's packed columns: the signatures and candidates differ")
+    else:
+        how = "the tool has no weighted MinHash"
+    return [{"field": "/representation/weighting" if rep.weighting != "none" else "/representation/scheme",
+             "value": rep.weighting if rep.weighting != "none" else rep.scheme,
+             "reason": f"{how}; the snippet runs classic MinHash (scheme prefix) over the unweighted shingles, "
+                       "verified by Jaccard at the same threshold, and is evaluated as that; "
+                       "`calib apply --config config.json` runs the weighted config"}]
+
+
+def _without_issue24(t: Target) -> Target:
+    """No tool strips boilerplate lines or applies a minimum length (see its ``unsupported``): it is
+    evaluated as it runs, without them."""
+    cfg = t.engine_config
+    if cfg is None or not (cfg.rep.strip_lines or cfg.min_shingles):
+        return t
+    from dataclasses import replace
+    return replace(t, engine_config=replace(cfg, rep=cfg.rep.with_(strip_lines=0.0), min_shingles=0),
+                   engine_note=f"{t.engine_note}; without boilerplate stripping and minimum length (the tool has "
+                               "neither)")
+
+
+EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",
+                 "false_removal_rate_high", "pair_recall", "pair_recall_low", "pair_recall_high",
+                 "pair_precision", "unlabeled_removals", "chained_removals", "missed_removal_rate", "status")
+
+
+def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None) -> dict[str, dict]:
+    """Each target's figures on the workspace's sample, computed as that target runs the config.
+
+    Evaluates every distinct ``engine_config`` once (``calib.sweep.evaluate``);
+    ``evaluation`` (of ``config`` itself) is reused where a target runs the
+    config unchanged. Returns ``{target: {metric: value}}`` with plain JSON values.
+    """
+    from calib.search.sweep import evaluate
+    from calib.base.jsondoc import json_value
+
+    found = targets(config) if found is None else found
+    cache: dict[str, dict] = {}
+    if evaluation is not None:
+        cache[evaluation.config.fingerprint()] = evaluation.row
+    out = {}
+    for name, t in found.items():
+        cfg = t.engine_config
+        if cfg is None:
+            continue
+        fp = cfg.fingerprint()
+        if fp not in cache:
+            cache[fp] = evaluate(ws, cfg).row
+        row = cache[fp]
+        out[name] = {"config_fingerprint": fp, **{k: json_value(row.get(k)) for k in EVIDENCE_KEYS}}
+    return out
+
+
+def targets_doc(config: "Config", evidence_by_target: dict | None = None) -> dict:
+    """The targets.json document: every target's parameters, unsupported list, kept-document
+    rule and how it was evaluated, with its figures when ``evidence_by_target`` is given."""
+    from calib.base.version import __version__
+    from calib.production.export import FORMAT_VERSION
+    from calib.production.manifest import NOTICE
+    found = targets(config)
+    doc = {"format_version": FORMAT_VERSION, "calib_version": __version__,
+           "config_fingerprint": config.fingerprint(), "notice": NOTICE, "targets": {}}
+    for name, t in found.items():
+        d = t.to_dict()
+        if evidence_by_target is not None:
+            d["evidence"] = evidence_by_target.get(name)
+        doc["targets"][name] = d
+    return doc
+
+
+def render(config: "Config") -> dict[str, str]:
+    """Snippet text per target, keyed by file name."""
+    return {t.file: t.snippet for t in targets(config).values()}

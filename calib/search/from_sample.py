@@ -1,0 +1,384 @@
+"""The default search: a grid chosen from the sample, then a bounded second
+pass around what the first one found.
+
+* :func:`grid_from_sample` picks shingle kinds and sizes from the documents'
+  lengths, thresholds from where the labeled duplicate (and non-duplicate)
+  pairs' exact similarities lie, and, per threshold, the splits whose S-curve
+  makes nearly every duplicate above it a candidate while keeping the 50%
+  point as high as possible (steep near the threshold), within a budget of
+  configurations. Axes the caller gives are kept as given.
+* :func:`refine` lists the configurations around the recommended row and the
+  recall / false-removal Pareto front that the first pass did not have:
+  neighbouring shingle sizes, finer thresholds, steeper or looser splits,
+  twice the hashes, other normalizations. They reuse the workspace's cached
+  shingles and signatures.
+* :func:`search` runs both and says what the second pass added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from calib.candidates import lsh
+from calib.search.config import Config
+from calib.verification.measures import get_measure
+from calib.sketches.represent import Representation
+
+MAX_CONFIGS = 300          # first pass: at most this many configurations unless the caller's axes ask for more
+MAX_THRESHOLDS = 8
+MAX_SPLITS = 8            # spread over the 50% points the thresholds asked for
+MAX_REFINED = 160          # second pass: at most this many new configurations
+FRONT_ROWS = 3             # Pareto-front rows refined besides the recommended one
+KIND_ROWS = 4              # and the best rows of this many (representation, measure) pairs
+DUPLICATE_QUANTILES = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
+NEGATIVE_QUANTILE = 0.999
+HARD_QUANTILES = (0.5, 0.9, 0.99)
+CANDIDATE_LEVELS = (0.95, 0.995)  # S-curve height at the duplicates' low J that a chosen split must reach
+MAX_ROWS = 32              # rows per band considered (r); b = num_perm // r uses most of the hashes
+SEARCH_NUM_PERM = 128
+CHOSEN_AXES = ("representations", "thresholds", "splits", "num_perms")  # the Grid axes the sample can choose
+
+
+def shingles_for_lengths(median_chars: float, median_words: float) -> tuple[tuple[str, int], ...]:
+    """Shingle kinds and sizes for documents of these median lengths.
+
+    Word k-grams: sizes k with at least 5 shingles in a median document (k <= words / 5), the two
+    largest of 1, 2, 3, 5 (short records: word 1/2; long texts: word 3/5). Character k-grams: 3, 4
+    and 5 for records under 300 characters (a typo changes few of them), 4 and 5 under 1,000, else 5.
+    """
+    words = [k for k in (1, 2, 3, 5) if k * 5 <= max(median_words, 5)][-2:]
+    chars = (3, 4, 5) if median_chars < 300 else (4, 5) if median_chars < 1000 else (5,)
+    return tuple(("char", k) for k in chars) + tuple(("word", k) for k in words)
+
+
+def _rounded(values, step: float = 0.05, low: float = 0.05, high: float = 0.95) -> list[float]:
+    v = np.clip(np.round(np.asarray(values, dtype=np.float64) / step) * step, low, high)
+    return sorted({round(float(x), 3) for x in v})
+
+
+def _thin(values: list[float], keep: int) -> list[float]:
+    """At most ``keep`` of the sorted ``values``, evenly spread, both ends kept."""
+    if len(values) <= keep:
+        return values
+    idx = np.unique(np.round(np.linspace(0, len(values) - 1, keep)).astype(int))
+    return [values[i] for i in idx]
+
+
+def steep_splits(low_j: float, num_perm: int, levels=CANDIDATE_LEVELS) -> list[tuple[int, int]]:
+    """For each level, the split (b = num_perm // r, r) with the highest 50% point whose
+    S-curve reaches that level at Jaccard ``low_j`` (the loosest one when none does)."""
+    cands = [(num_perm // r, r) for r in range(1, min(num_perm, MAX_ROWS) + 1)]
+    at = np.array([lsh.s_curve(low_j, b, r) for b, r in cands])
+    p50 = np.array([(1.0 / b) ** (1.0 / r) for b, r in cands])
+    out = []
+    for level in levels:
+        ok = np.flatnonzero(at >= level)
+        pick = ok[np.argmax(p50[ok])] if len(ok) else int(np.argmax(at))
+        out.append(cands[pick])
+    return list(dict.fromkeys(out))
+
+
+def _pair_similarities(ws, rep: Representation, measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(duplicate pairs' exact measure, their exact J, non-duplicate pairs' exact measure)."""
+    dup = ws.positive_similarity(rep, measure)
+    dup_j = ws.positive_jaccard(rep)
+    ni, nj = ws.negative_pairs()
+    neg = ws.negative_jaccard(rep) if measure == "jaccard" else get_measure(measure).exact(ws.sets(rep), ni, nj)
+    return dup, dup_j, neg
+
+
+def _floor(neg: np.ndarray) -> float:
+    """Just above nearly every labeled non-duplicate's similarity (0 without any)."""
+    return float(np.quantile(neg, NEGATIVE_QUANTILE)) + 0.025 if len(neg) else 0.0
+
+
+def candidate_budget(n: int) -> int:
+    """Expected candidate pairs above which a split is not swept by default (200 a document, at least 100,000).
+
+    Linear in n while the pairs grow as n^2: at 50 a document, 20,000 short records kept only splits
+    making candidates of under 0.5% of their pairs, which cut the loose splits (char3 32x4, char5
+    42x3 at 128 hashes: about 2 million candidates) that the last 2% of the duplicates need; 4
+    million candidates take seconds to verify."""
+    return max(100_000, 200 * n)
+
+
+def useful(ws, configs) -> tuple[list[Config], int]:
+    """(the configurations worth sweeping, how many were not): a threshold below its
+    representation's and measure's floor lets nearly every labeled non-duplicate pass (the
+    removals are mostly false, and the exact join down there is the costliest step), and a split
+    whose S-curve over the non-duplicates' Jaccard predicts more than :func:`candidate_budget`
+    candidates costs more than the sweep of every other configuration."""
+    n = ws.sample.n
+    floors: dict[tuple, float] = {}
+    loads: dict[tuple, float] = {}
+    keep = []
+    for c in configs:
+        key = (c.rep.shingling_fingerprint(), c.measure)
+        if key not in floors:
+            floors[key] = _floor(_pair_similarities(ws, c.rep, c.measure)[2]) - 0.025  # the quantile itself
+        split = (c.rep.shingling_fingerprint(), c.b, c.r)
+        if split not in loads:
+            neg_j = ws.negative_jaccard(c.rep)
+            loads[split] = float(np.mean(lsh.s_curve(neg_j, c.b, c.r))) * n * (n - 1) / 2 if len(neg_j) else 0.0
+        if (c.threshold is None or c.threshold >= floors[key]) and loads[split] <= candidate_budget(n):
+            keep.append(c)
+    return keep, len(configs) - len(keep)
+
+
+@dataclass(frozen=True)
+class SampleChoice:
+    """Why the grid is what it is, in figures and one readable line."""
+
+    median_chars: float
+    median_words: float
+    similarity_range: tuple[float, float]  # labeled duplicates' exact similarity, 2nd-98th percentile
+    chosen: tuple[str, ...]                # the axes this choice set (the others were given)
+
+    def text(self, grid) -> str:
+        shingles = ", ".join(r.shingle_label() for r in dict.fromkeys(
+            r.with_(seed=1, num_perm=128) for r in grid.representations))
+        lo, hi = self.similarity_range
+        splits = "all splits" if grid.splits is None else ", ".join(f"{b}x{r}" for b, r in grid.splits)
+        given = [a for a in CHOSEN_AXES if a not in self.chosen]
+        return (f"grid from the sample: median {self.median_chars:.0f} characters, {self.median_words:.0f} words "
+                f"per document -> {shingles}; thresholds {', '.join(f'{t:g}' for t in grid.thresholds)} "
+                f"spanning the labeled duplicates' exact similarities {lo:.2f}-{hi:.2f}; splits {splits} "
+                f"(steep near each threshold) at num_perm {', '.join(map(str, grid.num_perms))}; "
+                f"{grid.size()} configurations" + (f" (given: {', '.join(given)})" if given else ""))
+
+
+def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs: int = MAX_CONFIGS):
+    """(Grid, SampleChoice): ``base`` (a Grid, default ``Grid()``) with the axes not in ``given``
+    (``representations``, ``thresholds``, ``splits``, ``num_perms``) chosen from the sample of
+    workspace ``ws``."""
+    from calib.search.sweep import Grid
+    base = base if base is not None else Grid()
+    texts = pd.Series(ws.sample.texts, dtype=object).astype(str)
+    median_chars = float(texts.str.len().median())
+    median_words = float(texts.str.split().str.len().median())
+    chosen = tuple(a for a in CHOSEN_AXES if a not in given)
+    template = base.representations[0]
+    reps = base.representations
+    if "representations" in chosen:
+        reps = tuple(template.with_(shingle=kind, k=k)
+                     for kind, k in shingles_for_lengths(median_chars, median_words))
+    num_perms = (SEARCH_NUM_PERM,) if "num_perms" in chosen else base.num_perms
+    sims, lows = [], []
+    for rep in reps:
+        for m in base.measures:
+            dup, dup_j, neg = _pair_similarities(ws, rep, m)
+            sims.append(dup)
+            if len(dup):
+                lows.append((dup, dup_j, neg))
+    alld = np.concatenate(sims) if sims else np.zeros(0)
+    sim_range = ((float(np.quantile(alld, 0.02)), float(np.quantile(alld, 0.98))) if len(alld)
+                 else (float("nan"), float("nan")))
+    thresholds = base.thresholds
+    if "thresholds" in chosen and lows:
+        cand = []
+        for dup, _, neg in lows:
+            # no lower than just above nearly every labeled non-duplicate: below, removals are mostly false
+            floor = _floor(neg)
+            cand += list(np.maximum(np.quantile(dup, DUPLICATE_QUANTILES), floor))
+            hard = neg[neg >= floor]  # the labeled non-duplicates above it: a threshold just above each of their high
+            if len(hard):             # quantiles trades a little recall for fewer false removals
+                cand += list(np.quantile(hard, HARD_QUANTILES) + 0.025)
+        thresholds = tuple(_thin(_rounded(cand), MAX_THRESHOLDS))
+    splits = base.splits
+    if "splits" in chosen and lows:
+        picked = []
+        for t in thresholds:
+            for dup, dup_j, _ in lows:  # the J the duplicates passing t have: the S-curve must reach them
+                passing = dup_j[dup >= t]
+                if len(passing):
+                    for m in num_perms:
+                        picked += steep_splits(float(np.quantile(passing, 0.05)), m)
+        picked = sorted(set(picked), key=lambda s: (1.0 / s[0]) ** (1.0 / s[1]))  # by 50% point
+        splits = tuple(_thin(picked, MAX_SPLITS)) or None
+    grid = replace(base, representations=reps, thresholds=thresholds, splits=splits, num_perms=num_perms)
+    while grid.size() > max_configs and "thresholds" in chosen and len(grid.thresholds) > 3:
+        grid = replace(grid, thresholds=tuple(_thin(list(grid.thresholds), len(grid.thresholds) - 1)))
+    return grid, SampleChoice(median_chars, median_words, sim_range, chosen)
+
+
+def pareto_front(results: pd.DataFrame, objective: str = "pair_recall") -> pd.DataFrame:
+    """Rows no other row beats on both ``objective`` (higher) and false-removal rate (lower)."""
+    ok = results[(results["status"] == "ok") & results[objective].notna() & results["false_removal_rate"].notna()]
+    ok = ok.sort_values(["false_removal_rate", objective], ascending=[True, False], kind="stable")
+    best, keep = -np.inf, []
+    for idx, v in zip(ok.index, ok[objective].to_numpy()):
+        if v > best:
+            keep.append(idx)
+            best = v
+    return ok.loc[keep]
+
+
+def _neighbours(cfg: Config, num_perm_cap: int) -> list[Config]:
+    """One-step changes of one configuration (one axis at a time)."""
+    rep = cfg.rep
+    out = []
+    for dk in (-1, 1):  # neighbouring shingle size
+        k = rep.k + dk
+        if k >= (2 if rep.shingle == "char" else 1):
+            out.append(replace(cfg, rep=rep.with_(k=k)))
+    for norm in ({"strip_punct": not rep.strip_punct}, {"lowercase": not rep.lowercase}):  # other normalizations
+        out.append(replace(cfg, rep=rep.with_(**norm)))
+    if cfg.threshold is not None:  # finer thresholds, and one 0.1 lower: the first pass's thresholds are
+        # 0.1-0.25 apart where short records' duplicates thin out (20,000 records: 0.3, then 0.55 with
+        # char3 recall 0.973 and no false removal; 0.45, with its steep splits, reaches the last 1-2%)
+        for dt in (-0.1, -0.05, -0.025, 0.025, 0.05):
+            t = round(cfg.threshold + dt, 3)
+            if 0.0 < t <= 1.0:
+                out.append(replace(cfg, threshold=t))
+    p50 = (1.0 / cfg.b) ** (1.0 / cfg.r)
+    if cfg.threshold is not None and p50 > cfg.threshold + 0.05:
+        # the split, not the threshold, makes the cut: thresholds about its 50% point (steep splits follow)
+        for t in (p50 - 0.1, p50 - 0.05, p50):
+            out.append(replace(cfg, threshold=round(float(np.clip(np.round(t / 0.05) * 0.05, 0.05, 1.0)), 3)))
+    if rep.num_perm * 2 <= num_perm_cap:  # twice the hashes, same S-curve shape with more bands
+        out.append(replace(cfg, rep=rep.with_(num_perm=rep.num_perm * 2), b=cfg.b * 2))
+    return out
+
+
+def _split_neighbours(ws, cfg: Config) -> list[Config]:
+    """Splits whose S-curve is steep at this threshold, and the one whose 50% point is nearest it."""
+    if cfg.threshold is None:
+        return []
+    dup, dup_j, _ = _pair_similarities(ws, cfg.rep, cfg.measure)
+    passing = dup_j[dup >= cfg.threshold]
+    low = float(np.quantile(passing, 0.05)) if len(passing) else cfg.threshold
+    m = cfg.rep.num_perm
+    picks = steep_splits(low, m, levels=(0.9, 0.99, 0.999))
+    cands = [(m // r, r) for r in range(1, min(m, MAX_ROWS) + 1)]
+    picks.append(min(cands, key=lambda s: abs((1.0 / s[0]) ** (1.0 / s[1]) - cfg.threshold)))
+    return [replace(cfg, b=b, r=r) for b, r in dict.fromkeys(picks)]
+
+
+def refine(ws, results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+           max_new: int = MAX_REFINED, num_perm_cap: int = 256) -> list[Config]:
+    """Configurations around the recommended row and the Pareto front that ``results`` lacks
+    (recommended row's neighbours first), at most ``max_new``."""
+    from calib.search.config import config_from_row
+    from calib.search.sweep import recommend
+    seeds = []
+    best = recommend(results, max_false_removal_rate=max_false_removal_rate, objective=objective)
+    if best is not None:
+        seeds.append(best)
+    front = pareto_front(results, objective)
+    near = front[front["false_removal_rate"] <= 2 * max_false_removal_rate]  # the front around the budget
+    for _, row in near.sort_values(objective, ascending=False).head(FRONT_ROWS).iterrows():
+        seeds.append(row)
+    # the best row of each representation and measure within the budget: a kind of shingle that is
+    # second on the first pass's coarse thresholds may be first between them
+    ok = results[(results["status"] == "ok") & (results["false_removal_rate"] <= max_false_removal_rate)]
+    per_kind = ok.sort_values(objective, ascending=False, kind="stable").groupby(
+        ["representation", "measure"], sort=False).head(1)
+    for _, row in per_kind.head(KIND_ROWS).iterrows():
+        seeds.append(row)
+    have = set(results["config_fingerprint"])
+    out: dict[str, Config] = {}
+    for row in seeds:
+        cfg = config_from_row(row)
+        near = _neighbours(cfg, num_perm_cap)
+        far = [c for c in near if c.threshold is not None and cfg.threshold is not None
+               and abs(c.threshold - cfg.threshold) > 0.05]  # a new cut: with the splits steep there
+        for c in near + _split_neighbours(ws, cfg) + [x for c in far for x in _split_neighbours(ws, c)]:
+            fp = c.fingerprint()
+            if fp not in have and fp not in out:
+                out[fp] = c
+    return list(out.values())[:max_new]
+
+
+@dataclass(frozen=True, eq=False)
+class SearchResult:
+    """Both passes' rows (column ``search_pass``: 1 or 2), the first pass's grid and what refining added."""
+
+    results: pd.DataFrame
+    grid: object
+    choice: SampleChoice | None
+    skipped: int  # first-pass configurations below their representation's non-duplicate floor
+    first_best: pd.Series | None
+    best: pd.Series | None
+    refined: int
+    second_pass: bool
+
+    def added_text(self, objective: str = "pair_recall") -> str:
+        return (f"first pass: {int((self.results['search_pass'] == 1).sum())} configurations"
+                + (f" ({self.skipped} of the grid's skipped: threshold below the 99.9th percentile of their "
+                   f"representation's labeled non-duplicates, or a split expected to make more candidates "
+                   f"than the budget)" if self.skipped else "")
+                + "; " + self._second_text(objective))
+
+    def _second_text(self, objective: str) -> str:
+        if not self.second_pass:
+            return "second pass: off"
+        if not self.refined:
+            return "second pass: nothing new to try around the front"
+        if self.best is None:
+            return f"second pass: {self.refined} configurations around the front; still nothing within the budget"
+        if self.first_best is not None and self.first_best["config_fingerprint"] == self.best["config_fingerprint"]:
+            return (f"second pass: {self.refined} configurations around the front; the first pass's recommendation "
+                    f"stands ({objective} {self.best[objective]:.3f})")
+        name = objective.replace("_", " ")
+        before = (f"{name} {self.first_best[objective]:.3f}" if self.first_best is not None
+                  else "nothing within the budget")
+        if self.first_best is not None and self.first_best[objective] == self.best[objective]:
+            before += " (a tie: more labeled removals or fewer candidates)"
+        return (f"second pass: {self.refined} configurations around the front; the recommendation moved from "
+                f"{before} to {self.best[objective]:.3f} ({self.best['representation']} "
+                f"b={self.best['b']} r={self.best['r']} t={self.best['threshold']})")
+
+
+def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+            max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
+            progress=None) -> tuple[pd.DataFrame, int]:
+    """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
+    from calib.search.seeds import across_seeds
+    from calib.search.sweep import sweep_configs
+    first = first if "search_pass" in first else first.assign(search_pass=1)
+    more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
+                  objective=objective, num_perm_cap=num_perm_cap)
+    more = useful(ws, more)[0]
+    if seeds:  # each new configuration once per seed, like the first pass's
+        more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
+    if not more:
+        return first, 0
+    second = sweep_configs(ws, more, max_pairs, progress=progress)
+    return pd.concat([first, second.assign(search_pass=2)], ignore_index=True), len(more)
+
+
+def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
+           objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
+           progress=None) -> SearchResult:
+    """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
+    ``grid``: every axis chosen), swept, then refined once around the front. ``skip``: leave out
+    the grid's configurations :func:`useful` rejects (default: when the sample chose an axis; a
+    grid given whole is swept whole)."""
+    from calib.search.seeds import across_seeds
+    from calib.search.sweep import Grid, _workspace, recommend, sweep_configs
+    ws = _workspace(ws, (grid or Grid()).ignore_categories)
+    progress = progress or (lambda f, m: None)
+    choice = None
+    if grid is None or set(given) != set(CHOSEN_AXES):
+        grid, choice = grid_from_sample(ws, grid, given=given)
+    configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
+        else (list(grid.configs()), 0)
+    first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
+                          progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
+    seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
+
+    def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does
+        return recommend(across_seeds(rows) if seeds else rows, max_false_removal_rate=max_false_removal_rate,
+                         objective=objective)
+
+    first_best = best_of(first)
+    rows, added = first, 0
+    if second_pass:
+        rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
+                              max_pairs=grid.max_pairs, seeds=seeds,
+                              num_perm_cap=max(max(grid.num_perms) * 2, 256),
+                              progress=lambda f, m: progress(0.8 + 0.2 * f, m))
+    return SearchResult(rows, grid, choice, skipped, first_best, best_of(rows), added, second_pass)

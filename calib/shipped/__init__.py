@@ -1,0 +1,1 @@
+"""Builders of the shipped sample and unlabeled corpus (deterministic from data/base)."""

@@ -1,0 +1,293 @@
+"""Normalize and UTF-8 encode a batch of texts, compiled for the common case.
+
+The result is bit-identical to ``normalize(t, rep).encode("utf-8",
+"surrogatepass")`` for every text (:func:`calib.represent.normalize` states
+the rules), laid out as one byte buffer plus offsets. Work is split so that
+only what needs Unicode tables runs in Python:
+
+* an ASCII text (most of them) is NFKC-invariant, and its lowercase,
+  punctuation and whitespace rules are byte-table look-ups: it is encoded
+  as is (a copy) and normalized by the compiled kernel;
+* a text with a non-ASCII character goes through NFKC (and the punctuation
+  rule) in Python, then the kernel lowercases it code point by code point
+  (a table of ``str.lower``) and collapses its whitespace (the 25 code points
+  ``str.split()`` splits on). Python lowercases only a text holding a capital
+  sigma (its lowercase depends on the letters around it) or under the
+  punctuation rule (which comes after the lowercase).
+
+The kernel releases the GIL (numba ``nogil``): :mod:`calib.chunks` runs
+chunks of documents through it in parallel threads, and the less of a text
+Python touches, the less the threads wait for each other.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+# Every code point for which str.isspace() is true (what str.split() splits on);
+# a test recomputes it from the running Python's Unicode tables.
+WHITESPACE = (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
+              0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A,
+              0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+_WS_WIDE = np.array([c for c in WHITESPACE if c >= 0x80], dtype=np.int64)
+
+
+@lru_cache(maxsize=8)
+def _ascii_table(lower: bool, punct: bool, collapse: bool) -> np.ndarray:
+    """Byte map over 0..255 for these options: lowercases A-Z, turns ASCII
+    punctuation/symbols into a space and (with collapse) every ASCII
+    whitespace byte into ' ', derived from the same rules
+    :func:`calib.represent.normalize` applies. With collapse the kernel then
+    needs one test for whitespace: the mapped byte is 32."""
+    from calib.sketches.represent import _punct_re
+    tab = np.arange(256, dtype=np.uint8)
+    for c in range(128):
+        ch = chr(c)
+        if lower:
+            ch = ch.lower()
+        if punct and _punct_re().fullmatch(ch):
+            ch = " "
+        if collapse and ch.isspace():
+            ch = " "
+        tab[c] = ord(ch)
+    return tab
+
+
+# str.lower() is context-free for every code point but U+03A3 (capital sigma:
+# final or not depends on the letters around it), maps one code point to one
+# except U+0130 (-> "i" + U+0307), changes nothing above U+1E921, and is
+# idempotent; a test checks all four against the running Python.
+SIGMA = "\u03a3"
+_DOTTED_I = 0x130
+_EMPTY_TABLE = np.zeros(0, dtype=np.uint32)
+
+
+_LAST_CASED = 0x1E921  # ADLAM CAPITAL LETTER SHA, the last code point lower() changes
+
+
+@lru_cache(maxsize=1)
+def _lower_table() -> np.ndarray:
+    """ord(chr(c).lower()) for every code point c up to the last one lower()
+    changes (U+0130 maps to 'i'; the kernel adds its U+0307)."""
+    return np.array([ord(chr(c).lower()[0]) for c in range(_LAST_CASED + 1)], dtype=np.uint32)
+
+
+@njit(inline="always")
+def _next_run(text, q):
+    """First position >= q where a run of spaces needs collapsing: a space
+    followed by a space or by the end (len(text) when none). 32-byte blocks
+    without one are skipped by a test that vectorizes."""
+    n = len(text)
+    while q + 33 <= n:
+        block = text[q:q + 33]
+        hit = False
+        for i in range(32):
+            hit |= (block[i] == 32) & (block[i + 1] == 32)
+        if hit:
+            break
+        q += 32
+    while q < n and not (text[q] == 32 and (q + 1 == n or text[q + 1] == 32)):
+        q += 1
+    return q
+
+
+@njit(inline="always")
+def _copy(dst, src):
+    # an indexed loop over two views: it vectorizes (numba's slice assignment
+    # checks for overlap and copies element by element)
+    for i in range(len(src)):
+        dst[i] = src[i]
+
+
+@njit(inline="always")
+def _collapse_ascii(text, res, o):
+    """Append ``text`` (bytes already mapped, whitespace as 32) to res[o:] with
+    each run of spaces as one space and none at either end; returns the new o.
+    Runs of one space are copied with the text around them (prose has few
+    longer runs), so the copy moves long segments."""
+    n = len(text)
+    p = 0
+    while p < n and text[p] == 32:
+        p += 1
+    while p < n:
+        q = _next_run(text, p)
+        _copy(res[o:o + q - p], text[p:q])
+        o += q - p
+        while q < n and text[q] == 32:
+            q += 1
+        if q < n:
+            res[o] = 32
+            o += 1
+        p = q
+    return o
+
+
+@njit(inline="always")
+def _put_utf8(res, o, cp):
+    """UTF-8 of code point cp (surrogates too, as surrogatepass writes them) at res[o]; the new o."""
+    if cp < 0x80:
+        res[o] = cp
+        return o + 1
+    if cp < 0x800:
+        res[o] = 0xC0 | (cp >> 6)
+        res[o + 1] = 0x80 | (cp & 0x3F)
+        return o + 2
+    if cp < 0x10000:
+        res[o] = 0xE0 | (cp >> 12)
+        res[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
+        res[o + 2] = 0x80 | (cp & 0x3F)
+        return o + 3
+    res[o] = 0xF0 | (cp >> 18)
+    res[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
+    res[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    res[o + 3] = 0x80 | (cp & 0x3F)
+    return o + 4
+
+
+@njit(inline="always")
+def _unicode_doc(text, res, o, tab, wide, collapse, lower_cp):
+    """Append a non-ASCII text (UTF-8) to res[o:]: ASCII bytes mapped through
+    tab, other code points through ``lower_cp`` (when not empty), and with
+    ``collapse`` whitespace runs (the Unicode whitespace in ``wide`` too) as
+    one space, none at either end. Returns the new o."""
+    n = len(text)
+    start = o
+    pending = False  # a whitespace run after some text: one space if more text follows
+    p = 0
+    while p < n:
+        b0 = np.int64(text[p])
+        if b0 < 0x80:
+            c = tab[b0]
+            if collapse and c == 32:
+                pending = o > start
+                p += 1
+                continue
+            if pending:
+                res[o] = 32
+                o += 1
+                pending = False
+            res[o] = c
+            o += 1
+            p += 1
+            continue
+        if b0 < 0xE0:
+            m, cp = 2, b0 & 0x1F
+        elif b0 < 0xF0:
+            m, cp = 3, b0 & 0x0F
+        else:
+            m, cp = 4, b0 & 0x07
+        for t in range(1, m):
+            cp = (cp << 6) | (np.int64(text[p + t]) & 0x3F)
+        p += m
+        if collapse:
+            space = False
+            for w in wide:
+                space |= w == cp
+            if space:
+                pending = o > start
+                continue
+        if pending:
+            res[o] = 32
+            o += 1
+            pending = False
+        if cp < len(lower_cp):
+            if cp == _DOTTED_I:
+                res[o] = 0x69  # "i", then U+0307 COMBINING DOT ABOVE
+                o += 1
+                cp = 0x307
+            else:
+                cp = np.int64(lower_cp[cp])
+        o = _put_utf8(res, o, cp)
+    return o
+
+
+@njit(cache=True, nogil=True)
+def _normalize(buf, off, ascii_, tab, wide, collapse, lower_cp):
+    """Map ASCII bytes through tab and (with a non-empty ``lower_cp``) other
+    code points of non-ASCII documents through it; with ``collapse`` also
+    collapse whitespace runs to one space and strip the ends. Returns (bytes,
+    offsets): ``buf`` itself, mapped in place, when no length can change."""
+    n = len(off) - 1
+    if not collapse and (len(lower_cp) == 0 or ascii_.all()):
+        for p in range(len(buf)):
+            buf[p] = tab[buf[p]]
+        return buf, off
+    room = len(buf)
+    for d in range(n):
+        if not ascii_[d]:
+            room += (off[d + 1] - off[d]) // 2  # lower() turns a few 2-byte letters into 3 bytes
+    res = np.empty(room, dtype=np.uint8)
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    o = 0
+    for d in range(n):
+        # views indexed from 0: no negative-index wrap check left in the loops
+        text = buf[off[d]:off[d + 1]]
+        if ascii_[d]:
+            for p in range(len(text)):
+                text[p] = tab[text[p]]  # vectorizes
+            if collapse:
+                o = _collapse_ascii(text, res, o)
+            else:
+                _copy(res[o:o + len(text)], text)
+                o += len(text)
+        else:
+            o = _unicode_doc(text, res, o, tab, wide, collapse, lower_cp)
+        new_off[d + 1] = o
+    return res[:o], new_off
+
+
+@njit(cache=True, nogil=True)
+def compact(values, off, length):
+    """Segments values[off[d] : off[d] + length[d]] packed end to end: (packed, new offsets)."""
+    n = len(off) - 1
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        new_off[d + 1] = new_off[d] + length[d]
+    res = np.empty(new_off[n], dtype=values.dtype)
+    for d in range(n):
+        res[new_off[d]:new_off[d + 1]] = values[off[d]:off[d] + length[d]]
+    return res, new_off
+
+
+def _python_part(text: str, rep, kernel_lower: bool) -> str:
+    """The steps of ``normalize`` that need Unicode tables, for a non-ASCII
+    text. With ``kernel_lower`` the kernel lowercases, unless the text holds a
+    capital sigma after NFKC (which makes one of U+03F9 too)."""
+    from calib.sketches.represent import _punct_re
+
+    if rep.strip_punct:
+        text = _punct_re().sub(" ", text)
+    if rep.nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    if rep.lowercase and (not kernel_lower or SIGMA in text):
+        text = text.lower()
+    if rep.strip_punct:
+        text = _punct_re().sub(" ", text)
+    return text
+
+
+def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
+    """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
+    ascii_ = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts))
+    # The kernel lowercases non-ASCII texts by code point, except a text with a
+    # capital sigma (context-dependent) and with strip_punct (whose second pass
+    # comes after the lowercase); Python's lower() first is harmless there,
+    # since lowering twice changes nothing.
+    kernel_lower = rep.lowercase and not rep.strip_punct
+    parts = [t.encode("ascii") if a else
+             _python_part(t, rep, kernel_lower).encode("utf-8", "surrogatepass")
+             for t, a in zip(texts, ascii_.tolist())]
+    off = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=off[1:])
+    buf = np.frombuffer(bytearray().join(parts), dtype=np.uint8)  # writable: normalized in place
+    del parts
+    collapse = rep.collapse_ws or rep.shingle == "word"
+    if not (rep.lowercase or rep.strip_punct or collapse):
+        return buf, off
+    lower_cp = _lower_table() if kernel_lower and not ascii_.all() else _EMPTY_TABLE
+    return _normalize(buf, off, ascii_, _ascii_table(rep.lowercase, rep.strip_punct, collapse), _WS_WIDE,
+                      collapse, lower_cp)
