@@ -7,13 +7,13 @@ stderr and exit with status 2; nothing prints a traceback for them.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from contextlib import ExitStack
 from pathlib import Path
 
 from calib.base.budget import MemoryBudgetError
+from calib.base.errors import (CliError, _claims, check_input, check_out_dir,  # noqa: F401 (the CLI's names too)
+                               check_out_file, check_rate)
 from calib.sketches.represent import HASH_FUNCTIONS, Representation
 
 
@@ -24,88 +24,8 @@ def _rep_choices(name: str) -> tuple[str, ...]:
     return {"hashfunc": HASH_FUNCTIONS}[name]
 
 
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2 (or ``status``)."""
-
-    def __init__(self, message: str, status: int = 2):
-        super().__init__(message)
-        self.status = status
-
-
 APPLY_MAX_PAIRS = 50_000_000  # calib apply's default pair budget (lowered to fit memory when it does not)
 NO_LABELS = 3  # exit status of a sweep on a sample without duplicate labels (nothing can be recommended)
-
-
-def check_input(path: str | None, what: str) -> None:
-    """A missing input path is named as missing, before any work."""
-    if path is not None and not Path(path).exists():
-        raise CliError(f"{what} {path}: does not exist")
-
-
-def _check_parent(out: Path, flag: str) -> None:
-    """Every existing ancestor of ``out`` is a folder, and the nearest one is writable."""
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise CliError(f"{flag} {out}: {parent} is a file, not a folder")
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise CliError(f"{flag} {out}: folder {parent} is not writable")
-            return
-
-
-_claims = ExitStack()  # outputs this command holds (calib.atomic.claim_output), released when main() returns
-
-
-def claim(out: Path, flag: str = "--out") -> Path:
-    """Take ``out`` for this command before any work: a second calib writing
-    the same output at once is refused in one line, and an output folder that
-    cannot hold a file (a read-only or pseudo file system) fails here, not
-    after the work."""
-    from calib.base.atomic import OutputBusy, claim_output
-    try:
-        _claims.enter_context(claim_output(out))
-    except OutputBusy as exc:
-        raise CliError(f"{flag} {exc.strerror}")
-    except OSError as exc:
-        raise CliError(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
-    return out
-
-
-def check_out_file(path: str, suffixes: tuple[str, ...], overwrite: bool, flag: str = "--out") -> Path:
-    """An output file that can be written: right suffix, not an existing file unless --overwrite;
-    claimed for this command (:func:`claim`) before the existence check, so two runs cannot both pass it."""
-    out = Path(path)
-    if out.suffix.lower() not in suffixes:
-        raise CliError(f"{flag} {out}: must end in {' or '.join(suffixes)}")
-    if out.is_dir():
-        raise CliError(f"{flag} {out}: is a folder, not a file")
-    _check_parent(out, flag)
-    claim(out, flag)
-    if out.exists() and not overwrite:
-        raise CliError(f"{flag} {out}: already exists (pass --overwrite to replace it)")
-    return out
-
-
-def check_out_dir(path: str, overwrite: bool, flag: str = "--out") -> Path:
-    """An output folder that can be written: not a file, not a non-empty folder unless --overwrite;
-    claimed for this command (:func:`claim`) before those checks."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{flag} {out}: is a file, not a folder")
-    if not out.is_dir():
-        _check_parent(out, flag)
-    claim(out, flag)
-    if out.is_dir():
-        if any(out.iterdir()) and not overwrite:
-            raise CliError(f"{flag} {out}: folder exists and is not empty (pass --overwrite to write into it)")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise CliError(f"{flag} {out}: folder is not writable")
-    return out
-
-
-def check_rate(value: float, flag: str) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise CliError(f"{flag} must be a rate in [0, 1], got {value:g}")
 
 
 def _arg_type(parse, flag: str):

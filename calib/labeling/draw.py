@@ -414,7 +414,7 @@ def _parse_shingle(text: str) -> Representation:
 def cmd_draw(a) -> int:
     import sys
 
-    from calib.cli import CliError, check_input, check_out_dir
+    from calib.base.errors import CliError, check_input, check_out_dir
     try:
         if a.more is not None:
             from calib.labeling.weighted import cmd_more

@@ -319,7 +319,7 @@ def cmd_more(a) -> int:
     import sys
     from pathlib import Path
 
-    from calib.cli import CliError, claim
+    from calib.base.errors import CliError, claim
     from calib.labeling.draw import DrawError, more, read_drawn, write_drawn
     from calib.reading.samples import SampleError, load_sample
     from calib.search.sweep import Grid, Workspace, evaluate, recommend, sweep

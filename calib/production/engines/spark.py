@@ -266,7 +266,7 @@ def check_out(spark, out: str, overwrite: bool) -> None:
     """``calib apply``'s --out rules on any file system, before any work: a folder (or nothing yet), empty
     unless ``overwrite``, holding nothing but a previous run's files (nothing the user put there is deleted)."""
     from calib.base.atomic import check_replaceable
-    from calib.cli import check_out_dir
+    from calib.base.errors import check_out_dir
     if _is_local(out):
         check_out_dir(str(_local(out)), overwrite)
         check_replaceable(_local(out), OUT_NAMES)
