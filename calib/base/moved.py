@@ -20,6 +20,21 @@ import sys
 import types
 import warnings
 
+def _first(new: str | tuple[str, ...]) -> str:
+    return new if isinstance(new, str) else new[0]
+
+
+def _lookup(old: str, name: str):
+    """``name`` from the first of ``old``'s new modules that has it (a module split in several)."""
+    new = MOVED[old]
+    for target in (new,) if isinstance(new, str) else new:
+        module = importlib.import_module(target)
+        if hasattr(module, name):
+            return module, getattr(module, name)
+    raise AttributeError(f"module {old!r} has no attribute {name!r}")
+
+
+# old path -> new module, or the modules it was split into (the first holds its main function)
 MOVED = {
     "calib._api": "calib.base.verbs",
     "calib._named": "calib.base.named",
@@ -84,7 +99,7 @@ MOVED = {
 }
 
 # old modules whose name is now a folder: the folder's __init__ forwards these
-FOLDER_NAMES = {old: new for old, new in MOVED.items() if new.startswith(old + ".")}
+FOLDER_NAMES = {old: new for old, new in MOVED.items() if _first(new).startswith(old + ".")}
 
 
 def _warn(old: str, new: str) -> None:
@@ -95,17 +110,20 @@ class _Forward(types.ModuleType):
     """A module whose attributes are those of ``target`` (warns once on first use)."""
 
     def __getattr__(self, name: str):
-        target = importlib.import_module(self.__dict__["_target"])
+        if name.startswith("__"):
+            raise AttributeError(name)
+        target, value = _lookup(self.__name__, name)
         if not self.__dict__.get("_warned"):
             self.__dict__["_warned"] = True
             _warn(self.__name__, target.__name__)
-        return getattr(target, name)
+        return value
 
     def __dir__(self):
-        return dir(importlib.import_module(self.__dict__["_target"]))
+        new = MOVED[self.__name__]
+        return sorted({n for t in ((new,) if isinstance(new, str) else new) for n in dir(importlib.import_module(t))})
 
     def __call__(self, *args, **kwargs):  # calib.sweep / calib.export / calib.apply are callable
-        return importlib.import_module(self.__dict__["_target"])(*args, **kwargs)
+        return importlib.import_module(_first(MOVED[self.__name__]))(*args, **kwargs)
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -114,9 +132,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.util.spec_from_loader(fullname, self, is_package=fullname == "calib.targets")
 
     def create_module(self, spec):
-        module = _Forward(spec.name)
-        module.__dict__["_target"] = MOVED[spec.name]
-        return module
+        return _Forward(spec.name)
 
     def exec_module(self, module):
         pass
@@ -130,19 +146,13 @@ def install() -> None:
 
 def forward_folder(folder: str):
     """A module ``__getattr__`` for the folder ``folder`` that was a module: old names are forwarded."""
-    new = FOLDER_NAMES[folder]
-
     def __getattr__(name: str):
         folder_module = sys.modules[folder]
         if name.startswith("__") or any(os.path.exists(os.path.join(d, name + ".py")) or os.path.isdir(os.path.join(d, name))
                                         for d in folder_module.__path__):
             raise AttributeError(name)  # a submodule not imported yet: the import system loads it
-        target = importlib.import_module(new)
-        try:
-            value = getattr(target, name)
-        except AttributeError:
-            raise AttributeError(f"module {folder!r} has no attribute {name!r}") from None
-        _warn(f"{folder}.{name}", f"{new}.{name}")
+        target, value = _lookup(folder, name)
+        _warn(f"{folder}.{name}", f"{target.__name__}.{name}")
         return value
 
     return __getattr__
