@@ -3,7 +3,7 @@
 Registers the pages (home + pages/*) with ``st.navigation`` so the sidebar
 reads Home, Sample, Sweep, ... and runs the selected one. Shared state lives
 in plain ``st.session_state`` keys (see appui/state.py); every page calls
-``appui.state.page()``, which loads the shipped sample on first use.
+``appui.frame.page()``, which loads the shipped sample on first use.
 """
 
 import streamlit as st

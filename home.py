@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from appui import state
+from appui import frame, state
 from appui.errors import guard
 from appui.text import md
 
 with guard("The home page"):
-    state.page("MinHash-LSH calibration workbench")
+    frame.page("MinHash-LSH calibration workbench")
     st.markdown(
         "Choose a near-duplicate configuration **on a labeled sample before deleting anything**.  \n"
         "Sweep shingles, hash counts, LSH splits (b bands x r rows), verification thresholds and clustering "

@@ -17,7 +17,6 @@ from calib.search.config import Config
 from calib.reading.samples import Sample
 
 from .loading import Loaded, load_shipped
-from .text import md
 
 SAMPLE, SAMPLE_HASH, SAMPLE_SOURCE = "calib_sample", "calib_sample_hash", "calib_sample_source"
 CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
@@ -84,31 +83,6 @@ def results():
 def set_results(frame) -> None:
     st.session_state[RESULTS] = frame
     st.session_state[RESULTS_HASH] = st.session_state[SAMPLE_HASH]
-
-
-def page(title: str, caption: str | None = None) -> None:
-    """Page set-up shared by every page: config, state, title, sidebar status."""
-    st.set_page_config(page_title=f"{title} - LSH calibration", layout="wide")
-    ensure()
-    st.title(title)
-    if caption:
-        st.caption(caption)
-    from .engine import ensure_kernels  # engine imports this module
-    ensure_kernels()
-    s, cfg = sample(), config()
-    if st.session_state.get(FLASH):
-        st.success(md(st.session_state.pop(FLASH)))
-    if s.design is not None and title in ("Sweep", "Curves", "Export"):
-        # a drawn set (calib draw): the rates are corpus-level estimates (calib.weighted)
-        st.info(f"Labels from a stratified draw ({md(s.design)}): recall, precision and false-removal rate are "
-                "weighted by inclusion probability (stratified ratio estimates, intervals 'stratified'); the "
-                "columns *_unweighted hold the plain proportions, labels_per_stratum the counts.")
-    with st.sidebar:
-        st.markdown("**Current sample**")
-        st.caption(f"{md(s.name)}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"
-                   f"from {md(st.session_state[SAMPLE_SOURCE])}")
-        st.markdown("**Current configuration**")
-        st.caption(f"{md(config_label(cfg))}  \n({md(st.session_state[CONFIG_SOURCE])}, {cfg.fingerprint()})")
 
 
 def changed(msg: str) -> None:

@@ -41,7 +41,8 @@ import rensa
 from bench._corpus import documents, licence_paragraphs
 from calib.sketches import chunks
 from calib.sketches.encode import encode
-from calib.sketches.minhash import get_scheme, signatures_from_texts
+from calib.sketches.minhash import signatures_from_texts
+from calib.sketches.schemes import get_scheme
 from calib.sketches.represent import Representation, normalize
 from calib.sketches.shingles import _count, _hash_spans, shingle_hashes, text_chunks
 

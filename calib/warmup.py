@@ -17,7 +17,7 @@ import time
 
 MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph",
            "candidates.lsh", "verification.jaccard", "clusters.clustering", "estimates.metrics", "verification.copies",
-           "verification.containment", "sketches.weighted_minhash")
+           "verification.containment", "sketches.weighted_minhash", "verification.weighted_jaccard")
 # kernels no user-facing path calls (the datasketch-equality check of the tests): never warmed, never "cold"
 TEST_ONLY = ("weighted_minhash._icws_dense",)
 
@@ -57,7 +57,7 @@ def warm_up(progress=None) -> float:
     import pandas as pd
 
     from calib.search.config import Config
-    from calib.sketches.minhash import scheme_names
+    from calib.sketches.schemes import scheme_names
     from calib.sketches.represent import Representation
     from calib.reading.samples import from_frames
     from calib.search.sweep import Grid, collision_curve, evaluate, sweep, Workspace

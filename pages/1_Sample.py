@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appui import charts, loading, state
+from appui import charts, frame, loading, state
 from appui.errors import guard, message
 from appui.text import agree, count, md
 from appui.paths import ENV_VAR, allowed_roots
@@ -110,6 +110,6 @@ def show_sample() -> None:
 
 
 with guard("The Sample page"):
-    state.page("Sample", "Load the labeled sample the calibration measures on.")
+    frame.page("Sample", "Load the labeled sample the calibration measures on.")
     choose_source()
     show_sample()

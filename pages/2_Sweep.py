@@ -5,11 +5,11 @@ from dataclasses import fields
 import pandas as pd
 import streamlit as st
 
-from appui import charts, engine, reviews, state, tables
+from appui import charts, engine, frame, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count
 from calib.base import atomic
-from calib.sketches.minhash import SCHEMES, canonical_scheme, scheme_names
+from calib.sketches.schemes import SCHEMES, canonical_scheme, scheme_names
 from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.search.config import VERIFY_RULES, config_from_row
 from calib.verification.measures import MEASURE_NAMES
@@ -364,7 +364,7 @@ def results_section(results: pd.DataFrame) -> None:
 
 
 with guard("The Sweep page"):
-    state.page("Sweep", "Evaluate a grid of configurations on the labeled sample.")
+    frame.page("Sweep", "Evaluate a grid of configurations on the labeled sample.")
     grid = None
     try:
         grid = grid_inputs()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from appui import charts, engine, state, tables
+from appui import charts, engine, frame, state, tables
 from appui.errors import guard
 from calib.candidates import lsh
 from calib.search.config import Verify
@@ -212,7 +212,7 @@ def optimizer_section() -> None:
 
 
 with guard("The Curves page"):
-    state.page("Curves", "How the chosen split behaves on this sample, and how far MinHash estimates stray.")
+    frame.page("Curves", "How the chosen split behaves on this sample, and how far MinHash estimates stray.")
     s_curve_section()
     containment_section()
     error_section()

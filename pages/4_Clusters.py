@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from appui import charts, diff, engine, state, tables
+from appui import charts, diff, engine, frame, state, tables
 from appui.errors import guard
 from appui.text import count
 from calib.clusters.clustering import largest_components
@@ -187,7 +187,7 @@ def doc_diff(default: tuple[int, int] | None) -> None:
 
 
 with guard("The Clusters page"):
-    state.page("Clusters", "What the current configuration would remove, riskiest clusters first.")
+    frame.page("Clusters", "What the current configuration would remove, riskiest clusters first.")
     giant_guard()
     with st.spinner("Evaluating the current configuration..."):
         ev = engine.evaluation()

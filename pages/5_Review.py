@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, reviews, state, tables
+from appui import diff, engine, frame, reviews, state, tables
 from appui.errors import guard
 from appui.text import agree, count, md
 from appui.loading import Loaded
@@ -183,7 +183,7 @@ def agreement_section(decisions: pd.DataFrame) -> None:
 
 
 with guard("The Review page"):
-    state.page("Review", "Hand labels for the pairs that decide the calibration.")
+    frame.page("Review", "Hand labels for the pairs that decide the calibration.")
     db = settings()
     if db:
         with reviews.opened_store(db) as store:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import engine, export, reviews, state, tables
+from appui import engine, export, frame, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count, md
 from calib.production import export as cx
@@ -204,7 +204,7 @@ def manifest_section(cfg, ev, s) -> None:
 
 
 with guard("The Export page"):
-    state.page("Export", "The chosen configuration, ready to apply elsewhere, with the evidence it was chosen on.")
+    frame.page("Export", "The chosen configuration, ready to apply elsewhere, with the evidence it was chosen on.")
     st.info("**Nothing is deleted.** " + cx.NOTICE)
     cfg = state.config()
     st.markdown(f"Current configuration: `{state.config_label(cfg)}`")

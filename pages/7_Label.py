@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, reviews, state, tables
+from appui import diff, engine, frame, reviews, state, tables
 from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
@@ -147,7 +147,7 @@ def next_section(folder: Path) -> None:
 
 
 with guard("The Label page"):
-    state.page("Label", "Label a drawn set of pairs: stratified by similarity, so the estimates hold for the corpus.")
+    frame.page("Label", "Label a drawn set of pairs: stratified by similarity, so the estimates hold for the corpus.")
     folder = choose_folder()
     if folder is not None:
         db = reviews.settings_widgets("label_db_input", "label_reviewer")

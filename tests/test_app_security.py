@@ -97,7 +97,7 @@ def test_uploaded_code_is_data_never_executed(tmp_path):
 
 def test_no_eval_exec_or_pickle_in_the_app_or_the_loaders():
     files = [*ROOT.glob("appui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py", ROOT / "home.py",
-             ROOT / "calib" / "samples.py"]
+             *ROOT.glob("calib/reading/*.py")]
     bad = re.compile(r"\b(eval|exec)\s*\(|\bpickle\b|read_pickle|allow_pickle\s*=\s*True|subprocess|os\.system")
     hits = [f"{f.relative_to(ROOT)}:{n}: {line.strip()}" for f in files
             for n, line in enumerate(f.read_text().splitlines(), 1) if bad.search(line)]

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calib.sketches import chunks
-from calib.sketches.minhash import scheme_names, signatures, signatures_from_texts
+from calib.sketches.minhash import signatures, signatures_from_texts
+from calib.sketches.schemes import scheme_names
 from calib.sketches.represent import Representation
 from calib.sketches.shingles import ShingleSets, concat_sets, shingle_hashes
 

@@ -21,7 +21,7 @@ from calib.clusters.clustering import POLICIES, REPRESENTATIVE_RULES, Policy, Re
 from calib.search.config import VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns
 from calib.production.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.candidates.pairs import decode, first_of_each, pair_codes, unordered_codes
-from calib.sketches.minhash import ALIASES, scheme_names
+from calib.sketches.schemes import ALIASES, scheme_names
 from calib.sketches.boilerplate import Stoplist
 from calib.base.fields import unset
 from calib.sketches.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation

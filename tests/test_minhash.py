@@ -17,8 +17,8 @@ from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.sketches.minhash import (canonical_scheme, estimate_jaccard, get_scheme, permutations, register,
-    scheme_names, signatures, signatures_from_texts)
+from calib.sketches.minhash import estimate_jaccard, permutations, signatures, signatures_from_texts
+from calib.sketches.schemes import canonical_scheme, get_scheme, register, scheme_names
 from calib.sketches.represent import Representation, shingle_strings
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from _util import one_thread

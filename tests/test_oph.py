@@ -12,7 +12,8 @@ import pytest
 
 from calib.sketches import oph
 from calib.candidates.lsh import collides, s_curve
-from calib.sketches.minhash import estimate_jaccard, get_scheme, signatures, signatures_from_texts
+from calib.sketches.minhash import estimate_jaccard, signatures, signatures_from_texts
+from calib.sketches.schemes import get_scheme
 from calib.sketches.represent import Representation
 from calib.reading.samples import load_sample
 from calib.search.sweep import Workspace, collision_curve

@@ -14,8 +14,8 @@ from _weighted import write_boiler_sample
 
 from calib.verification.jaccard import pairs_jaccard
 from calib.sketches.shingles import ShingleSets
-from calib.sketches.weighted_minhash import (DocumentFrequencies, WeightedSets, all_pairs_weighted_above,
-    frequencies_from_sets, icws_dense, pairs_weighted_jaccard, sketch)
+from calib.sketches.weighted_minhash import DocumentFrequencies, WeightedSets, frequencies_from_sets, icws_dense, sketch
+from calib.verification.weighted_jaccard import all_pairs_weighted_above, pairs_weighted_jaccard
 
 
 def _random_docs(rng, n, dim, max_size, integer=False):

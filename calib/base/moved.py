@@ -54,7 +54,7 @@ MOVED = {
     "calib.boilerplate": "calib.sketches.boilerplate",
     "calib.minhash": "calib.sketches.minhash",
     "calib.oph": "calib.sketches.oph",
-    "calib.weighted_minhash": "calib.sketches.weighted_minhash",
+    "calib.weighted_minhash": ("calib.sketches.weighted_minhash", "calib.verification.weighted_jaccard"),
     "calib.pairs": "calib.candidates.pairs",
     "calib.lsh": "calib.candidates.lsh",
     "calib.ensemble": "calib.candidates.ensemble",

@@ -19,7 +19,7 @@ from calib.sketches.represent import HASH_FUNCTIONS, Representation
 
 def _rep_choices(name: str) -> tuple[str, ...]:
     if name == "scheme":  # the registry, with old names ('fast') still accepted
-        from calib.sketches.minhash import ALIASES, scheme_names
+        from calib.sketches.schemes import ALIASES, scheme_names
         return scheme_names() + tuple(ALIASES)
     return {"hashfunc": HASH_FUNCTIONS}[name]
 

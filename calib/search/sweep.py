@@ -45,7 +45,8 @@ from calib.estimates.jackknife import hash_sd
 from calib.verification.measures import MEASURE_NAMES, get_measure
 from calib.estimates.metrics import (candidate_metrics, collision_rates, counted_rate, document_outcomes,
     expected_rate, pair_metrics, removal_metrics)
-from calib.sketches.minhash import get_scheme, signatures
+from calib.sketches.minhash import signatures
+from calib.sketches.schemes import get_scheme
 from calib.candidates.pairs import first_of_each
 from calib.sketches.represent import Representation
 from calib.reading.samples import Sample
@@ -54,7 +55,8 @@ from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.sketches.boilerplate import Stoplist, stoplist
 from calib.verification.short import apply_rule, positive_rule, short_mask, text_keys
 from calib.clusters.truth import Truth, largest_cluster_share, truth_from_sample
-from calib.sketches.weighted_minhash import frequencies_from_sets, pairs_weighted_jaccard, weigh
+from calib.sketches.weighted_minhash import frequencies_from_sets, weigh
+from calib.verification.weighted_jaccard import pairs_weighted_jaccard
 
 ProgressFn = Callable[[float, str], None]
 BOOTSTRAP_REPLICATES = 1000

@@ -1,7 +1,7 @@
 """Normalize and UTF-8 encode a batch of texts, compiled for the common case.
 
 The result is bit-identical to ``normalize(t, rep).encode("utf-8",
-"surrogatepass")`` for every text (:func:`calib.represent.normalize` states
+"surrogatepass")`` for every text (:func:`calib.sketches.represent.normalize` states
 the rules), laid out as one byte buffer plus offsets. Work is split so that
 only what needs Unicode tables runs in Python:
 
@@ -28,6 +28,8 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from calib.sketches.represent import punct_re
+
 # Every code point for which str.isspace() is true (what str.split() splits on);
 # a test recomputes it from the running Python's Unicode tables.
 WHITESPACE = (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
@@ -41,15 +43,14 @@ def _ascii_table(lower: bool, punct: bool, collapse: bool) -> np.ndarray:
     """Byte map over 0..255 for these options: lowercases A-Z, turns ASCII
     punctuation/symbols into a space and (with collapse) every ASCII
     whitespace byte into ' ', derived from the same rules
-    :func:`calib.represent.normalize` applies. With collapse the kernel then
+    :func:`calib.sketches.represent.normalize` applies. With collapse the kernel then
     needs one test for whitespace: the mapped byte is 32."""
-    from calib.sketches.represent import _punct_re
     tab = np.arange(256, dtype=np.uint8)
     for c in range(128):
         ch = chr(c)
         if lower:
             ch = ch.lower()
-        if punct and _punct_re().fullmatch(ch):
+        if punct and punct_re().fullmatch(ch):
             ch = " "
         if collapse and ch.isspace():
             ch = " "
@@ -257,16 +258,15 @@ def _python_part(text: str, rep, kernel_lower: bool) -> str:
     """The steps of ``normalize`` that need Unicode tables, for a non-ASCII
     text. With ``kernel_lower`` the kernel lowercases, unless the text holds a
     capital sigma after NFKC (which makes one of U+03F9 too)."""
-    from calib.sketches.represent import _punct_re
 
     if rep.strip_punct:
-        text = _punct_re().sub(" ", text)
+        text = punct_re().sub(" ", text)
     if rep.nfkc:
         text = unicodedata.normalize("NFKC", text)
     if rep.lowercase and (not kernel_lower or SIGMA in text):
         text = text.lower()
     if rep.strip_punct:
-        text = _punct_re().sub(" ", text)
+        text = punct_re().sub(" ", text)
     return text
 
 

@@ -3,8 +3,9 @@
 A *scheme* turns the hashed shingles of each document into ``num_perm``
 values; the estimate of Jaccard similarity is the fraction of equal columns,
 whatever the scheme. Schemes are registered in :data:`SCHEMES` (one function
-``(offsets, hashes, num_perm, seed) -> matrix`` plus one :func:`register`
-call); :class:`~calib.represent.Representation` accepts any registered name.
+``(offsets, hashes, num_perm, seed) -> matrix`` plus one line in
+:mod:`calib.sketches.schemes`); :class:`~calib.sketches.represent.Representation`
+accepts any registered name.
 
 Registered here:
 
@@ -23,8 +24,8 @@ Registered here:
   m-column matrix (prefix reuse in sweeps). Its old name ``fast`` is still
   accepted (:data:`ALIASES`); it was never faster, only prefix-stable.
 * ``oph``: one-permutation hashing with optimal densification
-  (:mod:`calib.oph`), O(n + k) per document.
-* ``icws``: improved consistent weighted sampling (:mod:`calib.weighted_minhash`),
+  (:mod:`calib.sketches.oph`), O(n + k) per document.
+* ``icws``: improved consistent weighted sampling (:mod:`calib.sketches.weighted_minhash`),
   O(n k) per document: the only *weighted* scheme, the one a representation with
   ``weighting = "idf"`` needs; its columns collide with probability the weighted
   Jaccard (plain J with unit weights, ``weighting = "none"``). Prefix-stable: column p's
@@ -36,15 +37,15 @@ MinHash) under every scheme.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
 
-from calib.sketches import chunks, oph, weighted_minhash
+from calib.sketches import chunks, weighted_minhash
 from calib.sketches.hashing import fmix32
+from calib.sketches.schemes import get_scheme
 from calib.base.validate import pair_arrays
 from calib.sketches.shingles import ShingleSets, chunk_sets, text_chunks
 
@@ -52,64 +53,6 @@ if TYPE_CHECKING:
     from calib.sketches.represent import Representation
 
 EMPTY = np.uint32(0xFFFFFFFF)
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """A registered signature scheme.
-
-    ``sketch(offsets, hashes, num_perm, seed)`` maps CSR shingle hashes
-    (repeats allowed) to the (n, num_perm) uint32 matrix. ``prefix_stable``:
-    the first m columns of a num_perm matrix are the m-column matrix.
-    ``datasketch_identical``: rows equal ``datasketch.MinHash(...).hashvalues``.
-    ``weighted``: ``sketch`` takes a fifth argument, the weight of each hash (None: all 1).
-    """
-
-    name: str
-    title: str
-    sketch: Callable[[np.ndarray, np.ndarray, int, int], np.ndarray]
-    cost: str
-    prefix_stable: bool = False
-    datasketch_identical: bool = False
-    weighted: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.title} ({self.cost} per document)"
-
-
-SCHEMES: dict[str, Scheme] = {}
-# Old names still accepted wherever a scheme is read (configs, results, CLI):
-# they resolve to the current name, which is what gets written back.
-ALIASES: dict[str, str] = {"fast": "prefix"}
-
-
-def register(scheme: Scheme) -> Scheme:
-    if scheme.name in SCHEMES or scheme.name in ALIASES:
-        raise ValueError(f"signature scheme {scheme.name!r} is already registered")
-    SCHEMES[scheme.name] = scheme
-    return scheme
-
-
-def scheme_names() -> tuple[str, ...]:
-    """Current names of the registered schemes, in registration order."""
-    return tuple(SCHEMES)
-
-
-def weighted_scheme_names() -> tuple[str, ...]:
-    return tuple(n for n, s in SCHEMES.items() if s.weighted)
-
-
-def canonical_scheme(name: str) -> str:
-    """The current name of a scheme (resolving old names); ValueError if unknown."""
-    name = ALIASES.get(name, name) if isinstance(name, str) else name
-    if name not in SCHEMES:
-        raise ValueError(f"unknown signature scheme {name!r} (expected one of {scheme_names()}; "
-                         f"old names {tuple(ALIASES)} are accepted too)")
-    return name
-
-
-def get_scheme(name: str) -> Scheme:
-    return SCHEMES[canonical_scheme(name)]
 
 
 # -- affine32 schemes (datasketch, prefix) ----------------------------------------
@@ -191,14 +134,8 @@ def _affine32_sketch(name: str):
     return sketch
 
 
-register(Scheme("prefix", "classic MinHash, affine32 permutations drawn per column (prefix-stable)",
-                _affine32_sketch("prefix"), "O(n k)", prefix_stable=True))
-register(Scheme("datasketch", "classic MinHash, bit-identical to datasketch.MinHash",
-                _affine32_sketch("datasketch"), "O(n k)", datasketch_identical=True))
-register(Scheme("oph", "one-permutation hashing with optimal densification (Shrivastava 2017)",
-                oph.signatures, "O(n + k)"))
-register(Scheme("icws", "weighted MinHash: improved consistent weighted sampling (Ioffe 2010)",
-                weighted_minhash.sketch, "O(n k)", prefix_stable=True, weighted=True))
+prefix_sketch = _affine32_sketch("prefix")  # the kernels of the registered schemes (calib.sketches.schemes)
+datasketch_sketch = _affine32_sketch("datasketch")
 
 
 def _sketcher(scheme: str, sets: ShingleSets):

@@ -39,23 +39,20 @@ from typing import Literal
 import numpy as np
 
 from calib.base.fields import setting
+from calib.sketches.schemes import canonical_scheme, get_scheme, scheme_names, weighted_scheme_names
+
 SHINGLE_TYPES = ("word", "char")
-WEIGHTINGS = ("none", "idf")  # shingle weights (calib.weighted_minhash)
+WEIGHTINGS = ("none", "idf")  # shingle weights (calib.sketches.weighted_minhash)
 HASH_FUNCTIONS = ("xxhash", "sha1", "mmh3")
 # Current name -> first name of renamed schemes: what fingerprints hash.
 FIRST_NAMES = {"prefix": "fast"}
 
 
-def _canonical_scheme(name) -> str:
-    # the scheme registry lives with the kernels (calib.minhash); imported
-    # here lazily because minhash itself builds on this module
-    from calib.sketches.minhash import canonical_scheme
-    return canonical_scheme(name)
 
 
 
 @lru_cache(maxsize=1)
-def _punct_re() -> re.Pattern:
+def punct_re() -> re.Pattern:
     """A character class of every code point in Unicode categories P* and S*.
 
     ``re`` has no \\p{P}; ``[^\\w\\s]`` would also take combining marks (Mn/Mc),
@@ -95,7 +92,7 @@ class Representation:
     collapse_ws: bool = setting(True, help="collapse runs of whitespace to one space", table=False)
     hashfunc: Literal["xxhash", "sha1", "mmh3"] = setting(
         "xxhash", help="32-bit hash of a shingle's UTF-8 bytes", table=False)
-    scheme: str = setting(  # a name registered in calib.minhash.SCHEMES ("fast" is read as "prefix")
+    scheme: str = setting(  # a name registered in calib.sketches.schemes ("fast" is read as "prefix")
         "prefix", help="signature scheme: prefix (classic, prefix-stable; old name fast), datasketch (identical "
         "to datasketch.MinHash) or oph (one-permutation hashing, O(n + k))", table=False)
     seed: int = setting(1, help="seed of the MinHash permutations", table=False)
@@ -132,14 +129,12 @@ class Representation:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**32:
             raise ValueError(f"Representation.seed must be an integer in [0, 2**32), got {self.seed!r}")
         try:
-            object.__setattr__(self, "scheme", _canonical_scheme(self.scheme))
+            object.__setattr__(self, "scheme", canonical_scheme(self.scheme))
         except (ValueError, TypeError):
-            from calib.sketches.minhash import scheme_names
             raise ValueError(f"Representation.scheme must be one of {scheme_names()}, got {self.scheme!r}") from None
         if self.weighting not in WEIGHTINGS:
             raise ValueError(f"Representation.weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
         if self.weighting != "none":
-            from calib.sketches.minhash import get_scheme, weighted_scheme_names
             if not get_scheme(self.scheme).weighted:
                 raise ValueError(f"Representation.weighting {self.weighting!r} needs a weighted signature scheme "
                                  f"{weighted_scheme_names()}, got scheme {self.scheme!r}")
@@ -224,13 +219,13 @@ def normalize(text: str, rep: Representation) -> str:
     (U+FE49 DASHED OVERLINE -> " " + U+0305), which is no punctuation.
     """
     if rep.strip_punct:
-        text = _punct_re().sub(" ", text)
+        text = punct_re().sub(" ", text)
     if rep.nfkc and not text.isascii():  # NFKC leaves ASCII unchanged
         text = unicodedata.normalize("NFKC", text)
     if rep.lowercase:
         text = text.lower()
     if rep.strip_punct:
-        text = _punct_re().sub(" ", text)
+        text = punct_re().sub(" ", text)
     if rep.collapse_ws or rep.shingle == "word":
         # str.split() splits on exactly the characters re's \s matches
         # (str.isspace), 4x faster than a regex substitution.

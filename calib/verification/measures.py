@@ -22,8 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from calib.verification import containment, jaccard
-from calib.sketches import weighted_minhash
+from calib.verification import containment, jaccard, weighted_jaccard
 
 
 @dataclass(frozen=True)
@@ -66,8 +65,8 @@ JACCARD = register(Measure("jaccard", "J", jaccard.pairs_jaccard, _estimate_jacc
 CONTAINMENT = register(Measure("containment", "C", containment.pairs_containment,
                                containment.estimate_containment, containment.all_pairs_containment_above,
                                keep="longest", help="|A & B| / |A|, A the smaller set"))
-WEIGHTED_JACCARD = register(Measure("weighted_jaccard", "Jw", weighted_minhash.pairs_weighted_jaccard,
-                                    weighted_minhash.estimate_weighted_jaccard,
-                                    weighted_minhash.all_pairs_weighted_above,
+WEIGHTED_JACCARD = register(Measure("weighted_jaccard", "Jw", weighted_jaccard.pairs_weighted_jaccard,
+                                    weighted_jaccard.estimate_weighted_jaccard,
+                                    weighted_jaccard.all_pairs_weighted_above,
                                     help="sum min(w) / sum max(w) of the weighted shingle sets"))
 MEASURE_NAMES = tuple(MEASURES)

@@ -1,7 +1,7 @@
 """Source text that snippets ship so they shingle exactly as calib does.
 
 Never a hand copy: :func:`shingling_source` inserts the source of the very
-functions calib runs (``calib.represent._punct_re``, ``normalize`` and
+functions calib runs (``calib.represent.punct_re``, ``normalize`` and
 ``shingle_strings``, read with :func:`inspect.getsource`) after a small
 stand-in for the :class:`~calib.represent.Representation` fields they read.
 ``tests/test_targets.py`` holds the result equal to calib on arbitrary Unicode.
@@ -32,7 +32,7 @@ def shingling_source(rep) -> str:
     fields = ", ".join(f"{name}={getattr(rep, name)!r}" for name in
                        ("lowercase", "nfkc", "strip_punct", "collapse_ws", "shingle", "k"))
     funcs = "\n\n".join(inspect.getsource(f).rstrip() for f in
-                        (represent._punct_re, represent.normalize, represent.shingle_strings))
+                        (represent.punct_re, represent.normalize, represent.shingle_strings))
     return f'''# --- calib's shingling: the source of calib.represent ({represent.__name__}), inserted verbatim ---
 import re
 import sys

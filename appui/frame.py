@@ -1,0 +1,37 @@
+"""The frame every page shares: page config, state, title, kernels, sidebar status.
+
+Apart from :mod:`appui.state` because it needs the engine (compiled kernels)
+as well as the state, and the engine reads the state.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from appui import state
+from appui.engine import ensure_kernels
+from appui.text import md
+
+
+def page(title: str, caption: str | None = None) -> None:
+    """Page set-up shared by every page: config, state, title, sidebar status."""
+    st.set_page_config(page_title=f"{title} - LSH calibration", layout="wide")
+    state.ensure()
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    ensure_kernels()
+    s, cfg = state.sample(), state.config()
+    if st.session_state.get(state.FLASH):
+        st.success(md(st.session_state.pop(state.FLASH)))
+    if s.design is not None and title in ("Sweep", "Curves", "Export"):
+        # a drawn set (calib draw): the rates are corpus-level estimates (calib.weighted)
+        st.info(f"Labels from a stratified draw ({md(s.design)}): recall, precision and false-removal rate are "
+                "weighted by inclusion probability (stratified ratio estimates, intervals 'stratified'); the "
+                "columns *_unweighted hold the plain proportions, labels_per_stratum the counts.")
+    with st.sidebar:
+        st.markdown("**Current sample**")
+        st.caption(f"{md(s.name)}: {s.n:,} documents, {len(s.pairs):,} labeled pairs  \n"
+                   f"from {md(st.session_state[state.SAMPLE_SOURCE])}")
+        st.markdown("**Current configuration**")
+        st.caption(f"{md(state.config_label(cfg))}  \n({md(st.session_state[state.CONFIG_SOURCE])}, {cfg.fingerprint()})")
