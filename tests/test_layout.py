@@ -295,3 +295,50 @@ def test_an_unknown_name_of_an_old_folder_module_is_an_attribute_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert importlib.import_module("calib.search.sweep").__name__ == "calib.search.sweep"
+
+
+# -- the docs name real places -------------------------------------------------
+
+DOCS = ("README.md", "bench/README.md", "docs/app.md", "docs/data-flow.md")
+VERBS = ("calib.sweep", "calib.export", "calib.apply")  # the public API's callable modules
+
+
+def _resolve(ref: str) -> str | None:
+    """None when ``ref`` (``calib.a.b.name``) is a module or a name in one, else why not."""
+    from calib.base.moved import MOVED
+
+    parts = ref.split(".")
+    if ref not in VERBS and ".".join(parts[:2]) in MOVED and not (ROOT / "calib" / parts[1]).is_dir():
+        return f"{ref}: an old path (now {MOVED['.'.join(parts[:2])]})"
+    for k in range(len(parts), 0, -1):
+        name = ".".join(parts[:k])
+        if name in MOVED and name not in ("calib.clusters", "calib.review", "calib.search", "calib.reading"):
+            continue
+        try:
+            obj = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr in parts[k:]:
+            if not hasattr(obj, attr):
+                return f"{ref}: {name} has no {'.'.join(parts[k:])}"
+            obj = getattr(obj, attr)
+        return None
+    return f"{ref}: no such module"
+
+
+def test_docs_name_modules_files_and_functions_that_exist():
+    import re
+
+    bad = []
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for ref in sorted(set(re.findall(r"(?<![\w/.-])calib(?:\.[A-Za-z_]\w*)+", text))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                why = _resolve(ref)
+            if why:
+                bad.append(f"{doc}: {why}")
+        for path in sorted(set(re.findall(r"(?<![\w/.-])calib/[\w/.]*\w", text))):
+            if not (ROOT / path).exists():
+                bad.append(f"{doc}: {path} does not exist")
+    assert bad == []
