@@ -31,9 +31,11 @@ from calib.search.config import Config  # noqa: E402
 from calib.labeling.draw import draw, more, read_drawn, write_drawn  # noqa: E402
 from calib.sketches.represent import Representation  # noqa: E402
 from calib.reading.samples import Sample, load_sample  # noqa: E402
-from calib.search.sweep import Workspace, evaluate  # noqa: E402
+from calib.search.sweep import evaluate  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 from calib.clusters.truth import label_names  # noqa: E402
-from calib.labeling.weighted import design_pairs, next_labels  # noqa: E402
+from calib.estimates.design_weighted import design_pairs  # noqa: E402
+from calib.labeling.weighted import next_labels  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample"
 CONFIG = Config(rep=Representation(shingle="char", k=5), b=16, r=8, threshold=0.8)

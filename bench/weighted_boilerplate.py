@@ -45,7 +45,8 @@ def quality(reps: list[str], thresholds: list[float], split: tuple[int, int]) ->
     from calib.sketches.represent import Representation
     from calib.reading.samples import load_sample
     from calib.estimates.stats import wilson
-    from calib.search.sweep import Workspace, labeled_pairs
+    from calib.search.sweep import labeled_pairs
+    from calib.search.workspace import Workspace
 
     ws = Workspace(load_sample(ROOT / "data" / "sample"))
     b, r = split

@@ -14,7 +14,9 @@ from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.search.config import VERIFY_RULES, config_from_row
 from calib.verification.measures import MEASURE_NAMES
 from calib.candidates.lsh import parse_splits
-from calib.search.sweep import Grid, across_seeds, recommend, standing_text
+from calib.search.grid import Grid
+from calib.search.recommend import recommend, standing_text
+from calib.search.seeds import across_seeds
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 AXES = {f.name: f for f in fields(Grid)}  # issue 24's axes are parsed by their own CLI parsers
