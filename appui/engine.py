@@ -1,6 +1,6 @@
 """Cached engine calls.
 
-One :class:`calib.sweep.Workspace` per sample (``st.cache_resource`` keyed by
+One :class:`calib.search.workspace.Workspace` per sample (``st.cache_resource`` keyed by
 the sample's content hash), with a ``threading.Lock`` next to it: the
 Workspace is not safe for concurrent first computations, so every call that
 may fill its caches holds the lock. Evaluations, collision curves and
@@ -116,7 +116,7 @@ def sample_grid() -> tuple[Grid, str]:
 
 def run_search(grid: Grid, progress=None):
     """The form's grid swept as ``calib sweep`` sweeps it: when it is still the sample's own choice,
-    without the configurations the search skips (``calib.search.useful``)."""
+    without the configurations the search skips (``calib.search.from_sample.useful``)."""
     from calib.search.from_sample import search
     from calib.search.grid import CHOSEN_AXES
     h = handle()

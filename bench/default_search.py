@@ -1,6 +1,6 @@
 """Time and memory of the default sweep: the old fixed grid (``Grid()``: word3,
 word5, char5 x 128/256 hashes x all splits x thresholds 0.5-0.9) against the
-default search (``calib.search.search``: the grid chosen from the sample, then
+default search (``calib.search.from_sample.search``: the grid chosen from the sample, then
 the second pass around the front), on the shipped sample and on generated
 short person records (``bench/short_records.py``).
 

@@ -4,7 +4,7 @@ The shipped sample (data/sample, 2,360 documents) is treated as an unlabeled
 corpus; its groups are the oracle (same group = duplicate, every other pair
 not). ``calib draw`` takes every document (--docs = all of them) and --pairs pairs; the
 labels come from the oracle; then, round after round, ``calib draw --more``'s
-planner (calib.weighted.next_labels, greedy Neyman allocation) proposes the
+planner (calib.labeling.weighted.next_labels, greedy Neyman allocation) proposes the
 next labels for the configuration calib recommends on the labeled sample
 (char5, 128 hashes, b=16 r=8, exact J >= 0.8), until the weighted 95% intervals
 of its pair recall and false-removal rate are both within +/- the width.

@@ -6,7 +6,7 @@
 Quality, on data/sample (2,396 documents, 64 labeled boilerplate pairs):
 for each representation and threshold t, the unweighted config (scheme prefix,
 exact J >= t) and the weighted one (weighting idf, scheme icws, exact J_w >= t),
-both num_perm 128 and the same LSH split, are evaluated (``calib.sweep.labeled_pairs``).
+both num_perm 128 and the same LSH split, are evaluated (``calib.search.sweep.labeled_pairs``).
 Reported per category: the share of its labeled pairs that are verified
 (candidate in some band and exact similarity >= t): for ``boilerplate`` (labeled
 not_duplicate) that is the false verification rate, for the duplicate

@@ -128,7 +128,7 @@ def grid_inputs() -> Grid:
 
 # --- the default search (issue 23): the form starts from the sample's grid; a second pass refines ---
 def sample_defaults() -> dict:
-    """The form's starting values: the grid `calib sweep` chooses from this sample (calib.search)."""
+    """The form's starting values: the grid `calib sweep` chooses from this sample (grid_from_sample)."""
     try:
         return grid_defaults(engine.sample_grid()[0])
     except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
