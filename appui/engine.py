@@ -1,6 +1,6 @@
 """Cached engine calls.
 
-One :class:`calib.sweep.Workspace` per sample (``st.cache_resource`` keyed by
+One :class:`calib.search.workspace.Workspace` per sample (``st.cache_resource`` keyed by
 the sample's content hash), with a ``threading.Lock`` next to it: the
 Workspace is not safe for concurrent first computations, so every call that
 may fill its caches holds the lock. Evaluations, collision curves and
@@ -23,7 +23,9 @@ from calib.search.config import Config, Representative
 from calib.verification.measures import get_measure
 from calib.sketches.represent import Representation
 from calib.reading.samples import Sample
-from calib.search.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
+from calib.search.grid import Grid
+from calib.search.sweep import Evaluation, collision_curve, evaluate, sweep
+from calib.search.workspace import Workspace
 from calib.warmup import cold_kernels, warm_up
 
 from . import state
@@ -101,7 +103,7 @@ def run_sweep(grid: Grid, progress=None) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _sample_grid(content_hash: str, _h: Handle) -> tuple[Grid, str]:
-    from calib.search.from_sample import grid_from_sample
+    from calib.search.grid import grid_from_sample
     with _h.lock:
         grid, choice = grid_from_sample(_h.ws)
     return grid, choice.text(grid)
@@ -114,8 +116,9 @@ def sample_grid() -> tuple[Grid, str]:
 
 def run_search(grid: Grid, progress=None):
     """The form's grid swept as ``calib sweep`` sweeps it: when it is still the sample's own choice,
-    without the configurations the search skips (``calib.search.useful``)."""
-    from calib.search.from_sample import CHOSEN_AXES, search
+    without the configurations the search skips (``calib.search.from_sample.useful``)."""
+    from calib.search.from_sample import search
+    from calib.search.grid import CHOSEN_AXES
     h = handle()
     with h.lock:
         return search(h.ws, grid, given=CHOSEN_AXES, second_pass=False, skip=grid == sample_grid()[0],

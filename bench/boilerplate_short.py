@@ -30,7 +30,8 @@ from calib.search.config import Config
 from calib.sketches.represent import Representation
 from calib.reading.samples import from_frames, load_sample
 from calib.estimates.stats import wilson
-from calib.search.sweep import Workspace, evaluate, slice_breakdown
+from calib.search.sweep import evaluate, slice_breakdown
+from calib.search.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)

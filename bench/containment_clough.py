@@ -25,7 +25,10 @@ from pathlib import Path
 from calib.verification.containment import pairs_containment
 from calib.sketches.represent import Representation
 from calib.reading.samples import load_clough
-from calib.search.sweep import Grid, Workspace, recommend, sweep
+from calib.search.grid import Grid
+from calib.search.recommend import recommend
+from calib.search.sweep import sweep
+from calib.search.workspace import Workspace
 
 REPS = (Representation(shingle="word", k=1), Representation(shingle="word", k=2),
         Representation(shingle="word", k=3), Representation(shingle="char", k=5),

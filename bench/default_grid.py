@@ -18,7 +18,10 @@ sys.path.insert(0, str(ROOT))
 
 from calib.search.config import config_from_row  # noqa: E402
 from calib.reading.samples import load_sample  # noqa: E402
-from calib.search.sweep import Grid, Workspace, recommend, sweep  # noqa: E402
+from calib.search.grid import Grid  # noqa: E402
+from calib.search.recommend import recommend  # noqa: E402
+from calib.search.sweep import sweep  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Time and memory of the default sweep: the old fixed grid (``Grid()``: word3,
 word5, char5 x 128/256 hashes x all splits x thresholds 0.5-0.9) against the
-default search (``calib.search.search``: the grid chosen from the sample, then
+default search (``calib.search.from_sample.search``: the grid chosen from the sample, then
 the second pass around the front), on the shipped sample and on generated
 short person records (``bench/short_records.py``).
 
@@ -29,7 +29,10 @@ def one(kind: str, corpus: str, records: int) -> dict:
     from bench.short_records import person_records
     from calib.reading.samples import load_sample
     from calib.search.from_sample import search
-    from calib.search.sweep import Grid, Workspace, recommend, sweep
+    from calib.search.grid import Grid
+    from calib.search.recommend import recommend
+    from calib.search.sweep import sweep
+    from calib.search.workspace import Workspace
     sample = load_sample(ROOT / "data" / "sample") if corpus == "sample" else person_records(int(records / 1.6))
     t0 = time.perf_counter()
     ws = Workspace(sample)

@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 from bench.draw_labels import CONFIG, SAMPLE, _label, oracle_and_truth  # noqa: E402
 from calib.labeling.draw import draw, write_drawn  # noqa: E402
 from calib.reading.samples import load_sample  # noqa: E402
-from calib.search.sweep import Workspace, evaluate  # noqa: E402
+from calib.search.sweep import evaluate  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -4,7 +4,7 @@ The shipped sample (data/sample, 2,360 documents) is treated as an unlabeled
 corpus; its groups are the oracle (same group = duplicate, every other pair
 not). ``calib draw`` takes every document (--docs = all of them) and --pairs pairs; the
 labels come from the oracle; then, round after round, ``calib draw --more``'s
-planner (calib.weighted.next_labels, greedy Neyman allocation) proposes the
+planner (calib.labeling.weighted.next_labels, greedy Neyman allocation) proposes the
 next labels for the configuration calib recommends on the labeled sample
 (char5, 128 hashes, b=16 r=8, exact J >= 0.8), until the weighted 95% intervals
 of its pair recall and false-removal rate are both within +/- the width.
@@ -31,9 +31,11 @@ from calib.search.config import Config  # noqa: E402
 from calib.labeling.draw import draw, more, read_drawn, write_drawn  # noqa: E402
 from calib.sketches.represent import Representation  # noqa: E402
 from calib.reading.samples import Sample, load_sample  # noqa: E402
-from calib.search.sweep import Workspace, evaluate  # noqa: E402
+from calib.search.sweep import evaluate  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 from calib.clusters.truth import label_names  # noqa: E402
-from calib.labeling.weighted import design_pairs, next_labels  # noqa: E402
+from calib.estimates.design_weighted import design_pairs  # noqa: E402
+from calib.labeling.weighted import next_labels  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample"
 CONFIG = Config(rep=Representation(shingle="char", k=5), b=16, r=8, threshold=0.8)

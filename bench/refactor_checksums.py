@@ -17,7 +17,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import test_refactor_checksums as T  # noqa: E402
 from calib.production.export import write_export  # noqa: E402
 from calib.reading.samples import load_sample  # noqa: E402
-from calib.search.sweep import Workspace, config_from_row, evaluate, recommend, sweep  # noqa: E402
+from calib.search.recommend import recommend  # noqa: E402
+from calib.search.sweep import config_from_row, evaluate, sweep  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 
 
 def main() -> None:

@@ -23,7 +23,10 @@ from calib.search.config import Config, config_from_row  # noqa: E402
 from calib.review.store import review_queue  # noqa: E402
 from calib.reading.samples import load_sample, summary  # noqa: E402
 from calib.search.from_sample import search  # noqa: E402
-from calib.search.sweep import Grid, Workspace, evaluate, recommend, sweep  # noqa: E402
+from calib.search.grid import Grid  # noqa: E402
+from calib.search.recommend import recommend  # noqa: E402
+from calib.search.sweep import evaluate, sweep  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 
 
 def removal_figures(ws: Workspace, config: Config) -> dict:

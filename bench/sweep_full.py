@@ -25,7 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from calib.sketches.represent import Representation  # noqa: E402
 from calib.reading.samples import from_frames, load_sample  # noqa: E402
-from calib.search.sweep import Grid, Workspace, sweep  # noqa: E402
+from calib.search.grid import Grid  # noqa: E402
+from calib.search.sweep import sweep  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 
 
 def ten_thousand(n_docs: int):

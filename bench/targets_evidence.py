@@ -16,7 +16,8 @@ from pathlib import Path
 from calib.production import targets as T
 from calib.search.config import Config
 from calib.reading.samples import load_sample
-from calib.search.sweep import Workspace, evaluate
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -51,9 +51,10 @@ def main() -> None:
             lines.append(f"| {n:,} | {raters} | {o['method']} | {o['kappa']:.3f} [{o['low']:.3f}, {o['high']:.3f}] "
                          f"| {s:.2f} |")
     from calib.reading.samples import SAMPLE_DIR, load_sample
-    from calib.search.from_sample import grid_from_sample
+    from calib.search.grid import grid_from_sample
     from calib.search.sensitivity import contested_sensitivity
-    from calib.search.sweep import Workspace, sweep
+    from calib.search.sweep import sweep
+    from calib.search.workspace import Workspace
     s = load_sample(SAMPLE_DIR)
     ws = Workspace(s)
     grid = grid_from_sample(ws)[0]

@@ -31,7 +31,9 @@ from calib.estimates import bootstrap  # noqa: E402
 from calib.sketches.represent import Representation  # noqa: E402
 from calib.reading.samples import load_sample  # noqa: E402
 from calib.estimates.stats import wilson  # noqa: E402
-from calib.search.sweep import Grid, Workspace, sweep  # noqa: E402
+from calib.search.grid import Grid  # noqa: E402
+from calib.search.sweep import sweep  # noqa: E402
+from calib.search.workspace import Workspace  # noqa: E402
 
 RATES = (("candidate_recall", "n_positive"), ("pair_recall", "n_positive"), ("false_candidate_rate", "negative_pairs"),
          ("missed_removal_rate", "expected_removals"))

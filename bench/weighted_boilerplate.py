@@ -6,7 +6,7 @@
 Quality, on data/sample (2,396 documents, 64 labeled boilerplate pairs):
 for each representation and threshold t, the unweighted config (scheme prefix,
 exact J >= t) and the weighted one (weighting idf, scheme icws, exact J_w >= t),
-both num_perm 128 and the same LSH split, are evaluated (``calib.sweep.labeled_pairs``).
+both num_perm 128 and the same LSH split, are evaluated (``calib.search.sweep.labeled_pairs``).
 Reported per category: the share of its labeled pairs that are verified
 (candidate in some band and exact similarity >= t): for ``boilerplate`` (labeled
 not_duplicate) that is the false verification rate, for the duplicate
@@ -45,7 +45,8 @@ def quality(reps: list[str], thresholds: list[float], split: tuple[int, int]) ->
     from calib.sketches.represent import Representation
     from calib.reading.samples import load_sample
     from calib.estimates.stats import wilson
-    from calib.search.sweep import Workspace, labeled_pairs
+    from calib.search.sweep import labeled_pairs
+    from calib.search.workspace import Workspace
 
     ws = Workspace(load_sample(ROOT / "data" / "sample"))
     b, r = split

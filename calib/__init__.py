@@ -31,7 +31,7 @@ from calib.base.version import __version__
 
 _install_moved_paths()
 
-_LAZY = {"load_sample": "reading.samples", "Grid": "search.sweep", "recommend": "search.sweep",
+_LAZY = {"load_sample": "reading.samples", "Grid": "search.grid", "recommend": "search.recommend",
          "evaluate": "search.sweep", "Config": "search.config", "config_from_row": "search.config",
          "Representation": "sketches.represent", "Verify": "search.config"}
 _CALLABLE_MODULES = {"sweep": "search.sweep", "export": "production.export", "apply": "production.engines.local"}

@@ -60,7 +60,9 @@ def warm_up(progress=None) -> float:
     from calib.sketches.schemes import scheme_names
     from calib.sketches.represent import Representation
     from calib.reading.samples import from_frames
-    from calib.search.sweep import Grid, collision_curve, evaluate, sweep, Workspace
+    from calib.search.grid import Grid
+    from calib.search.sweep import collision_curve, evaluate, sweep
+    from calib.search.workspace import Workspace
 
     t0 = time.perf_counter()
     cold = set(cold_kernels()) if progress else set()

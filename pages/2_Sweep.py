@@ -14,7 +14,9 @@ from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.search.config import VERIFY_RULES, config_from_row
 from calib.verification.measures import MEASURE_NAMES
 from calib.candidates.lsh import parse_splits
-from calib.search.sweep import Grid, across_seeds, recommend, standing_text
+from calib.search.grid import Grid
+from calib.search.recommend import recommend, standing_text
+from calib.search.seeds import across_seeds
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 AXES = {f.name: f for f in fields(Grid)}  # issue 24's axes are parsed by their own CLI parsers
@@ -126,7 +128,7 @@ def grid_inputs() -> Grid:
 
 # --- the default search (issue 23): the form starts from the sample's grid; a second pass refines ---
 def sample_defaults() -> dict:
-    """The form's starting values: the grid `calib sweep` chooses from this sample (calib.search)."""
+    """The form's starting values: the grid `calib sweep` chooses from this sample (grid_from_sample)."""
     try:
         return grid_defaults(engine.sample_grid()[0])
     except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it

@@ -124,7 +124,8 @@ def next_section(folder: Path) -> None:
     if not s.pairs["is_duplicate"].any():
         st.info("No pair is labeled duplicate yet: label some pairs first.")
         return
-    from calib.labeling.weighted import design_pairs, next_labels
+    from calib.estimates.design_weighted import design_pairs
+    from calib.labeling.weighted import next_labels
     cfg = state.config()
     width = st.number_input("Target half-width of the 95% intervals", 0.005, 0.25, 0.05, 0.005, key="label_width")
     k = st.number_input("Labels to propose", 10, 5000, 100, 10, key="label_k")

@@ -162,7 +162,10 @@ def test_contested_sensitivity_matches_fresh_sweeps():
     from calib.review.store import with_review_labels
     from calib.reading.samples import SAMPLE_DIR, load_sample
     from calib.search.sensitivity import contested_sensitivity
-    from calib.search.sweep import Grid, Workspace, sweep, with_recommendation
+    from calib.search.grid import Grid
+    from calib.search.recommend import with_recommendation
+    from calib.search.sweep import sweep
+    from calib.search.workspace import Workspace
     s = load_sample(SAMPLE_DIR)
     p = s.pairs[s.pairs["category"].isin(["near_threshold", "partial"])]
     contested = pd.DataFrame({"id_a": s.ids[p["i"]], "id_b": s.ids[p["j"]]})

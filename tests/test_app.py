@@ -22,9 +22,9 @@ from calib.production.manifest import MANIFEST_COLUMNS, manifest
 from calib.production.targets import targets
 from calib.review.store import ReviewStore
 from calib.search.config import config_from_row
-from calib.search.sweep import recommend
+from calib.search.recommend import recommend
 from calib.reading.samples import SampleError, load_sample
-from calib.search.sweep import Grid
+from calib.search.grid import Grid
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -117,8 +117,8 @@ def test_pages_run_with_a_configuration_without_threshold(page):
 
 def test_sweep_page_starts_from_the_sample_grid():
     """The form's defaults are the grid `calib sweep` and `calib export` choose from the sample, stated above the button."""
-    from calib.search.from_sample import grid_from_sample
-    from calib.search.sweep import Workspace
+    from calib.search.grid import grid_from_sample
+    from calib.search.workspace import Workspace
     at = start()
     at.switch_page("pages/2_Sweep.py").run()
     g, choice = grid_from_sample(Workspace(load_sample(ROOT / "data" / "sample")))

@@ -281,7 +281,7 @@ def test_apply_with_many_copies_equals_uncollapsed(sub, tmp_path, name):
     manifest and counts, and the uncollapsed evaluate()'s manifest."""
     import numpy as np
 
-    from calib.search.sweep import Workspace
+    from calib.search.workspace import Workspace
     cfg = CONFIGS[name]
     docs = sub.docs[["id", "text", "domain", "language"]].iloc[:300].copy()
     rng = np.random.default_rng(5)

@@ -357,7 +357,8 @@ def test_shipped_sample_shows_chaining(sample):
     from calib.search.config import Config
     from calib.verification.jaccard import pairs_jaccard
     from calib.sketches.represent import Representation
-    from calib.search.sweep import Workspace, evaluate
+    from calib.search.sweep import evaluate
+    from calib.search.workspace import Workspace
     ws = Workspace(sample)
     config = Config(Representation(shingle="char", k=5), b=16, r=8, verify="exact", threshold=0.8)
     ev = evaluate(ws, config)

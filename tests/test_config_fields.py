@@ -18,7 +18,7 @@ from appui.tables import sweep_view
 from calib import cli
 from calib.candidates import lsh
 from calib.clusters.clustering import POLICIES, REPRESENTATIVE_RULES, Policy, Representative, cluster_pairs
-from calib.search.config import VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns
+from calib.search.config import Config, VERIFY_RULES, Verify, config_columns, config_from_row, table_columns
 from calib.production.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.candidates.pairs import decode, first_of_each, pair_codes, unordered_codes
 from calib.sketches.schemes import ALIASES, scheme_names
@@ -26,7 +26,8 @@ from calib.sketches.boilerplate import Stoplist
 from calib.base.fields import unset
 from calib.sketches.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation
 from calib.reading.samples import Sample
-from calib.search.sweep import Grid, sweep
+from calib.search.grid import Grid
+from calib.search.sweep import sweep
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 CONFIG_FIELDS = [f for f in fields(Config) if f.name != "rep"]

@@ -18,7 +18,9 @@ from calib.sketches.minhash import signatures
 from calib.sketches.represent import Representation
 from calib.reading.samples import Sample, from_frames
 from calib.sketches.shingles import ShingleSets
-from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, sweep
+from calib.search.grid import Grid
+from calib.search.sweep import config_from_row, evaluate, sweep
+from calib.search.workspace import Workspace
 from _util import needs_clough
 
 
@@ -235,7 +237,7 @@ def test_clough_containment_recommendation():
     removals verifies 36 of the 38 cut+light pairs; the two it misses share at most 1.3% of their
     word 3-grams with the source, less than the 6.5% a non answer does (the labels' ceiling)."""
     from calib.reading.samples import load_clough
-    from calib.search.sweep import recommend
+    from calib.search.recommend import recommend
     sample = load_clough(heavy="exclude")
     ws = Workspace(sample)
     rep = Representation(shingle="word", k=3)

@@ -109,8 +109,8 @@ def idle(page, text: str | None = None) -> None:
 
 def sample_grid():
     """The grid the Sweep page starts from on the shipped sample (as calib sweep chooses it)."""
-    from calib.search.from_sample import grid_from_sample
-    from calib.search.sweep import Workspace
+    from calib.search.grid import grid_from_sample
+    from calib.search.workspace import Workspace
     return grid_from_sample(Workspace(load_sample(ROOT / "data" / "sample")))[0]
 
 

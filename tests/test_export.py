@@ -21,7 +21,8 @@ from calib.production import manifest as M
 from calib.search.config import Config
 from calib.sketches.represent import Representation
 from calib.review.store import ReviewStore
-from calib.search.sweep import Workspace, evaluate
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -27,7 +27,9 @@ from calib.sketches.minhash import EMPTY, signatures, signatures_from_texts
 from calib.sketches.represent import Representation, shingle_strings
 from calib.reading.samples import Sample, SampleError, from_frames, load_sample
 from calib.sketches.shingles import hash_bytes, shingle_hashes
-from calib.search.sweep import Grid, Workspace, sweep
+from calib.search.grid import Grid
+from calib.search.sweep import sweep
+from calib.search.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

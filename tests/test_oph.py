@@ -16,7 +16,8 @@ from calib.sketches.minhash import estimate_jaccard, signatures, signatures_from
 from calib.sketches.schemes import get_scheme
 from calib.sketches.represent import Representation
 from calib.reading.samples import load_sample
-from calib.search.sweep import Workspace, collision_curve
+from calib.search.sweep import collision_curve
+from calib.search.workspace import Workspace
 from test_minhash import FULL, fmix32_py, make_sets, random_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,7 +229,8 @@ def test_sweep_keeps_one_oph_matrix_per_hash_count():
     import pandas as pd
 
     from calib.reading.samples import from_frames
-    from calib.search.sweep import Grid, sweep
+    from calib.search.grid import Grid
+    from calib.search.sweep import sweep
 
     texts = [t for t in random_corpus(12, 40) if t.strip()]
     docs = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})

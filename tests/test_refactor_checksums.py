@@ -30,7 +30,10 @@ from calib.search.config import Config
 from calib.production.export import write_export
 from calib.sketches.represent import Representation
 from calib.reading.samples import load_sample
-from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, recommend, sweep
+from calib.search.grid import Grid
+from calib.search.recommend import recommend
+from calib.search.sweep import config_from_row, evaluate, sweep
+from calib.search.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 

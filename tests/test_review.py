@@ -160,7 +160,8 @@ def test_shipped_sample_review_queue_starts_with_unlabeled_pairs():
     from calib.search.config import Config
     from calib.sketches.represent import Representation, shingle_strings
     from calib.reading.samples import NOT_JUDGED, SAMPLE_DIR, load_sample
-    from calib.search.sweep import Workspace, evaluate
+    from calib.search.sweep import evaluate
+    from calib.search.workspace import Workspace
     rep = Representation(shingle="char", k=5)
     ws = Workspace(load_sample(SAMPLE_DIR))
     ev = evaluate(ws, Config(rep=rep, b=16, r=8, threshold=0.8))

@@ -17,9 +17,11 @@ from calib.search.config import Config, config_from_row
 from calib.production.export import build_config_doc, validate_doc
 from calib.sketches.represent import Representation
 from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
-from calib.search.from_sample import (candidate_budget, grid_from_sample, pareto_front, refine, search,
-    shingles_for_lengths, steep_splits)
-from calib.search.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep, sweep_configs
+from calib.search.from_sample import candidate_budget, pareto_front, refine, search
+from calib.search.grid import Grid, grid_from_sample, shingles_for_lengths, steep_splits
+from calib.search.recommend import recommend, standing_text
+from calib.search.sweep import evaluate, sweep, sweep_configs
+from calib.search.workspace import Workspace
 from calib.clusters.truth import truth_from_sample
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,8 @@ from calib.search.config import Config
 from calib.production.export import ExportError, load_config, load_stoplist, write_export
 from calib.sketches.represent import Representation, normalize, shingle_strings
 from calib.reading.samples import from_frames, load_sample
-from calib.search.sweep import Workspace, evaluate
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,10 @@ from datasketch import MinHash, MinHashLSH
 from calib.search.config import Config
 from calib.sketches.represent import Representation, shingle_strings
 from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
-from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, recommend, slice_breakdown, sweep
+from calib.search.grid import Grid
+from calib.search.recommend import recommend
+from calib.search.sweep import config_from_row, evaluate, slice_breakdown, sweep
+from calib.search.workspace import Workspace
 from _util import needs_clough
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,7 +21,8 @@ from calib.sketches.minhash import signatures
 from calib.sketches.represent import Representation, shingle_strings
 from calib.reading.samples import from_frames
 from calib.sketches.shingles import shingle_hashes
-from calib.search.sweep import Workspace, evaluate
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
 from calib.production.targets._source import shingling_source
 
 REPO = Path(__file__).resolve().parents[1]

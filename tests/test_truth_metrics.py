@@ -146,7 +146,7 @@ def test_removal_of_a_not_judged_document_is_unlabeled_not_false():
 
 
 def test_false_candidate_pairs_leave_not_judged_documents_out():
-    from calib.search.sweep import Workspace
+    from calib.search.workspace import Workspace
     ws = Workspace(_sample(groups=["g", "g", None, "?", "?"]))
     ni, nj = ws.negative_pairs()
     assert list(zip(ni.tolist(), nj.tolist())) == [(0, 2), (1, 2)]

@@ -18,7 +18,10 @@ from calib.sketches.represent import Representation
 from calib.reading.samples import from_frames, load_sample
 from calib.search.seeds import across_seeds
 from calib.estimates.stats import wilson
-from calib.search.sweep import Grid, Workspace, recommend, sweep
+from calib.search.grid import Grid
+from calib.search.recommend import recommend
+from calib.search.sweep import sweep
+from calib.search.workspace import Workspace
 from calib.clusters.truth import largest_cluster_share, truth_from_sample
 
 ROOT = Path(__file__).resolve().parents[1]

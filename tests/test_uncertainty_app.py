@@ -39,7 +39,8 @@ def test_sample_page_has_no_group_warning_for_balanced_groups():
 
 @pytest.mark.slow
 def test_sweep_page_with_seeds_shows_and_recommends_across_seeds():
-    from calib.search.sweep import across_seeds, recommend
+    from calib.search.recommend import recommend
+    from calib.search.seeds import across_seeds
     at = start()
     at.switch_page("pages/2_Sweep.py").run()
     at.multiselect(key="g_num_perms").set_value([64])

@@ -9,8 +9,10 @@ from calib.labeling.draw import draw, write_drawn
 from calib.sketches.represent import Representation
 from calib.reading.samples import from_frames, load_sample
 from calib.estimates.stats import wilson
-from calib.search.sweep import Workspace, evaluate
-from calib.labeling.weighted import next_labels, stratified_ratio
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
+from calib.estimates.design_weighted import stratified_ratio
+from calib.labeling.weighted import next_labels
 
 from _planted import planted_corpus, write_corpus
 

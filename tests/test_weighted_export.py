@@ -17,7 +17,8 @@ from calib.cli import main
 from calib.search.config import Config
 from calib.sketches.represent import Representation
 from calib.reading.samples import load_sample
-from calib.search.sweep import Workspace, evaluate
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
 from calib.sketches.weighted_minhash import DocumentFrequencies
 
 WEIGHTED = Config(Representation(shingle="char", k=5, scheme="icws", weighting="idf", num_perm=64), b=16, r=4,

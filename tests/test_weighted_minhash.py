@@ -159,7 +159,7 @@ def boiler_sample(tmp_path_factory):
 
 def test_workspace_weights_are_the_samples_idf(boiler_sample):
     from calib.sketches.represent import Representation
-    from calib.search.sweep import Workspace
+    from calib.search.workspace import Workspace
     ws = Workspace(boiler_sample)
     plain = Representation(shingle="char", k=5)
     weighted = ws.sets(plain.with_(scheme="icws", weighting="idf"))
@@ -189,7 +189,9 @@ def test_weighting_needs_icws_and_weighted_jaccard():
 def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
     from calib.search.config import config_from_row
     from calib.sketches.represent import Representation
-    from calib.search.sweep import Grid, Workspace, sweep
+    from calib.search.grid import Grid
+    from calib.search.sweep import sweep
+    from calib.search.workspace import Workspace
     g = Grid(representations=(Representation(shingle="char", k=5),), num_perms=(32,), splits=((8, 4),),
              thresholds=(0.3, 0.6), weightings=("none", "idf"), measures=("jaccard", "containment"),
              representative="longest")
@@ -215,6 +217,7 @@ def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
 
 
 def test_default_rows_have_no_weighting_column(boiler_sample):
-    from calib.search.sweep import Grid, sweep
+    from calib.search.grid import Grid
+    from calib.search.sweep import sweep
     rows = sweep(boiler_sample, Grid(num_perms=(16,), splits=((4, 4),), thresholds=(0.5,)))
     assert "weighting" not in rows.columns

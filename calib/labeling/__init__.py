@@ -1,1 +1,2 @@
-"""Calibrating on your own corpus: drawing pairs to label (stratified by similarity) and corpus-level estimates from their labels."""
+"""Calibrating on your own corpus: drawing pairs to label (stratified by similarity) and what to
+label next (the corpus-level estimates from their labels: calib.estimates.design_weighted)."""

@@ -7,14 +7,14 @@ similarity of the shingle sets, ``estimated`` from the signatures, or
 containment, :mod:`calib.measures`) at ``threshold`` -> clustering ``policy``
 and ``representative`` rule.
 
-Every field is declared once, with :func:`calib.fields.setting`; the
+Every field is declared once, with :func:`calib.base.fields.setting`; the
 results-row columns (:func:`config_columns`), :func:`config_from_row`, the
 config document's sections (:meth:`Config.doc_sections`) and the Sweep page's
 columns (:func:`table_columns`) are all read off the dataclass fields. To add a
-setting: declare the field here (or in :class:`~calib.represent.Representation`)
+setting: declare the field here (or in :class:`~calib.sketches.represent.Representation`)
 with its help, document place and default; add its property to
 ``config.schema.json`` (a test checks they agree); and, to sweep it, an
-:func:`~calib.fields.axis` on :class:`calib.sweep.Grid`.
+:func:`~calib.base.fields.axis` on :class:`calib.search.grid.Grid`.
 
 "No threshold" (rule ``none``) is ``None`` everywhere: in a Config, in the
 config document (JSON ``null``) and, since a float column cannot hold None,

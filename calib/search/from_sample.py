@@ -1,12 +1,10 @@
 """The default search: a grid chosen from the sample, then a bounded second
 pass around what the first one found.
 
-* :func:`grid_from_sample` picks shingle kinds and sizes from the documents'
-  lengths, thresholds from where the labeled duplicate (and non-duplicate)
-  pairs' exact similarities lie, and, per threshold, the splits whose S-curve
-  makes nearly every duplicate above it a candidate while keeping the 50%
-  point as high as possible (steep near the threshold), within a budget of
-  configurations. Axes the caller gives are kept as given.
+* :func:`~calib.search.grid.grid_from_sample` (in :mod:`calib.search.grid`)
+  picks the first pass's grid: shingles from the documents' lengths,
+  thresholds from the labeled pairs' similarities, steep splits near them;
+  :func:`useful` leaves out the configurations not worth sweeping.
 * :func:`refine` lists the configurations around the recommended row and the
   recall / false-removal Pareto front that the first pass did not have:
   neighbouring shingle sizes, finer thresholds, steeper or looser splits,
@@ -23,76 +21,17 @@ import numpy as np
 import pandas as pd
 
 from calib.candidates import lsh
-from calib.search.config import Config
-from calib.verification.measures import get_measure
-from calib.sketches.represent import Representation
+from calib.search.config import Config, config_from_row
+from calib.search.grid import (CHOSEN_AXES, MAX_ROWS, Grid, SampleChoice, grid_from_sample, nonduplicate_floor,
+    pair_similarities, steep_splits)
+from calib.search.recommend import recommend
+from calib.search.seeds import across_seeds
+from calib.search.sweep import sweep_configs
+from calib.search.workspace import as_workspace
 
-MAX_CONFIGS = 300          # first pass: at most this many configurations unless the caller's axes ask for more
-MAX_THRESHOLDS = 8
-MAX_SPLITS = 8            # spread over the 50% points the thresholds asked for
 MAX_REFINED = 160          # second pass: at most this many new configurations
 FRONT_ROWS = 3             # Pareto-front rows refined besides the recommended one
 KIND_ROWS = 4              # and the best rows of this many (representation, measure) pairs
-DUPLICATE_QUANTILES = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
-NEGATIVE_QUANTILE = 0.999
-HARD_QUANTILES = (0.5, 0.9, 0.99)
-CANDIDATE_LEVELS = (0.95, 0.995)  # S-curve height at the duplicates' low J that a chosen split must reach
-MAX_ROWS = 32              # rows per band considered (r); b = num_perm // r uses most of the hashes
-SEARCH_NUM_PERM = 128
-CHOSEN_AXES = ("representations", "thresholds", "splits", "num_perms")  # the Grid axes the sample can choose
-
-
-def shingles_for_lengths(median_chars: float, median_words: float) -> tuple[tuple[str, int], ...]:
-    """Shingle kinds and sizes for documents of these median lengths.
-
-    Word k-grams: sizes k with at least 5 shingles in a median document (k <= words / 5), the two
-    largest of 1, 2, 3, 5 (short records: word 1/2; long texts: word 3/5). Character k-grams: 3, 4
-    and 5 for records under 300 characters (a typo changes few of them), 4 and 5 under 1,000, else 5.
-    """
-    words = [k for k in (1, 2, 3, 5) if k * 5 <= max(median_words, 5)][-2:]
-    chars = (3, 4, 5) if median_chars < 300 else (4, 5) if median_chars < 1000 else (5,)
-    return tuple(("char", k) for k in chars) + tuple(("word", k) for k in words)
-
-
-def _rounded(values, step: float = 0.05, low: float = 0.05, high: float = 0.95) -> list[float]:
-    v = np.clip(np.round(np.asarray(values, dtype=np.float64) / step) * step, low, high)
-    return sorted({round(float(x), 3) for x in v})
-
-
-def _thin(values: list[float], keep: int) -> list[float]:
-    """At most ``keep`` of the sorted ``values``, evenly spread, both ends kept."""
-    if len(values) <= keep:
-        return values
-    idx = np.unique(np.round(np.linspace(0, len(values) - 1, keep)).astype(int))
-    return [values[i] for i in idx]
-
-
-def steep_splits(low_j: float, num_perm: int, levels=CANDIDATE_LEVELS) -> list[tuple[int, int]]:
-    """For each level, the split (b = num_perm // r, r) with the highest 50% point whose
-    S-curve reaches that level at Jaccard ``low_j`` (the loosest one when none does)."""
-    cands = [(num_perm // r, r) for r in range(1, min(num_perm, MAX_ROWS) + 1)]
-    at = np.array([lsh.s_curve(low_j, b, r) for b, r in cands])
-    p50 = np.array([(1.0 / b) ** (1.0 / r) for b, r in cands])
-    out = []
-    for level in levels:
-        ok = np.flatnonzero(at >= level)
-        pick = ok[np.argmax(p50[ok])] if len(ok) else int(np.argmax(at))
-        out.append(cands[pick])
-    return list(dict.fromkeys(out))
-
-
-def _pair_similarities(ws, rep: Representation, measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(duplicate pairs' exact measure, their exact J, non-duplicate pairs' exact measure)."""
-    dup = ws.positive_similarity(rep, measure)
-    dup_j = ws.positive_jaccard(rep)
-    ni, nj = ws.negative_pairs()
-    neg = ws.negative_jaccard(rep) if measure == "jaccard" else get_measure(measure).exact(ws.sets(rep), ni, nj)
-    return dup, dup_j, neg
-
-
-def _floor(neg: np.ndarray) -> float:
-    """Just above nearly every labeled non-duplicate's similarity (0 without any)."""
-    return float(np.quantile(neg, NEGATIVE_QUANTILE)) + 0.025 if len(neg) else 0.0
 
 
 def candidate_budget(n: int) -> int:
@@ -118,7 +57,7 @@ def useful(ws, configs) -> tuple[list[Config], int]:
     for c in configs:
         key = (c.rep.shingling_fingerprint(), c.measure)
         if key not in floors:
-            floors[key] = _floor(_pair_similarities(ws, c.rep, c.measure)[2]) - 0.025  # the quantile itself
+            floors[key] = nonduplicate_floor(pair_similarities(ws, c.rep, c.measure)[2]) - 0.025  # the quantile itself
         split = (c.rep.shingling_fingerprint(), c.b, c.r)
         if split not in loads:
             neg_j = ws.negative_jaccard(c.rep)
@@ -128,80 +67,6 @@ def useful(ws, configs) -> tuple[list[Config], int]:
     return keep, len(configs) - len(keep)
 
 
-@dataclass(frozen=True)
-class SampleChoice:
-    """Why the grid is what it is, in figures and one readable line."""
-
-    median_chars: float
-    median_words: float
-    similarity_range: tuple[float, float]  # labeled duplicates' exact similarity, 2nd-98th percentile
-    chosen: tuple[str, ...]                # the axes this choice set (the others were given)
-
-    def text(self, grid) -> str:
-        shingles = ", ".join(r.shingle_label() for r in dict.fromkeys(
-            r.with_(seed=1, num_perm=128) for r in grid.representations))
-        lo, hi = self.similarity_range
-        splits = "all splits" if grid.splits is None else ", ".join(f"{b}x{r}" for b, r in grid.splits)
-        given = [a for a in CHOSEN_AXES if a not in self.chosen]
-        return (f"grid from the sample: median {self.median_chars:.0f} characters, {self.median_words:.0f} words "
-                f"per document -> {shingles}; thresholds {', '.join(f'{t:g}' for t in grid.thresholds)} "
-                f"spanning the labeled duplicates' exact similarities {lo:.2f}-{hi:.2f}; splits {splits} "
-                f"(steep near each threshold) at num_perm {', '.join(map(str, grid.num_perms))}; "
-                f"{grid.size()} configurations" + (f" (given: {', '.join(given)})" if given else ""))
-
-
-def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs: int = MAX_CONFIGS):
-    """(Grid, SampleChoice): ``base`` (a Grid, default ``Grid()``) with the axes not in ``given``
-    (``representations``, ``thresholds``, ``splits``, ``num_perms``) chosen from the sample of
-    workspace ``ws``."""
-    from calib.search.sweep import Grid
-    base = base if base is not None else Grid()
-    texts = pd.Series(ws.sample.texts, dtype=object).astype(str)
-    median_chars = float(texts.str.len().median())
-    median_words = float(texts.str.split().str.len().median())
-    chosen = tuple(a for a in CHOSEN_AXES if a not in given)
-    template = base.representations[0]
-    reps = base.representations
-    if "representations" in chosen:
-        reps = tuple(template.with_(shingle=kind, k=k)
-                     for kind, k in shingles_for_lengths(median_chars, median_words))
-    num_perms = (SEARCH_NUM_PERM,) if "num_perms" in chosen else base.num_perms
-    sims, lows = [], []
-    for rep in reps:
-        for m in base.measures:
-            dup, dup_j, neg = _pair_similarities(ws, rep, m)
-            sims.append(dup)
-            if len(dup):
-                lows.append((dup, dup_j, neg))
-    alld = np.concatenate(sims) if sims else np.zeros(0)
-    sim_range = ((float(np.quantile(alld, 0.02)), float(np.quantile(alld, 0.98))) if len(alld)
-                 else (float("nan"), float("nan")))
-    thresholds = base.thresholds
-    if "thresholds" in chosen and lows:
-        cand = []
-        for dup, _, neg in lows:
-            # no lower than just above nearly every labeled non-duplicate: below, removals are mostly false
-            floor = _floor(neg)
-            cand += list(np.maximum(np.quantile(dup, DUPLICATE_QUANTILES), floor))
-            hard = neg[neg >= floor]  # the labeled non-duplicates above it: a threshold just above each of their high
-            if len(hard):             # quantiles trades a little recall for fewer false removals
-                cand += list(np.quantile(hard, HARD_QUANTILES) + 0.025)
-        thresholds = tuple(_thin(_rounded(cand), MAX_THRESHOLDS))
-    splits = base.splits
-    if "splits" in chosen and lows:
-        picked = []
-        for t in thresholds:
-            for dup, dup_j, _ in lows:  # the J the duplicates passing t have: the S-curve must reach them
-                passing = dup_j[dup >= t]
-                if len(passing):
-                    for m in num_perms:
-                        picked += steep_splits(float(np.quantile(passing, 0.05)), m)
-        picked = sorted(set(picked), key=lambda s: (1.0 / s[0]) ** (1.0 / s[1]))  # by 50% point
-        splits = tuple(_thin(picked, MAX_SPLITS)) or None
-    grid = replace(base, representations=reps, thresholds=thresholds, splits=splits, num_perms=num_perms)
-    while grid.size() > max_configs and "thresholds" in chosen and len(grid.thresholds) > 3:
-        grid = replace(grid, thresholds=tuple(_thin(list(grid.thresholds), len(grid.thresholds) - 1)))
-    return grid, SampleChoice(median_chars, median_words, sim_range, chosen)
 
 
 def pareto_front(results: pd.DataFrame, objective: str = "pair_recall") -> pd.DataFrame:
@@ -247,7 +112,7 @@ def _split_neighbours(ws, cfg: Config) -> list[Config]:
     """Splits whose S-curve is steep at this threshold, and the one whose 50% point is nearest it."""
     if cfg.threshold is None:
         return []
-    dup, dup_j, _ = _pair_similarities(ws, cfg.rep, cfg.measure)
+    dup, dup_j, _ = pair_similarities(ws, cfg.rep, cfg.measure)
     passing = dup_j[dup >= cfg.threshold]
     low = float(np.quantile(passing, 0.05)) if len(passing) else cfg.threshold
     m = cfg.rep.num_perm
@@ -261,8 +126,6 @@ def refine(ws, results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, o
            max_new: int = MAX_REFINED, num_perm_cap: int = 256) -> list[Config]:
     """Configurations around the recommended row and the Pareto front that ``results`` lacks
     (recommended row's neighbours first), at most ``max_new``."""
-    from calib.search.config import config_from_row
-    from calib.search.sweep import recommend
     seeds = []
     best = recommend(results, max_false_removal_rate=max_false_removal_rate, objective=objective)
     if best is not None:
@@ -336,8 +199,6 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
             max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
             progress=None) -> tuple[pd.DataFrame, int]:
     """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
-    from calib.search.seeds import across_seeds
-    from calib.search.sweep import sweep_configs
     first = first if "search_pass" in first else first.assign(search_pass=1)
     more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
                   objective=objective, num_perm_cap=num_perm_cap)
@@ -357,9 +218,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     ``grid``: every axis chosen), swept, then refined once around the front. ``skip``: leave out
     the grid's configurations :func:`useful` rejects (default: when the sample chose an axis; a
     grid given whole is swept whole)."""
-    from calib.search.seeds import across_seeds
-    from calib.search.sweep import Grid, _workspace, recommend, sweep_configs
-    ws = _workspace(ws, (grid or Grid()).ignore_categories)
+    ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
     if grid is None or set(given) != set(CHOSEN_AXES):

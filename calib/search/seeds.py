@@ -13,7 +13,7 @@ and the mean of every count (candidates, removed, ...). The seed-free
 ``expected_*`` rates are the same for every seed and kept as they are.
 ``seeds`` counts the seeds and ``seed_list`` names them; ``seed`` and the
 fingerprints are those of the lowest seed, so a row still describes a
-runnable :class:`~calib.config.Config`. :func:`calib.sweep.recommend` works
+runnable :class:`~calib.search.config.Config`. :func:`calib.search.recommend.recommend` works
 on the result unchanged: the recommendation is then made on the across-seed
 means (and, with ``use_upper_bound``, on the envelope's upper end).
 """

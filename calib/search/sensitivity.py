@@ -2,9 +2,9 @@
 with every contested pair labeled duplicate, then not duplicate.
 
 Contested pairs (reviewers disagree, no adjudication) are left out of the labels
-(:mod:`calib.adjudication`); this says what the recommendation would be had they gone either way.
+(:mod:`calib.review.adjudication`); this says what the recommendation would be had they gone either way.
 The same configurations as the sweep's table are scored on a relabeled view of the workspace
-(:meth:`calib.sweep.Workspace.relabeled`): shingles, signatures and candidates are reused, only the
+(:meth:`calib.search.workspace.Workspace.relabeled`): shingles, signatures and candidates are reused, only the
 metrics are redone.
 """
 
@@ -15,7 +15,9 @@ import pandas as pd
 from calib.search.config import config_from_row
 from calib.review.store import with_review_labels
 from calib.search.seeds import across_seeds
-from calib.search.sweep import Workspace, sweep_configs, with_recommendation
+from calib.search.recommend import with_recommendation
+from calib.search.sweep import sweep_configs
+from calib.search.workspace import Workspace
 
 WAYS = ("duplicate", "not_duplicate")
 COLUMNS = ("labels", "config_fingerprint", "config", "pair_recall", "false_removal_rate", "pair_recall_change",

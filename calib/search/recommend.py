@@ -1,0 +1,74 @@
+"""The recommendation: the one configuration of a sweep's rows to use, and what it stands on.
+
+:func:`recommend` is the empirical optimum: the row with the highest objective
+(pair recall by default) among the rows whose false-removal rate (or its upper
+95% bound) is within the budget; a row whose removals are all unlabeled has an
+unknown rate and is not recommended. Ties go to the row that stands on more
+labels, then to the fewest candidates. :func:`standing_text` says in one line
+what a row's rates stand on (labeled removals, ignored pairs, a dominant group).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+DOMINANT_GROUP = 0.5  # a labeled group holding more than this share of the duplicate pairs drives pair-level rates
+
+
+def standing_text(row) -> str:
+    """What a row's rates stand on, in one line: labeled removals, the false-removal
+    rate's bounds over every removal, ignored pairs, and a dominant group's weight."""
+    parts = []
+    removed = int(row.get("removed", 0) or 0)
+    if removed and "labeled_removals" in row and not pd.isna(row["labeled_removals"]):
+        parts.append(f"{int(row['labeled_removals'])} of {removed} removals labeled "
+                     f"({row['labeled_removal_share']:.0%}); false-removal rate over all removals "
+                     f"{row['false_removal_rate_if_unlabeled_fine']:.4f} if every unlabeled one is fine, "
+                     f"{row['false_removal_rate_if_unlabeled_false']:.4f} if every one is false")
+    if row.get("ignored_pairs"):
+        parts.append(f"{int(row['ignored_pairs'])} labeled pair(s) of ignored categories "
+                     f"{row['ignored_categories']} counted neither right nor wrong")
+    share = row.get("largest_group_pair_share")
+    if share is not None and not pd.isna(share) and share > DOMINANT_GROUP and (row.get("n_positive") or 0) >= 10:
+        macro = row.get("pair_recall_macro")
+        parts.append(f"one labeled group holds {share:.0%} of the duplicate pairs: pair recall "
+                     f"{row['pair_recall']:.3f} is mostly that group's; per-group (macro) pair recall "
+                     f"{float(macro):.3f}" if macro is not None and not pd.isna(macro) else
+                     f"one labeled group holds {share:.0%} of the duplicate pairs (pair-level rates are mostly its)")
+    return "; ".join(parts)
+
+
+def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
+    """``results`` with a boolean ``recommended`` column: True on the one row
+    :func:`recommend` picks under ``criteria`` (all False when none fits)."""
+    best = recommend(results, **criteria)
+    out = results.drop(columns=["recommended"], errors="ignore")
+    rec = (out["config_fingerprint"] == best["config_fingerprint"]) if best is not None else False
+    return out.assign(recommended=pd.Series(rec, index=out.index, dtype=bool))
+
+
+def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+              use_upper_bound: bool = False) -> pd.Series | None:
+    """The empirical optimum: max ``objective`` subject to the false-removal
+    budget (on the rate, or on its upper 95% bound); ties go to the row whose
+    removals are most labeled (lowest rate if every unlabeled removal were
+    false), then to the fewest candidates. None when no configuration fits the budget, or the sample has
+    no duplicate label. A configuration whose removals are all unlabeled has
+    an unknown false-removal rate and is not recommended."""
+    ok = results[results["status"] == "ok"]
+    if "n_positive" in ok and not (ok["n_positive"] > 0).any():
+        return None  # no duplicate labels: recall is undefined, nothing to recommend
+    col = "false_removal_rate_high" if use_upper_bound else "false_removal_rate"
+    # An unknown rate (no labeled removal) passes only when nothing is removed.
+    known = ok[col].notna() | (ok.get("removed", pd.Series(0, index=ok.index)) == 0)
+    ok = ok[known & (ok[col].fillna(0.0) <= max_false_removal_rate)]
+    if ok.empty:
+        return None
+    # Ties on the objective go to the row that stands on more labels (the lowest false-removal rate
+    # over all removals if every unlabeled one were false), then to the fewest candidates.
+    worst = ok["false_removal_rate_if_unlabeled_false"] if "false_removal_rate_if_unlabeled_false" in ok else 0.0
+    key = ok.assign(_cand=ok["candidates"].fillna(np.inf), _worst=pd.Series(worst, index=ok.index).fillna(0.0))
+    key = key.sort_values([objective, "_worst", "_cand", "config_fingerprint"], ascending=[False, True, True, True],
+                          kind="stable")
+    return results.loc[key.index[0]]

@@ -1,0 +1,329 @@
+"""The workspace: the expensive, label-free steps of one sample, cached by fingerprint.
+
+Every configuration a sweep scores shares work with others along the pipeline,
+so a :class:`Workspace` (one per sample) computes each step once:
+
+* shingle sets once per representation's shingling fingerprint;
+* signatures once per (shingling, seed, scheme) at the largest hash count
+  for a prefix-stable scheme (``prefix``), once per hash count for the
+  others (``datasketch`` draws all a's before the b's, ``oph``'s bins depend
+  on the hash count);
+* exact-Jaccard reference pairs (every pair with J >= the lowest threshold)
+  once per representation: exact verification of a split is then "reference
+  pairs that collide in a band", with no need to materialize candidates;
+* candidate pairs once per (signatures, b, r).
+
+Exact copies (identical shingle sets, :mod:`calib.verification.copies`) are collapsed to
+one canonical row before banding and before the reference join, and their
+pairs expanded by multiplicity afterwards: the pairs are exactly those of an
+uncollapsed run, and their number is known before any is built, so the pair
+budget ``max_pairs`` is checked on document pairs without the m^2 work.
+The labels (truth, duplicate and non-duplicate pairs, the cluster bootstrap)
+sit beside these caches and can be swapped (:meth:`Workspace.ignoring`,
+:meth:`Workspace.relabeled`) without redoing them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable, Iterable
+
+import numpy as np
+
+from calib.candidates import lsh
+from calib.estimates.bootstrap import ClusterBootstrap, cluster_units
+from calib.search.config import Config
+from calib.verification.copies import Copies, find_copies, spread
+from calib.verification.jaccard import TooManyPairs, pairs_jaccard
+from calib.verification.measures import get_measure
+from calib.sketches.minhash import signatures
+from calib.sketches.schemes import get_scheme
+from calib.sketches.represent import Representation
+from calib.reading.samples import Sample
+from calib.sketches.shingles import ShingleSets, shingle_hashes
+from calib.sketches.boilerplate import Stoplist, stoplist
+from calib.verification.short import short_mask, text_keys
+from calib.clusters.truth import Truth, largest_cluster_share, truth_from_sample
+from calib.sketches.weighted_minhash import frequencies_from_sets, weigh
+from calib.verification.weighted_jaccard import pairs_weighted_jaccard
+
+BOOTSTRAP_REPLICATES = 1000
+NEGATIVE_PAIRS = 20_000
+
+
+class Workspace:
+    """The expensive, reusable steps for one sample, cached by fingerprint."""
+
+    def __init__(self, sample: Sample, *, collapse: bool = True, ignore_categories: Iterable[str] = (),
+                 frequencies: Callable | None = None, frequencies_source: str = "sample",
+                 line_corpus: list[str] | None = None):
+        self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
+        self.line_corpus = line_corpus  # texts whose line counts make the boilerplate stoplist (None: the sample's)
+        # weighting idf: the document frequencies come from the sample, or from frequencies(rep) (a named corpus)
+        self._frequencies_of = frequencies
+        self.frequencies_source = frequencies_source if frequencies is not None else "sample"
+        self._df: dict[str, object] = {}
+        if sample.n < 2:
+            raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
+        self.sample = sample
+        self._sets: dict[str, ShingleSets] = {}
+        self._texts: dict[str, tuple[Stoplist, list[str]]] = {}  # boilerplate stripping, per normalization+share
+        self._keys: dict[str, np.ndarray] = {}
+        self._copies: dict[str, Copies] = {}
+        self._sigs: dict[tuple, np.ndarray] = {}
+        self._ref: dict[str, tuple[float, tuple]] = {}
+        self._ref_over: dict[str, list[TooManyPairs]] = {}
+        self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
+        self._set_truth(truth_from_sample(sample, ignore_categories))
+
+    def _set_truth(self, truth: Truth) -> None:
+        """The labels and everything derived from them (the label-free caches above stay)."""
+        self.truth = truth
+        self.true_clusters = truth.clusters()
+        # Rates over pairs that share documents get cluster-bootstrap intervals (true clusters = units).
+        self.boot = ClusterBootstrap(cluster_units(self.true_clusters), replicates=BOOTSTRAP_REPLICATES, seed=0)
+        self._pos: dict[str, np.ndarray] = {}
+        self._est: dict[tuple, np.ndarray] = {}
+        self._neg: tuple[np.ndarray, np.ndarray] | None = None
+        self._trials: dict[str, object] = {}
+        self._neg_j: dict[str, np.ndarray] = {}
+        self.largest_group_share = largest_cluster_share(truth)[0]
+
+    @property
+    def ignored_categories(self) -> tuple[str, ...]:
+        return self.truth.ignored_categories
+
+    def ignoring(self, categories: Iterable[str]) -> "Workspace":
+        """This workspace with the labeled pairs of ``categories`` counted as unlabeled:
+        itself when it already ignores exactly those, else a view sharing its
+        shingles, signatures, reference joins and candidates (they need no label)."""
+        categories = tuple(categories)
+        if set(categories) == set(self.ignored_categories):
+            return self
+        other = copy.copy(self)
+        other._set_truth(truth_from_sample(self.sample, categories))
+        return other
+
+    def cache_info(self) -> dict:
+        """How many results of each expensive step this workspace holds."""
+        return {"shingle_sets": len(self._sets), "signature_matrices": len(self._sigs),
+                "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
+
+    def relabeled(self, sample: Sample) -> "Workspace":
+        """This workspace for ``sample``, the same documents with other pair labels (as
+        :meth:`ignoring`: a view sharing the label-free caches), so a sweep under the new labels
+        redoes only the metrics."""
+        if sample.n != self.sample.n or not np.array_equal(sample.ids, self.sample.ids):
+            raise ValueError("relabeled: the sample must hold the same documents in the same order")
+        other = copy.copy(self)
+        other.sample = sample
+        other._set_truth(truth_from_sample(sample, self.ignored_categories))
+        return other
+
+    # -- representation ------------------------------------------------------
+    def stripped(self, rep: Representation) -> tuple[Stoplist | None, list[str]]:
+        """The line stoplist of ``rep.strip_lines`` (None: off) and the texts it leaves
+        (:mod:`calib.sketches.boilerplate`)."""
+        if not rep.strip_lines:
+            return None, self.sample.texts
+        key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
+        if key not in self._texts:
+            st = stoplist(self.line_corpus if self.line_corpus is not None else self.sample.texts, rep,
+                          rep.strip_lines)
+            self._texts[key] = (st, st.strip_all(self.sample.texts, rep))
+        return self._texts[key]
+
+    def sets(self, rep: Representation) -> ShingleSets:
+        """The shingle sets, weighted (:class:`calib.sketches.weighted_minhash.WeightedSets`) under a weighting."""
+        key = rep.shingling_fingerprint()
+        if key not in self._sets:
+            self._sets[key] = shingle_hashes(self.stripped(rep)[1], rep, unique=True)
+        if rep.weighting == "none":
+            return self._sets[key]
+        wkey = f"{key}:{rep.weighting}"
+        if wkey not in self._sets:
+            self._sets[wkey] = weigh(self._sets[key], rep, self.frequencies(rep))
+        return self._sets[wkey]
+
+    def frequencies(self, rep: Representation):
+        """The document-frequency table of ``rep``'s shingles (the sample's, or the named corpus's)."""
+        key = rep.shingling_fingerprint()
+        if key not in self._df:
+            self._df[key] = (self._frequencies_of(rep) if self._frequencies_of is not None else
+                             frequencies_from_sets(self.sets(rep.with_(weighting="none", scheme="prefix"))))
+        return self._df[key]
+
+    def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
+        """What a signature column's collision probability is: J, or weighted J under a weighting."""
+        if rep.weighting == "none":
+            return pairs_jaccard(self.sets(rep), i, j)
+        return pairs_weighted_jaccard(self.sets(rep), i, j)
+
+    def text_keys(self, rep: Representation) -> np.ndarray:
+        """Digests of the normalized (stripped) texts: the short documents' exact match (calib.verification.short)."""
+        key = rep.shingling_fingerprint()
+        if key not in self._keys:
+            self._keys[key] = text_keys(self.stripped(rep)[1], rep)
+        return self._keys[key]
+
+    def short(self, cfg: Config) -> np.ndarray:
+        return short_mask(self.sets(cfg.rep).sizes(), cfg.min_shingles)
+
+    def copies(self, rep: Representation) -> Copies:
+        """Groups of documents with identical shingle sets (none when not collapsing)."""
+        key = rep.shingling_fingerprint()
+        if key not in self._copies:
+            self._copies[key] = find_copies(self.sets(rep)) if self.collapse else Copies(np.arange(self.sample.n))
+        return self._copies[key]
+
+    def active(self, rep: Representation) -> np.ndarray:
+        """Documents with at least one shingle (the others never become candidates)."""
+        return self.sets(rep).sizes() > 0
+
+    def _sig_key(self, rep: Representation) -> tuple:
+        base = (rep.shingling_fingerprint(), rep.seed, rep.scheme) + (
+            () if rep.weighting == "none" else (rep.weighting,))
+        return base if get_scheme(rep.scheme).prefix_stable else base + (rep.num_perm,)
+
+    def signatures(self, rep: Representation) -> np.ndarray:
+        """(n, rep.num_perm) signatures; prefix-stable schemes share prefixes."""
+        key = self._sig_key(rep)
+        have = self._sigs.get(key)
+        if have is None or have.shape[1] < rep.num_perm:
+            have = signatures(self.sets(rep), rep.num_perm, rep.seed, rep.scheme)
+            self._sigs[key] = have
+        return have[:, :rep.num_perm]
+
+    def reference_pairs(self, rep: Representation, floor: float, max_pairs: int | None = None,
+                        measure: str = "jaccard") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair with exact ``measure`` >= floor (i, j, J or C), cached per
+        representation and measure.
+
+        Raises :class:`calib.verification.jaccard.TooManyPairs` when more than ``max_pairs``
+        pairs have J >= floor: the join stops there, so memory stays within
+        the budget. Such a failure is remembered (it proves at least ``found``
+        pairs at that floor and below).
+        """
+        key = (rep.shingling_fingerprint(), measure) + (() if rep.weighting == "none" else (rep.weighting,))
+        for exc in self._ref_over.get(key, ()):
+            if floor <= exc.threshold and max_pairs is not None and exc.found > max_pairs:
+                raise TooManyPairs(floor, exc.found, max_pairs)
+        cached = self._ref.get(key)
+        if cached is None or cached[0] > floor:
+            try:
+                cached = (floor, self._join(rep, floor, max_pairs, measure))
+            except TooManyPairs as exc:
+                self._ref_over.setdefault(key, []).append(exc)
+                raise
+            self._ref[key] = cached
+        i, j, s = cached[1]
+        if cached[0] < floor:
+            m = s >= floor
+            i, j, s = i[m], j[m], s[m]
+        if max_pairs is not None and len(i) > max_pairs:
+            raise TooManyPairs(floor, len(i), max_pairs)
+        return i, j, s
+
+    def _join(self, rep: Representation, floor: float, max_pairs: int | None, measure: str = "jaccard"):
+        """The measure's all-pairs join on canonical rows, expanded to every document pair
+        (an exact copy has J = C = 1 with its canonical row, and its other pairs are the canonical's)."""
+        cp = self.copies(rep)
+        ci, cj, cs = get_measure(measure).all_pairs(self.sets(rep), floor, active=cp.is_canonical,
+                                                    max_pairs=max_pairs)
+        total = cp.pair_count(ci, cj)
+        if max_pairs is not None and total > max_pairs:
+            raise TooManyPairs(floor, total, max_pairs)
+        ii, jj, src = cp.expand(ci, cj)
+        return ii, jj, spread(cs, src, 1.0)
+
+    def positive_jaccard(self, rep: Representation) -> np.ndarray:
+        """J of the duplicate pairs (weighted J under a weighting: what drives the band S-curve)."""
+        key = rep.shingling_fingerprint() + ("" if rep.weighting == "none" else f":{rep.weighting}")
+        if key not in self._pos:
+            self._pos[key] = self.sketch_similarity(rep, self.truth.pos_i, self.truth.pos_j)
+        return self._pos[key]
+
+    def estimates(self, rep: Representation, what: str, i: np.ndarray, j: np.ndarray,
+                  measure: str = "jaccard") -> np.ndarray:
+        """MinHash estimates of J (or of another measure) for a fixed pair set ('reference',
+        'positive'), cached per signature matrix and hash count (they do not depend on b, r)."""
+        key = self._sig_key(rep) + (rep.num_perm, what, len(i)) + (() if measure == "jaccard" else (measure,))
+        if key not in self._est:
+            self._est[key] = get_measure(measure).estimate(self.signatures(rep), self.sets(rep).sizes(), i, j)
+        return self._est[key]
+
+    def positive_similarity(self, rep: Representation, measure: str) -> np.ndarray:
+        """The measure's exact value on the duplicate pairs (J: :meth:`positive_jaccard`)."""
+        if measure == "jaccard":
+            return self.positive_jaccard(rep)
+        key = (rep.shingling_fingerprint(), measure) + (() if rep.weighting == "none" else (rep.weighting,))
+        if key not in self._pos:
+            self._pos[key] = get_measure(measure).exact(self.sets(rep), self.truth.pos_i, self.truth.pos_j)
+        return self._pos[key]
+
+    def negative_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Labeled non-duplicate pairs (i < j) for false-candidate rates: the
+        explicit ones, plus, with groups (every cross-group pair is labeled),
+        all cross-group pairs when there are at most NEGATIVE_PAIRS pairs in
+        all, else a seeded uniform sample of about that many."""
+        if self._neg is None:
+            t, n = self.truth, self.sample.n
+            codes = [t.codes[t.labels == 0]]
+            if t.groups is not None:
+                if n * (n - 1) // 2 <= NEGATIVE_PAIRS:
+                    a, c = np.triu_indices(n, 1)
+                else:
+                    rng = np.random.default_rng(0)
+                    a, c = rng.integers(0, n, NEGATIVE_PAIRS), rng.integers(0, n, NEGATIVE_PAIRS)
+                a, c = np.minimum(a, c).astype(np.int64), np.maximum(a, c).astype(np.int64)
+                keep = (a != c)
+                keep[keep] = t.label(a[keep], c[keep]) == 0
+                codes.append(a[keep] * n + c[keep])
+            allc = np.unique(np.concatenate(codes))
+            allc = allc[~np.isin(allc, t.ignored)]  # an ignored category is no non-duplicate either
+            self._neg = (allc // n, allc % n)
+        return self._neg
+
+    def trials(self, which: str):
+        """The bootstrap's view of the 'positive' (duplicate) or 'negative' pairs."""
+        if which not in self._trials:
+            i, j = (self.truth.pos_i, self.truth.pos_j) if which == "positive" else self.negative_pairs()
+            self._trials[which] = self.boot.pairs(i, j)
+        return self._trials[which]
+
+    def negative_jaccard(self, rep: Representation) -> np.ndarray:
+        key = rep.shingling_fingerprint() + ("" if rep.weighting == "none" else f":{rep.weighting}")
+        if key not in self._neg_j:
+            ni, nj = self.negative_pairs()
+            self._neg_j[key] = self.sketch_similarity(rep, ni, nj)
+        return self._neg_j[key]
+
+    def candidates(self, rep: Representation, b: int, r: int, max_pairs: int | None):
+        """Candidate pairs, or the TooManyCandidates that stopped them."""
+        key = self._sig_key(rep) + (rep.num_perm, b, r)
+        if key not in self._cands:
+            try:
+                self._cands[key] = self._candidate_pairs(rep, b, r, max_pairs)
+            except lsh.TooManyCandidates as exc:
+                self._cands[key] = exc
+        return self._cands[key]
+
+    def _candidate_pairs(self, rep: Representation, b: int, r: int, max_pairs: int | None):
+        """Banding of canonical rows, expanded to every document pair."""
+        cp = self.copies(rep)
+        ci, cj = lsh.candidate_pairs(self.signatures(rep), b, r, active=self.active(rep) & cp.is_canonical,
+                                     max_pairs=max_pairs)
+        total = cp.pair_count(ci, cj)
+        if max_pairs is not None and total > max_pairs:
+            raise lsh.TooManyCandidates(b, r, total, max_pairs, total)
+        ii, jj, _ = cp.expand(ci, cj)
+        return ii, jj
+
+
+
+def as_workspace(sample_or_ws: Sample | Workspace, ignore_categories: Iterable[str] | None) -> Workspace:
+    """The workspace to score on: ``sample_or_ws``'s (or a new one), ignoring
+    ``ignore_categories`` (None: whatever the workspace already ignores)."""
+    if isinstance(sample_or_ws, Workspace):
+        return sample_or_ws if ignore_categories is None else sample_or_ws.ignoring(ignore_categories)
+    return Workspace(sample_or_ws, ignore_categories=ignore_categories or ())
