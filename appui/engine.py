@@ -22,7 +22,7 @@ from calib.clusters import clustering as cl
 from calib.search.config import Config, Representative
 from calib.verification.measures import get_measure
 from calib.sketches.represent import Representation
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.search.sweep import Evaluation, Grid, Workspace, collision_curve, evaluate, sweep
 from calib.warmup import cold_kernels, warm_up
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from calib.verification.containment import pairs_containment
 from calib.sketches.represent import Representation
-from calib.reading.samples import load_clough
+from calib.reading.clough import load_clough
 from calib.search.sweep import Grid, Workspace, recommend, sweep
 
 REPS = (Representation(shingle="word", k=1), Representation(shingle="word", k=2),

@@ -160,7 +160,8 @@ def test_contested_sensitivity_matches_fresh_sweeps():
     labeling gives (the relabeled workspace shares only text-derived caches)."""
     from calib.sketches.represent import Representation
     from calib.review.store import with_review_labels
-    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.reading.sample import SAMPLE_DIR
+    from calib.reading.samples import load_sample
     from calib.search.sensitivity import contested_sensitivity
     from calib.search.sweep import Grid, Workspace, sweep, with_recommendation
     s = load_sample(SAMPLE_DIR)

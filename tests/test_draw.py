@@ -11,7 +11,7 @@ import pytest
 
 from calib.cli import main
 from calib.reading.design import Design
-from calib.labeling.draw import DrawError, allocate, draw, more, read_drawn, reservoir, write_drawn
+from calib.labeling.draw import DrawError, allocate, draw, more, read_drawn, representation, reservoir, write_drawn
 from calib.verification.jaccard import brute_force_all_pairs
 from calib.reading.samples import SampleError, load_sample
 from calib.sketches.shingles import shingle_hashes
@@ -69,7 +69,7 @@ def test_draw_strata_match_brute_force(tmp_path):
     d = draw(SAMPLE / "docs.jsonl", docs=300, pairs=120, seed=5)
     design = d.design
     assert design.sample_docs == 300 and design.corpus_docs == 2396
-    sets = shingle_hashes(d.docs["text"].tolist(), design.rep, unique=True)
+    sets = shingle_hashes(d.docs["text"].tolist(), representation(design), unique=True)
     _, _, s = brute_force_all_pairs(sets, design.floor)
     h = design.stratum_index(s)
     bands = np.bincount(h, minlength=len(design.strata))[:-1]

@@ -25,7 +25,8 @@ from calib.candidates import lsh
 from calib.cli import main
 from calib.sketches.minhash import EMPTY, signatures, signatures_from_texts
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.samples import Sample, SampleError, from_frames, load_sample
+from calib.reading.sample import Sample, from_frames
+from calib.reading.samples import SampleError, load_sample
 from calib.sketches.shingles import hash_bytes, shingle_hashes
 from calib.search.sweep import Grid, Workspace, sweep
 
@@ -682,7 +683,7 @@ def test_missing_value_spellings_are_no_group(tmp_path, ext, missing):
 
 
 def summary_of(s):
-    from calib.reading.samples import summary
+    from calib.reading.sample import summary
     return summary(s)
 
 

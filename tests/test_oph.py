@@ -226,7 +226,7 @@ def test_sweep_keeps_one_oph_matrix_per_hash_count():
     # matrices (the prefix scheme shares one), and every row is scored
     import pandas as pd
 
-    from calib.reading.samples import from_frames
+    from calib.reading.sample import from_frames
     from calib.search.sweep import Grid, sweep
 
     texts = [t for t in random_corpus(12, 40) if t.strip()]

@@ -159,7 +159,8 @@ def test_shipped_sample_review_queue_starts_with_unlabeled_pairs():
     from appui.reviews import action_pairs
     from calib.search.config import Config
     from calib.sketches.represent import Representation, shingle_strings
-    from calib.reading.samples import NOT_JUDGED, SAMPLE_DIR, load_sample
+    from calib.reading.sample import NOT_JUDGED, SAMPLE_DIR
+    from calib.reading.samples import load_sample
     from calib.search.sweep import Workspace, evaluate
     rep = Representation(shingle="char", k=5)
     ws = Workspace(load_sample(SAMPLE_DIR))

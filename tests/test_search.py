@@ -16,7 +16,9 @@ from calib.candidates import lsh
 from calib.search.config import Config, config_from_row
 from calib.production.export import build_config_doc, validate_doc
 from calib.sketches.represent import Representation
-from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
+from calib.reading.clough import CLOUGH_DIR, load_clough
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.search.from_sample import (candidate_budget, grid_from_sample, pareto_front, refine, search,
     shingles_for_lengths, steep_splits)
 from calib.search.sweep import Grid, Workspace, evaluate, recommend, standing_text, sweep, sweep_configs

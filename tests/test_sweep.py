@@ -12,7 +12,9 @@ from datasketch import MinHash, MinHashLSH
 
 from calib.search.config import Config
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
+from calib.reading.clough import CLOUGH_DIR, load_clough
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, recommend, slice_breakdown, sweep
 from _util import needs_clough
 

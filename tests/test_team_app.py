@@ -90,7 +90,8 @@ def test_second_review_only_within_the_overlap_share():
 def test_sweep_page_reports_the_contested_pairs_sensitivity():
     """Reviews used as labels with contested pairs: the Sweep page says how labels were made and how
     the recommendation moves if the contested pairs went either way."""
-    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.reading.sample import SAMPLE_DIR
+    from calib.reading.samples import load_sample
     s = load_sample(SAMPLE_DIR)
     p = s.pairs[s.pairs["category"] == "near_threshold"].head(5)
     with ReviewStore(os.environ["CALIB_REVIEW_DB"]) as store:

@@ -36,7 +36,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 
 SCHEMA_VERSION = 2
 DECISIONS = ("duplicate", "not_duplicate", "unsure")

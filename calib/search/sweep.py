@@ -48,7 +48,7 @@ from calib.estimates.metrics import (candidate_metrics, collision_rates, counted
 from calib.sketches.minhash import get_scheme, signatures
 from calib.candidates.pairs import first_of_each
 from calib.sketches.represent import Representation
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.search.seeds import across_seeds  # noqa: F401  (re-exported: calib.sweep.across_seeds)
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.sketches.boilerplate import Stoplist, stoplist

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from calib.base.atomic import write_bytes_atomic
 from calib.shipped.sample import BASE_FILE, _formatting_variant, _join, _light_edit, _replace_words, read_base
-from calib.reading.samples import REPO_ROOT
+from calib.reading.sample import REPO_ROOT
 
 CORPUS_FILE = REPO_ROOT / "data" / "corpus" / "docs.jsonl.gz"
 CORPUS_SEED = 20261203

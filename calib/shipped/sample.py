@@ -19,8 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.samples import (NOT_JUDGED, REPO_ROOT, SAMPLE_DIR, Sample, SampleError, _write_frame, from_frames,
-    load_sample, pair_frame, summary)
+from calib.reading.sample import NOT_JUDGED, REPO_ROOT, SAMPLE_DIR, Sample, from_frames, summary
+from calib.reading.samples import SampleError, load_sample
+from calib.reading.writing import pair_frame, write_frame as _write_frame
 
 
 # ---------------------------------------------------------------------------
