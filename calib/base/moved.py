@@ -94,7 +94,7 @@ MOVED = {
     "calib.spark_apply": "calib.production.engines.spark",
     "calib.draw": "calib.labeling.draw",
     "calib.weighted": "calib.labeling.weighted",
-    "calib.sample_build": "calib.shipped.sample",
+    "calib.sample_build": ("calib.shipped.sample", "calib.shipped.base_texts", "calib.shipped.edits"),
     "calib.corpus_build": "calib.shipped.corpus",
     "calib.reviews_cli": "calib.cli.reviews",
 }
