@@ -65,7 +65,7 @@ MOVED = {
     "calib.short": "calib.verification.short",
     "calib.measures": "calib.verification.measures",
     "calib.truth": "calib.clusters.truth",
-    "calib.clusters": "calib.clusters.clustering",
+    "calib.clusters": ("calib.clusters.clustering", "calib.clusters.chaining", "calib.estimates.policies"),
     "calib.stats": "calib.estimates.stats",
     "calib.metrics": "calib.estimates.metrics",
     "calib.bootstrap": "calib.estimates.bootstrap",
