@@ -13,7 +13,7 @@ from appui.text import count, md
 from calib.labeling.draw import pairs_bytes, progress, read_drawn, representation, with_decisions, write_labels
 from calib.review.adjudication import decisions_of, resolved_decisions, review_labels
 from calib.review.overlap import offered_to
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 
 KEYS = {"duplicate": "d", "not_duplicate": "n", "unsure": "s"}
 FOLDER = "calib_label_folder"

@@ -4,7 +4,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib.review.store import ALL_COLUMNS, COLUMNS, ReviewStore, contradicts, open_review_store, review_queue
+from calib.review.labels import contradicts
+from calib.review.queue import review_queue
+from calib.review.schema import ALL_COLUMNS, COLUMNS
+from calib.review.sqlite import ReviewStore
+from calib.review.stores import open_review_store
 
 
 

@@ -299,7 +299,8 @@ def test_shipped_sample_search_is_at_least_the_old_default_grid():
 
 def test_review_queue_of_unlabeled_removals_round_trips(tmp_path):
     from calib.cli import main
-    from calib.review.store import queue_labels, unlabeled_removal_queue, with_review_labels
+    from calib.review.labels import queue_labels, with_review_labels
+    from calib.review.queue import unlabeled_removal_queue
     s = tiny()
     cfg = Config(Representation(shingle="word", k=1, num_perm=128), 128, 1, threshold=0.3)
     ws = Workspace(s, ignore_categories=("heavy",))

@@ -8,7 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from calib.review.adjudication import review_labels
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from test_app import _clean, small_sweep  # noqa: F401  (_clean: the autouse fixture, caches cleared, CALIB_REVIEW_DB in tmp_path)
 
 ROOT = Path(__file__).resolve().parents[1]
