@@ -12,6 +12,7 @@ labels, a label contradicting the group column). Every error is a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ import pandas as pd
 
 from calib.reading.files import SampleError, is_missing, missing_set
 from calib.reading.sample import NOT_JUDGED
-from calib.reading.tables import Table, is_null, require_columns
+from calib.reading.tables import Table, require_columns
 
 LABELS = {"duplicate": True, "not_duplicate": False, "true": True, "false": False,
           "1": True, "0": False}
@@ -29,10 +30,14 @@ LABELS = {"duplicate": True, "not_duplicate": False, "true": True, "false": Fals
 # Value checks
 # ---------------------------------------------------------------------------
 
+def _is_null(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+
 def as_id(v, file: str, line: int, field: str) -> str:
     """Ids are strings; integers (and integral floats) become their decimal text."""
-    if isinstance(v, bool) or is_null(v):
-        raise SampleError("empty id" if is_null(v) else f"id must be text or an integer, got {v!r}",
+    if isinstance(v, bool) or _is_null(v):
+        raise SampleError("empty id" if _is_null(v) else f"id must be text or an integer, got {v!r}",
                           file=file, line=line, field=field)
     if isinstance(v, (int, np.integer)):
         s = str(int(v))
@@ -50,7 +55,7 @@ def as_id(v, file: str, line: int, field: str) -> str:
 
 def as_text(v, file: str, line: int, field: str) -> str:
     if not isinstance(v, str):
-        got = "null" if is_null(v) else f"{type(v).__name__} {v!r}"[:80]
+        got = "null" if _is_null(v) else f"{type(v).__name__} {v!r}"[:80]
         raise SampleError(f"text must be a string, got {got}", file=file, line=line, field=field)
     return v
 
@@ -72,7 +77,7 @@ def as_label(v, file: str, line: int, field: str = "label",
 
 
 def as_category(v) -> str:
-    return "" if is_null(v) else str(v)
+    return "" if _is_null(v) else str(v)
 
 
 # ---------------------------------------------------------------------------
@@ -264,9 +269,9 @@ def _label_name(v: bool) -> str:
 def _check_group(r: PairRow, ga, gb) -> None:
     if any(isinstance(g, str) and g == NOT_JUDGED for g in (ga, gb)):  # nothing to contradict: the pair
         return                                                            # label is the only judgement
-    same = not is_null(ga) and not is_null(gb) and ga == gb
+    same = not _is_null(ga) and not _is_null(gb) and ga == gb
     if same != r.label:
         why = (f"both documents are in group {ga!r}" if same else
-               f"groups differ ({'none' if is_null(ga) else repr(ga)} vs {'none' if is_null(gb) else repr(gb)})")
+               f"groups differ ({'none' if _is_null(ga) else repr(ga)} vs {'none' if _is_null(gb) else repr(gb)})")
         raise SampleError(f"label {_label_name(r.label)} contradicts the group column: {why}",
                           file=r.file, line=r.line, field="label")

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
 
 from calib.reading.files import SampleError, decode_text, iter_records, read_input
 
@@ -32,10 +29,6 @@ class Table:
     lines: list[int]
     columns: list[str]
     typed: bool  # False for CSV (every value is a string)
-
-
-def is_null(v) -> bool:
-    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
 
 
 # ---------------------------------------------------------------------------
