@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calib.clusters import clustering as cl
+from calib.clusters.chaining import chaining_diagnostics
+from calib.estimates.policies import policy_summary
 from calib.search.config import Config, Representative
 from calib.verification.measures import get_measure
 from calib.sketches.represent import Representation
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.search.grid import Grid
-from calib.search.sweep import Evaluation, collision_curve, evaluate, sweep
+from calib.search.sweep import collision_curve, evaluate, Evaluation, sweep
 from calib.search.workspace import Workspace
 from calib.warmup import cold_kernels, warm_up
 
@@ -223,8 +224,8 @@ def verified_similarity(ev: Evaluation) -> np.ndarray:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _diagnostics(content_hash: str, config_fp: str, _ev: Evaluation) -> pd.DataFrame:
     v, cfg = _ev.verified, _ev.config
-    return cl.chaining_diagnostics(_ev.clustering, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
-                                   threshold=cfg.threshold)
+    return chaining_diagnostics(_ev.clustering, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
+                                threshold=cfg.threshold)
 
 
 def diagnostics(ev: Evaluation) -> pd.DataFrame:
@@ -238,9 +239,9 @@ def _policies(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) ->
     if cfg.representative is Representative.LONGEST:
         with _h.lock:
             lengths = _h.ws.sets(cfg.rep).sizes()
-    return cl.policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
-                             cfg.threshold, truth_fn=_h.ws.truth.label, representative=cfg.representative,
-                             lengths=lengths)
+    return policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
+                          cfg.threshold, truth_fn=_h.ws.truth.label, representative=cfg.representative,
+                          lengths=lengths)
 
 
 def policies(ev: Evaluation) -> pd.DataFrame:

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from calib.reading.samples import DOC_EXTENSIONS, SAMPLE_DIR, Sample, SampleError, load_sample
+from calib.reading.sample import SAMPLE_DIR, Sample
+from calib.reading.samples import SampleError, load_sample
+from calib.reading.tables import DOC_EXTENSIONS
 
 from .paths import resolve_allowed
 

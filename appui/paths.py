@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-from calib.reading.samples import REPO_ROOT
+from calib.reading.sample import REPO_ROOT
 
 ENV_VAR = "CALIB_ALLOWED_DIRS"
 

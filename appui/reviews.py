@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.review.store import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
+from calib.review.labels import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
 from calib.review.postgres import is_postgres_url, redact_url, url_password
-from calib.reading.samples import REPO_ROOT, Sample, pair_frame
+from calib.reading.sample import REPO_ROOT, Sample
+from calib.reading.writing import pair_frame
 from calib.search.sweep import Evaluation
 
 from .paths import ENV_VAR as PATHS_ENV_VAR
@@ -121,7 +122,7 @@ def opened_store(db: str):
     None, with the reason shown, when it cannot be opened."""
     import streamlit as st
 
-    from calib.review.store import open_review_store
+    from calib.review.stores import open_review_store
 
     from .errors import message
     from .text import md

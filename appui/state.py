@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calib.search.config import Config
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 
 from .loading import Loaded, load_shipped
 

@@ -28,7 +28,8 @@ import pandas as pd
 
 from calib.search.config import Config
 from calib.sketches.represent import Representation
-from calib.reading.samples import from_frames, load_sample
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.estimates.stats import wilson
 from calib.search.sweep import evaluate, slice_breakdown
 from calib.search.workspace import Workspace

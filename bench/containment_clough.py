@@ -24,7 +24,7 @@ from pathlib import Path
 
 from calib.verification.containment import pairs_containment
 from calib.sketches.represent import Representation
-from calib.reading.samples import load_clough
+from calib.reading.clough import load_clough
 from calib.search.grid import Grid
 from calib.search.recommend import recommend
 from calib.search.sweep import sweep

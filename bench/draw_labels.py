@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 from calib.search.config import Config  # noqa: E402
 from calib.labeling.draw import draw, more, read_drawn, write_drawn  # noqa: E402
 from calib.sketches.represent import Representation  # noqa: E402
-from calib.reading.samples import Sample, load_sample  # noqa: E402
+from calib.reading.sample import Sample  # noqa: E402
+from calib.reading.samples import load_sample  # noqa: E402
 from calib.search.sweep import evaluate  # noqa: E402
 from calib.search.workspace import Workspace  # noqa: E402
 from calib.clusters.truth import label_names  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calib.review.store import open_review_store  # noqa: E402
+from calib.review.stores import open_review_store  # noqa: E402
 
 
 def _writer(target: str, tag: str, n: int, start) -> None:

@@ -20,8 +20,9 @@ sys.path.insert(0, str(ROOT))
 
 from appui.reviews import action_pairs  # noqa: E402
 from calib.search.config import Config, config_from_row  # noqa: E402
-from calib.review.store import review_queue  # noqa: E402
-from calib.reading.samples import load_sample, summary  # noqa: E402
+from calib.review.queue import review_queue  # noqa: E402
+from calib.reading.sample import summary  # noqa: E402
+from calib.reading.samples import load_sample  # noqa: E402
 from calib.search.from_sample import search  # noqa: E402
 from calib.search.grid import Grid  # noqa: E402
 from calib.search.recommend import recommend  # noqa: E402

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.reading.samples import Sample, from_frames
+from calib.reading.sample import Sample, from_frames
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "data" / "base" / "base_texts.jsonl.gz"

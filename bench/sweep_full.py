@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from calib.sketches.represent import Representation  # noqa: E402
-from calib.reading.samples import from_frames, load_sample  # noqa: E402
+from calib.reading.sample import from_frames  # noqa: E402
+from calib.reading.samples import load_sample  # noqa: E402
 from calib.search.grid import Grid  # noqa: E402
 from calib.search.sweep import sweep  # noqa: E402
 from calib.search.workspace import Workspace  # noqa: E402

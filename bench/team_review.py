@@ -50,7 +50,8 @@ def main() -> None:
             s = time.perf_counter() - t
             lines.append(f"| {n:,} | {raters} | {o['method']} | {o['kappa']:.3f} [{o['low']:.3f}, {o['high']:.3f}] "
                          f"| {s:.2f} |")
-    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.reading.sample import SAMPLE_DIR
+    from calib.reading.samples import load_sample
     from calib.search.grid import grid_from_sample
     from calib.search.sensitivity import contested_sensitivity
     from calib.search.sweep import sweep

@@ -59,7 +59,7 @@ def warm_up(progress=None) -> float:
     from calib.search.config import Config
     from calib.sketches.schemes import scheme_names
     from calib.sketches.represent import Representation
-    from calib.reading.samples import from_frames
+    from calib.reading.sample import from_frames
     from calib.search.grid import Grid
     from calib.search.sweep import collision_curve, evaluate, sweep
     from calib.search.workspace import Workspace

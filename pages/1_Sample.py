@@ -7,7 +7,7 @@ from appui import charts, frame, loading, state
 from appui.errors import guard, message
 from appui.text import agree, count, md
 from appui.paths import ENV_VAR, allowed_roots
-from calib.reading.samples import summary
+from calib.reading.sample import summary
 from calib.clusters.truth import largest_cluster_share, truth_from_sample
 
 

@@ -10,7 +10,10 @@ from appui.loading import Loaded
 from calib.review.adjudication import (adjudication_queue, check_adjudicator, decisions_of, review_labels,
     reviewer_votes)
 from calib.review.overlap import offered_to
-from calib.review.store import DECISIONS, ReviewStore, contradicts, review_queue
+from calib.review.labels import contradicts
+from calib.review.queue import review_queue
+from calib.review.schema import DECISIONS
+from calib.review.sqlite import ReviewStore
 
 LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
 

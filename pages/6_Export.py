@@ -13,7 +13,7 @@ from calib.production import targets as T
 from calib.verification.measures import get_measure
 from calib.review.adjudication import decisions_of
 from calib.review.agreement import review_evidence
-from calib.review.store import open_review_store
+from calib.review.stores import open_review_store
 from calib.review.postgres import is_postgres_url
 
 TAB_TITLES = {"milvus": "Milvus"}

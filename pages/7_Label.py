@@ -10,10 +10,10 @@ from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
 from appui.text import count, md
-from calib.labeling.draw import pairs_bytes, progress, read_drawn, with_decisions, write_labels
+from calib.labeling.draw import pairs_bytes, progress, read_drawn, representation, with_decisions, write_labels
 from calib.review.adjudication import decisions_of, resolved_decisions, review_labels
 from calib.review.overlap import offered_to
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 
 KEYS = {"duplicate": "d", "not_duplicate": "n", "unsure": "s"}
 FOLDER = "calib_label_folder"
@@ -46,7 +46,7 @@ def progress_section(pairs: pd.DataFrame, design) -> None:
     st.dataframe(frame, hide_index=True, width="stretch", column_config={**config, **{
         c: st.column_config.ProgressColumn(tables.header(c), format=tables.COUNT, min_value=0, max_value=most)
         for c in ("drawn", "labeled")}})
-    st.caption(f"{design}. Strata: exact Jaccard bands of the {design.rep.shingle_label()} shingles, and "
+    st.caption(f"{design}. Strata: exact Jaccard bands of the {design.shingle_label()} shingles, and "
                "'uniform' for every pair below the floor. Skipped pairs (unsure) stay unlabeled.")
 
 
@@ -74,7 +74,7 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame, decisions: pd.
     c = st.columns(2)
     for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
         col.markdown(f"**{md(a)}**")
-        diff.show(col, texts[a], texts[b], drawn.design.rep)
+        diff.show(col, texts[a], texts[b], representation(drawn.design))
     b = st.columns(4)
     clicked = None
     for k, (d, text) in enumerate((("duplicate", "Duplicate"), ("not_duplicate", "Not duplicate"),

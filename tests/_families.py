@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.reading.samples import Sample, from_frames
+from calib.reading.sample import Sample, from_frames
 
 BASE = Path(__file__).resolve().parents[1] / "data" / "base" / "base_texts.jsonl.gz"
 

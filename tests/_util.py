@@ -5,7 +5,7 @@ from contextlib import contextmanager
 import numba
 import pytest
 
-from calib.reading.samples import CLOUGH_DIR
+from calib.reading.clough import CLOUGH_DIR
 
 # The real Clough & Stevenson corpus lives beside the repository (../shared/corpora/clough), not in it:
 # a clone elsewhere has no such folder, and every test that reads it skips with this reason.

@@ -159,8 +159,9 @@ def test_contested_sensitivity_matches_fresh_sweeps():
     """Each way of the contested pairs gives the recommendation a sweep from scratch on that
     labeling gives (the relabeled workspace shares only text-derived caches)."""
     from calib.sketches.represent import Representation
-    from calib.review.store import with_review_labels
-    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.review.labels import with_review_labels
+    from calib.reading.sample import SAMPLE_DIR
+    from calib.reading.samples import load_sample
     from calib.search.sensitivity import contested_sensitivity
     from calib.search.grid import Grid
     from calib.search.recommend import with_recommendation

@@ -20,7 +20,7 @@ from calib.search.config import Config
 from calib.production.export import load_config, validate_doc
 from calib.production.manifest import MANIFEST_COLUMNS, manifest
 from calib.production.targets import targets
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from calib.search.config import config_from_row
 from calib.search.recommend import recommend
 from calib.reading.samples import SampleError, load_sample

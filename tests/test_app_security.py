@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from appui import loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
 from appui.text import md
-from calib.review.store import open_review_store
+from calib.review.stores import open_review_store
 from calib.review.postgres import redact_url
 from calib.reading.samples import SampleError
 

@@ -14,7 +14,7 @@ from calib.production.engines.local import ApplyError, apply_config, iter_corpus
 from calib.cli import main
 from calib.search.config import Config
 from calib.sketches.represent import Representation
-from calib.reading.samples import from_frames
+from calib.reading.sample import from_frames
 from calib.search.sweep import evaluate
 from calib.production.targets import targets
 

@@ -19,7 +19,8 @@ from calib.base import atomic
 from calib.production import export as E
 from calib.production.engines.local import ApplyError, apply_config, write_apply
 from calib.search.config import Config
-from calib.reading.samples import from_frames, load_sample
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.search.sweep import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -66,7 +66,7 @@ def test_bad_sample_file_names_file_and_line(tmp_path):
 
 
 def test_sweep_uses_review_decisions_as_labels(tmp_path):
-    from calib.review.store import ReviewStore
+    from calib.review.sqlite import ReviewStore
     from calib.reading.samples import load_sample
     s = load_sample(ROOT / "data" / "sample")
     # Two unrelated singletons (no group): reviewers call them duplicates.

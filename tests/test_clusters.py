@@ -3,7 +3,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from calib.clusters.clustering import chaining_diagnostics, cluster_pairs, largest_components, policy_summary
+from calib.clusters.chaining import chaining_diagnostics
+from calib.clusters.clustering import cluster_pairs, largest_components
+from calib.estimates.policies import policy_summary
 
 
 def arr(*xs):
@@ -317,7 +319,7 @@ def test_against_union_find(g):
 @settings(max_examples=60, deadline=None)
 @given(graphs(), st.booleans())
 def test_diagnostics_against_brute_force(g, dense):
-    import calib.clusters.clustering as cm
+    import calib.clusters.chaining as cm
     n, pairs, rule, values, sim, giant = g
     i = np.array([p[0] for p in pairs], dtype=np.int64)
     j = np.array([p[1] for p in pairs], dtype=np.int64)

@@ -25,7 +25,7 @@ from calib.sketches.schemes import ALIASES, scheme_names
 from calib.sketches.boilerplate import Stoplist
 from calib.base.fields import unset
 from calib.sketches.represent import HASH_FUNCTIONS, SHINGLE_TYPES, Representation
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.search.grid import Grid
 from calib.search.sweep import sweep
 

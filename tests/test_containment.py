@@ -16,7 +16,7 @@ from calib.verification.jaccard import TooManyPairs, pairs_jaccard
 from calib.verification.measures import MEASURE_NAMES, get_measure
 from calib.sketches.minhash import signatures
 from calib.sketches.represent import Representation
-from calib.reading.samples import Sample, from_frames
+from calib.reading.sample import Sample, from_frames
 from calib.sketches.shingles import ShingleSets
 from calib.search.grid import Grid
 from calib.search.sweep import config_from_row, evaluate, sweep
@@ -236,7 +236,7 @@ def test_clough_containment_recommendation():
     """The real Clough & Stevenson corpus, heavy excluded (README): containment at zero false
     removals verifies 36 of the 38 cut+light pairs; the two it misses share at most 1.3% of their
     word 3-grams with the source, less than the 6.5% a non answer does (the labels' ceiling)."""
-    from calib.reading.samples import load_clough
+    from calib.reading.clough import load_clough
     from calib.search.recommend import recommend
     sample = load_clough(heavy="exclude")
     ws = Workspace(sample)
@@ -262,7 +262,7 @@ def test_clough_containment_recommendation():
 
 
 def test_cli_sweeps_containment_and_names_it(tmp_path, capsys):
-    from calib.reading.samples import write_sample
+    from calib.reading.writing import write_sample
     write_sample(copy_sample(2), tmp_path / "s")
     out = tmp_path / "r.csv"
     assert cli.main(["sweep", "--sample", str(tmp_path / "s"), "--out", str(out), "--shingles", "word3",

@@ -11,7 +11,7 @@ import pytest
 
 from calib.cli import main
 from calib.reading.design import Design
-from calib.labeling.draw import DrawError, allocate, draw, more, read_drawn, reservoir, write_drawn
+from calib.labeling.draw import DrawError, allocate, draw, more, read_drawn, representation, reservoir, write_drawn
 from calib.verification.jaccard import brute_force_all_pairs
 from calib.reading.samples import SampleError, load_sample
 from calib.sketches.shingles import shingle_hashes
@@ -69,7 +69,7 @@ def test_draw_strata_match_brute_force(tmp_path):
     d = draw(SAMPLE / "docs.jsonl", docs=300, pairs=120, seed=5)
     design = d.design
     assert design.sample_docs == 300 and design.corpus_docs == 2396
-    sets = shingle_hashes(d.docs["text"].tolist(), design.rep, unique=True)
+    sets = shingle_hashes(d.docs["text"].tolist(), representation(design), unique=True)
     _, _, s = brute_force_all_pairs(sets, design.floor)
     h = design.stratum_index(s)
     bands = np.bincount(h, minlength=len(design.strata))[:-1]
@@ -122,6 +122,28 @@ def test_more_keeps_labels_and_design(tmp_path, oracle):
     assert not grown.pairs.duplicated(["id_a", "id_b"]).any()
     pi = grown.design.inclusion_probability()
     assert np.allclose(grown.pairs["inclusion_probability"], pi[[grown.design.strata.index(x) for x in grown.pairs["stratum"]]])
+
+
+def test_design_keeps_the_representation_as_its_document(tmp_path):
+    """design.json holds the representation's document: the loader (below the sketching stage) keeps it as
+    written, the draw builds the Representation from it and refuses, in one line, one it cannot build."""
+    from calib.sketches.represent import Representation
+    rep = Representation(shingle="word", k=3)
+    d = draw(SAMPLE / "docs.jsonl", docs=120, pairs=20, seed=4, rep=rep)
+    assert d.design.rep == rep.to_dict() and representation(d.design) == rep
+    assert str(d.design).endswith("pairs in 10 strata by word3 J (floor 0.1)")
+    write_drawn(tmp_path / "d", d)
+    doc = json.loads((tmp_path / "d" / "design.json").read_text())
+    assert doc["rep"] == rep.to_dict()
+    assert read_drawn(tmp_path / "d").design == d.design == load_sample(tmp_path / "d").design
+    doc["rep"] = {}  # every field at its default: the draw reads it as Representation()
+    (tmp_path / "d" / "design.json").write_text(json.dumps(doc))
+    assert read_drawn(tmp_path / "d").design.rep == Representation().to_dict()
+    doc["rep"] = {"k": 0}
+    (tmp_path / "d" / "design.json").write_text(json.dumps(doc))
+    with pytest.raises(DrawError, match=r"design.json: not a calib draw design \(Representation.k \(shingle size\) "
+                                        r"must be an integer >= 1, got 0\)"):
+        read_drawn(tmp_path / "d")
 
 
 def _run(*argv):

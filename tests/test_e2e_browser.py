@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from _util import needs_clough
-from calib.reading.samples import CLOUGH_DIR, load_clough, load_sample
+from calib.reading.clough import CLOUGH_DIR, load_clough
+from calib.reading.samples import load_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from calib.review.adjudication import review_labels
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, server, unlabeled  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -20,7 +20,7 @@ from calib.production import export as E
 from calib.production import manifest as M
 from calib.search.config import Config
 from calib.sketches.represent import Representation
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from calib.search.sweep import evaluate
 from calib.search.workspace import Workspace
 

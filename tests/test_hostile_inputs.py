@@ -25,7 +25,8 @@ from calib.candidates import lsh
 from calib.cli import main
 from calib.sketches.minhash import EMPTY, signatures, signatures_from_texts
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.samples import Sample, SampleError, from_frames, load_sample
+from calib.reading.sample import Sample, from_frames
+from calib.reading.samples import SampleError, load_sample
 from calib.sketches.shingles import hash_bytes, shingle_hashes
 from calib.search.grid import Grid
 from calib.search.sweep import sweep
@@ -684,7 +685,7 @@ def test_missing_value_spellings_are_no_group(tmp_path, ext, missing):
 
 
 def summary_of(s):
-    from calib.reading.samples import summary
+    from calib.reading.sample import summary
     return summary(s)
 
 
@@ -912,7 +913,7 @@ def _make_read_only(path: Path) -> None:
 
 def test_sweep_reviews_on_a_read_only_store(tmp_path, capsys):
     """A store the user may not write is read (its decisions become labels), not a traceback."""
-    from calib.review.store import ReviewStore
+    from calib.review.sqlite import ReviewStore
     db = tmp_path / "reviews.sqlite"
     with ReviewStore(db) as s:
         s.record("a", "c", "duplicate", "ana")
@@ -932,11 +933,12 @@ def test_sweep_reviews_on_a_read_only_store(tmp_path, capsys):
 
 
 def test_latest_review_follows_insertion_not_the_clock(tmp_path, monkeypatch):
-    from calib.review import store as review
-    with review.ReviewStore(tmp_path / "r.sqlite") as s:
-        monkeypatch.setattr(review, "_now", lambda: "2030-01-01T00:05:00.000000+00:00")
+    from calib.review import schema
+    from calib.review.sqlite import ReviewStore
+    with ReviewStore(tmp_path / "r.sqlite") as s:
+        monkeypatch.setattr(schema, "_now", lambda: "2030-01-01T00:05:00.000000+00:00")
         s.record("a", "b", "duplicate", "ana")
-        monkeypatch.setattr(review, "_now", lambda: "2030-01-01T00:00:00.000000+00:00")  # a clock 5 min behind
+        monkeypatch.setattr(schema, "_now", lambda: "2030-01-01T00:00:00.000000+00:00")  # a clock 5 min behind
         s.record("a", "b", "not_duplicate", "ben")
         latest = s.latest()
         assert latest["decision"].tolist() == ["not_duplicate"]

@@ -22,7 +22,7 @@ from calib.production import export as E
 from calib.cli import main
 from calib.search.config import Config
 from calib.labeling.draw import draw, read_drawn, write_drawn
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from calib.reading.samples import SampleError, load_sample
 from calib.clusters.truth import label_names
 

@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from calib.labeling.draw import draw, write_drawn
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -228,7 +228,7 @@ def test_sweep_keeps_one_oph_matrix_per_hash_count():
     # matrices (the prefix scheme shares one), and every row is scored
     import pandas as pd
 
-    from calib.reading.samples import from_frames
+    from calib.reading.sample import from_frames
     from calib.search.grid import Grid
     from calib.search.sweep import sweep
 

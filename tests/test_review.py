@@ -4,7 +4,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calib.review.store import ALL_COLUMNS, COLUMNS, ReviewStore, contradicts, open_review_store, review_queue
+from calib.review.labels import contradicts
+from calib.review.queue import review_queue
+from calib.review.schema import ALL_COLUMNS, COLUMNS
+from calib.review.sqlite import ReviewStore
+from calib.review.stores import open_review_store
 
 
 
@@ -159,7 +163,8 @@ def test_shipped_sample_review_queue_starts_with_unlabeled_pairs():
     from appui.reviews import action_pairs
     from calib.search.config import Config
     from calib.sketches.represent import Representation, shingle_strings
-    from calib.reading.samples import NOT_JUDGED, SAMPLE_DIR, load_sample
+    from calib.reading.sample import NOT_JUDGED, SAMPLE_DIR
+    from calib.reading.samples import load_sample
     from calib.search.sweep import evaluate
     from calib.search.workspace import Workspace
     rep = Representation(shingle="char", k=5)

@@ -19,7 +19,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import pandas as pd
 import pytest
 
-from calib.review.store import ALL_COLUMNS, COLUMNS, ReviewStore, open_review_store
+from calib.review.schema import ALL_COLUMNS, COLUMNS
+from calib.review.sqlite import ReviewStore
+from calib.review.stores import open_review_store
 from calib.review.postgres import PostgresReviewStore, is_postgres_url, redact_url, url_password
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,8 +18,10 @@ from scipy.sparse import csgraph
 from _util import needs_clough
 from calib.sketches.represent import Representation, shingle_strings
 from calib.shipped.sample import CATEGORIES, FAMILY_CATEGORIES, build_sample, write_docs_pairs
-from calib.reading.samples import (CLOUGH_DIR, NOT_JUDGED, SAMPLE_DIR, Sample, SampleError, from_frames, load_clough,
-    load_sample, numeric_columns, summary, write_sample)
+from calib.reading.clough import CLOUGH_DIR, load_clough
+from calib.reading.sample import NOT_JUDGED, SAMPLE_DIR, Sample, from_frames, numeric_columns, summary
+from calib.reading.samples import SampleError, load_sample
+from calib.reading.writing import write_sample
 
 ROOT = Path(__file__).resolve().parents[1]
 

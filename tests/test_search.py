@@ -16,7 +16,9 @@ from calib.candidates import lsh
 from calib.search.config import Config, config_from_row
 from calib.production.export import build_config_doc, validate_doc
 from calib.sketches.represent import Representation
-from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
+from calib.reading.clough import CLOUGH_DIR, load_clough
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.search.from_sample import candidate_budget, pareto_front, refine, search
 from calib.search.grid import Grid, grid_from_sample, shingles_for_lengths, steep_splits
 from calib.search.recommend import recommend, standing_text
@@ -299,7 +301,8 @@ def test_shipped_sample_search_is_at_least_the_old_default_grid():
 
 def test_review_queue_of_unlabeled_removals_round_trips(tmp_path):
     from calib.cli import main
-    from calib.review.store import queue_labels, unlabeled_removal_queue, with_review_labels
+    from calib.review.labels import queue_labels, with_review_labels
+    from calib.review.queue import unlabeled_removal_queue
     s = tiny()
     cfg = Config(Representation(shingle="word", k=1, num_perm=128), 128, 1, threshold=0.3)
     ws = Workspace(s, ignore_categories=("heavy",))

@@ -15,7 +15,8 @@ from calib.cli import main
 from calib.search.config import Config
 from calib.production.export import ExportError, load_config, load_stoplist, write_export
 from calib.sketches.represent import Representation, normalize, shingle_strings
-from calib.reading.samples import from_frames, load_sample
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.search.sweep import evaluate
 from calib.search.workspace import Workspace
 

@@ -12,10 +12,13 @@ from datasketch import MinHash, MinHashLSH
 
 from calib.search.config import Config
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
+from calib.reading.clough import CLOUGH_DIR, load_clough
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
+from calib.search.config import config_from_row
 from calib.search.grid import Grid
 from calib.search.recommend import recommend
-from calib.search.sweep import config_from_row, evaluate, slice_breakdown, sweep
+from calib.search.sweep import evaluate, slice_breakdown, sweep
 from calib.search.workspace import Workspace
 from _util import needs_clough
 

@@ -19,7 +19,7 @@ from calib.clusters.clustering import cluster_pairs, union_roots
 from calib.search.config import Config
 from calib.sketches.minhash import signatures
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.samples import from_frames
+from calib.reading.sample import from_frames
 from calib.sketches.shingles import shingle_hashes
 from calib.search.sweep import evaluate
 from calib.search.workspace import Workspace

@@ -8,7 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from calib.review.adjudication import review_labels
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from test_app import _clean, small_sweep  # noqa: F401  (_clean: the autouse fixture, caches cleared, CALIB_REVIEW_DB in tmp_path)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,8 @@ def test_second_review_only_within_the_overlap_share():
 def test_sweep_page_reports_the_contested_pairs_sensitivity():
     """Reviews used as labels with contested pairs: the Sweep page says how labels were made and how
     the recommendation moves if the contested pairs went either way."""
-    from calib.reading.samples import SAMPLE_DIR, load_sample
+    from calib.reading.sample import SAMPLE_DIR
+    from calib.reading.samples import load_sample
     s = load_sample(SAMPLE_DIR)
     p = s.pairs[s.pairs["category"] == "near_threshold"].head(5)
     with ReviewStore(os.environ["CALIB_REVIEW_DB"]) as store:

@@ -9,7 +9,7 @@ import pytest
 
 from calib.review.agreement import agreement_table
 from calib.cli import main
-from calib.review.store import ReviewStore
+from calib.review.sqlite import ReviewStore
 from calib.reading.samples import load_sample
 
 ROOT = Path(__file__).resolve().parents[1]

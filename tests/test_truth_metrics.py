@@ -7,7 +7,7 @@ import pytest
 from calib.clusters.clustering import cluster_pairs
 from calib.estimates.metrics import (binomial, candidate_metrics, collision_rates, document_outcomes, pair_metrics,
     removal_metrics)
-from calib.reading.samples import from_frames
+from calib.reading.sample import from_frames
 from calib.estimates.stats import wilson
 from calib.clusters.truth import truth_from_sample
 

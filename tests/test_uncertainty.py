@@ -15,7 +15,8 @@ from calib.estimates.jackknife import hash_sd, widen
 from calib.estimates.metrics import collision_rates, counted_rate, expected_rate
 from calib.sketches.minhash import signatures
 from calib.sketches.represent import Representation
-from calib.reading.samples import from_frames, load_sample
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.search.seeds import across_seeds
 from calib.estimates.stats import wilson
 from calib.search.grid import Grid

@@ -7,7 +7,8 @@ import pytest
 from calib.search.config import Config
 from calib.labeling.draw import draw, write_drawn
 from calib.sketches.represent import Representation
-from calib.reading.samples import from_frames, load_sample
+from calib.reading.sample import from_frames
+from calib.reading.samples import load_sample
 from calib.estimates.stats import wilson
 from calib.search.sweep import evaluate
 from calib.search.workspace import Workspace

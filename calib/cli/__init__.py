@@ -217,7 +217,7 @@ def with_reviews(sample, db: str):
     unanimous, else contested and left out (counted on stderr)."""
     import pandas as pd
 
-    from calib.review.store import queue_labels, with_review_labels
+    from calib.review.labels import queue_labels, with_review_labels
     from calib.review.postgres import is_postgres_url, redact_url
     contested = pd.DataFrame({"id_a": [], "id_b": []}, dtype=str)
     rule = ""
@@ -381,7 +381,7 @@ def say_contested_sensitivity(ws, results, contested, budget: float, max_pairs) 
 
 def write_review_queue(ws, best, out: Path) -> None:
     """The recommended row's unlabeled removals, as a CSV review queue (atomically)."""
-    from calib.review.store import unlabeled_removal_queue
+    from calib.review.queue import unlabeled_removal_queue
     from calib.search.sweep import config_from_row, evaluate
     q = unlabeled_removal_queue(evaluate(ws, config_from_row(best)), ws)
     write_table_atomic(q, out)
@@ -501,7 +501,8 @@ def _review_store(target: str | None, flag: str = "--reviews"):
     shown as ***), and nothing is changed."""
     if target is None:
         return None
-    from calib.review.store import ReviewStore, open_review_store
+    from calib.review.sqlite import ReviewStore
+    from calib.review.stores import open_review_store
     from calib.review.postgres import is_postgres_url, redact_url
     if is_postgres_url(target):
         try:

@@ -1,4 +1,4 @@
-"""Clusters of verified pairs, the removal policy, and chaining diagnostics.
+"""Clusters of verified pairs and the removal policy.
 
 The verified pairs (i < j, rows 0..n-1) form an undirected graph G. Its
 connected components are the candidate duplicate clusters; a *policy* then
@@ -31,6 +31,10 @@ the second root under the first, so a lone pair keeps the higher row).
 
 Giant guard: components with more than ``max_component`` members are
 clustered with the star policy whatever the policy, and flagged.
+
+How far chaining stretched each cluster is :mod:`calib.clusters.chaining`; the
+two policies' removals and false-removal rates side by side are
+:mod:`calib.estimates.policies`.
 """
 
 from __future__ import annotations
@@ -45,7 +49,6 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from calib.base.named import Named
-from calib.estimates.stats import rate, wilson
 from calib.candidates.pairs import pair_codes, unordered_codes
 
 
@@ -157,7 +160,7 @@ class Clustering:
 
 # ---------------------------------------------------------------- validation
 
-def _edges(n: int, i, j, sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def verified_edges(n: int, i, j, sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated, de-duplicated edges (i < j) with weights (max sim per pair; 1 if sim is None)."""
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
@@ -214,12 +217,6 @@ def _relabel_by_first(labels: np.ndarray) -> np.ndarray:
     rank[np.argsort(first)] = np.arange(len(first))
     return rank[inv.ravel()]
 
-
-def _groups(labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(order, starts): rows of group g are order[starts[g]:starts[g+1]], ascending."""
-    order = np.argsort(labels, kind="stable")
-    starts = np.r_[0, np.cumsum(np.bincount(labels, minlength=k))].astype(np.int64)
-    return order, starts
 
 
 def _components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -345,7 +342,7 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: Policy | str = Policy.CONNE
         raise ValueError(f"max_component must be a positive integer or None, got {max_component!r}")
     if representative.is_union and policy is not Policy.CONNECTED:
         raise ValueError(f"representative rule {representative!r} is a union-find rule: it needs the connected policy")
-    i, j, w = _edges(n, i, j, sim)
+    i, j, w = verified_edges(n, i, j, sim)
 
     if representative is Representative.FIRST or representative.is_union:
         score = np.zeros(n)
@@ -390,204 +387,6 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: Policy | str = Policy.CONNE
                       removed=removed, chained=chained, flagged_giant=flagged,
                       policy=policy, representative_rule=representative,
                       max_component=max_component)
-
-
-# --------------------------------------------------------------- diagnostics
-
-DIAGNOSTIC_COLUMNS = ("cluster", "size", "representative", "diameter", "min_edge_sim",
-                      "min_sim_to_rep", "weakest_a", "weakest_b", "weakest_sim",
-                      "n_unverified", "n_chained", "risk")
-
-
-def _call_sim(sim_fn: SimFn, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.asarray(sim_fn(a, b), dtype=np.float64)
-    if out.shape != a.shape:
-        raise ValueError(f"sim_fn returned shape {out.shape} for {a.shape} pairs")
-    return out
-
-
-_DENSE_DIAMETER = 48  # clusters up to this size: batched dense BFS
-_BLOCK = 1 << 21      # cells per dense block / pairs per sim_fn call
-
-
-def _dense_diameters(k: int, s: int, t: np.ndarray, li: np.ndarray, lj: np.ndarray) -> np.ndarray:
-    """Diameters of k graphs of s nodes at once (edge e joins li[e]-lj[e] in graph t[e]):
-    the number of BFS expansion steps of the reach relation that still add a pair."""
-    adj = np.zeros((k, s, s), dtype=np.float32)
-    adj[t, li, lj] = 1
-    adj[t, lj, li] = 1
-    adj[:, np.arange(s), np.arange(s)] = 1
-    reach = adj > 0
-    diam = (reach.sum(axis=(1, 2)) > s).astype(np.float64)  # 1 if any edge
-    while True:
-        nxt = (reach.astype(np.float32) @ adj) > 0
-        changed = (nxt != reach).any(axis=(1, 2))
-        if not changed.any():
-            return diam
-        diam += changed
-        reach = nxt
-
-
-def _diameter(s: int, li: np.ndarray, lj: np.ndarray, chunk: int = 256) -> float:
-    """Longest finite unweighted shortest path among s nodes (BFS from chunks of sources)."""
-    g = sparse.csr_matrix((np.ones(len(li)), (li, lj)), shape=(s, s))
-    best = np.nan
-    for lo in range(0, s, chunk):
-        d = csgraph.shortest_path(g, directed=False, unweighted=True, indices=np.arange(lo, min(s, lo + chunk)))
-        finite = d[np.isfinite(d)]
-        if len(finite):
-            best = np.fmax(best, finite.max())
-    return float(best)
-
-
-def chaining_diagnostics(clustering: Clustering, i, j, sim, sim_fn: SimFn, *,
-                         threshold: float | None = None, max_pairwise: int = 200,
-                         max_diameter: int = 5000) -> pd.DataFrame:
-    """One row per cluster of >= 2 members, riskiest first.
-
-    diameter:        max over member pairs of the unweighted shortest-path
-                     length in the cluster's verified subgraph (NaN above
-                     ``max_diameter`` members).
-    min_edge_sim:    weakest verified similarity inside the cluster (``sim``; NaN if None).
-    min_sim_to_rep:  min over members m != rep of sim_fn(m, rep).
-    weakest_a/b/sim: argmin of sim_fn over ALL member pairs (clusters of at
-                     most ``max_pairwise`` members; -1/-1/NaN beyond).
-    n_unverified:    removed members not a verified pair with the rep.
-    n_chained:       members with sim_fn(m, rep) < threshold; equals
-                     n_unverified when no threshold is given.
-    risk:            n_chained + (1 - min_sim_to_rep) * log2(size): every
-                     chained member counts one, plus the weakest link scaled
-                     by how many documents hang on the cluster.
-
-    sim_fn is called once for all (member, rep) pairs, then once per block of
-    equal-size clusters (at most ~2M pairs a call) for the all-pairs minimum.
-    """
-    n = clustering.n
-    i, j, w = _edges(n, i, j, sim)
-    cl = clustering.cluster
-    k = clustering.n_clusters
-    sizes = np.bincount(cl, minlength=k)
-    multi = np.flatnonzero(sizes >= 2)
-    if len(multi) == 0:
-        return pd.DataFrame({c: pd.Series(dtype="float64" if c in ("diameter", "min_edge_sim", "min_sim_to_rep",
-                                                                    "weakest_sim", "risk") else "int64")
-                             for c in DIAGNOSTIC_COLUMNS})
-    rep = clustering.representative
-
-    # one batched sim_fn call: every non-representative member of a multi-member cluster vs its rep
-    others = np.flatnonzero((sizes[cl] >= 2) & (rep != np.arange(n)))
-    s_rep = _call_sim(sim_fn, others, rep[others])
-    min_to_rep = np.full(k, np.inf)
-    np.minimum.at(min_to_rep, cl[others], s_rep)
-    below = np.zeros(k, dtype=np.int64)
-    if threshold is not None:
-        below = np.bincount(cl[others], s_rep < threshold, minlength=k).astype(np.int64)
-    unverified = np.bincount(cl, clustering.chained, minlength=k).astype(np.int64)
-
-    inside = cl[i] == cl[j]
-    ei, ej, ew = i[inside], j[inside], w[inside]
-    min_edge = np.full(k, np.inf)
-    np.minimum.at(min_edge, cl[ei], ew)
-    node_order, node_starts = _groups(cl, k)
-    edge_order, edge_starts = _groups(cl[ei], k)
-
-    diam = np.full(len(multi), np.nan)
-    wa = np.full(len(multi), -1, dtype=np.int64)
-    wb = np.full(len(multi), -1, dtype=np.int64)
-    ws = np.full(len(multi), np.nan)
-    msize = sizes[multi]
-    pos = np.empty(n, dtype=np.int64)  # row's position inside its cluster
-    pos[node_order] = np.arange(n) - node_starts[cl[node_order]]
-    slot = np.full(k, -1, dtype=np.int64)
-    ecl = cl[ei]
-    for s in np.unique(msize).tolist():  # clusters of equal size are processed together
-        ts = np.flatnonzero(msize == s)
-        cs = multi[ts]
-        if s <= max_diameter and s <= _DENSE_DIAMETER:
-            step = max(1, _BLOCK // (s * s))
-            for lo in range(0, len(cs), step):
-                blk = cs[lo:lo + step]
-                slot[blk] = np.arange(len(blk))
-                e = np.flatnonzero(slot[ecl] >= 0)
-                diam[ts[lo:lo + step]] = _dense_diameters(len(blk), s, slot[ecl[e]], pos[ei[e]], pos[ej[e]])
-                slot[blk] = -1
-        elif s <= max_diameter:
-            for t, c in zip(ts.tolist(), cs.tolist()):
-                e = edge_order[edge_starts[c]:edge_starts[c + 1]]
-                diam[t] = _diameter(s, pos[ei[e]], pos[ej[e]])
-        if s <= max_pairwise:
-            a, b = np.triu_indices(s, k=1)
-            step = max(1, _BLOCK // len(a))
-            for lo in range(0, len(cs), step):
-                mem = node_order[node_starts[cs[lo:lo + step], None] + np.arange(s)]  # ascending rows
-                pa, pb = mem[:, a], mem[:, b]
-                ps = _call_sim(sim_fn, pa.ravel(), pb.ravel()).reshape(pa.shape)
-                m = np.argmin(ps, axis=1)
-                r = np.arange(len(mem))
-                out_rows = ts[lo:lo + step]
-                wa[out_rows], wb[out_rows], ws[out_rows] = pa[r, m], pb[r, m], ps[r, m]
-
-    min_rep = min_to_rep[multi]
-    n_chained = below[multi] if threshold is not None else unverified[multi]
-    weak = np.where(np.isfinite(min_rep), 1.0 - min_rep, 1.0)
-    out = pd.DataFrame({
-        "cluster": multi.astype(np.int64),
-        "size": sizes[multi].astype(np.int64),
-        "representative": rep[node_order[node_starts[multi]]],
-        "diameter": diam,
-        "min_edge_sim": np.where(np.isfinite(min_edge[multi]), min_edge[multi], np.nan) if sim is not None
-        else np.full(len(multi), np.nan),
-        "min_sim_to_rep": min_rep,
-        "weakest_a": wa, "weakest_b": wb, "weakest_sim": ws,
-        "n_unverified": unverified[multi],
-        "n_chained": n_chained,
-        "risk": n_chained + weak * np.log2(sizes[multi]),
-    })
-    return out.sort_values(["risk", "size", "cluster"], ascending=[False, False, True],
-                           kind="stable").reset_index(drop=True)
-
-
-def policy_summary(n: int, i, j, sim, sim_fn: SimFn, threshold: float | None,
-                   truth_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None, *,
-                   representative: str = "first", lengths=None, priority=None,
-                   max_component: int | None = None, alpha: float = 0.05) -> pd.DataFrame:
-    """One row per policy (connected, star) on the same verified pairs.
-
-    removals:          documents proposed for removal.
-    unverified:        removals whose (doc, rep) is not a verified pair.
-    below_threshold:   removals with sim_fn(doc, rep) < threshold: only
-                       chaining justifies them.
-    With ``truth_fn(a, b) -> int8`` (1 duplicate, 0 not, -1 unlabeled), over
-    the (removed doc, its rep) pairs: false_removals (label 0),
-    unlabeled_removals (-1), labeled_removals, false_removal_rate =
-    false / labeled with its Wilson interval (frr_low, frr_high). These are
-    <NA>/NaN without truth_fn.
-    """
-    rows = []
-    for policy in Policy:
-        c = cluster_pairs(n, i, j, sim, policy=policy, representative=representative,
-                          lengths=lengths, priority=priority, max_component=max_component)
-        docs = np.flatnonzero(c.removed)
-        reps = c.representative[docs]
-        s = _call_sim(sim_fn, docs, reps)
-        row = {"policy": policy.value, "n_clusters": c.n_clusters, "removals": len(docs),
-               "unverified": int(c.chained.sum()), "below_threshold": 0 if threshold is None else int((s < threshold).sum()),
-               "false_removals": pd.NA, "unlabeled_removals": pd.NA, "labeled_removals": pd.NA,
-               "false_removal_rate": np.nan, "frr_low": np.nan, "frr_high": np.nan}
-        if truth_fn is not None:
-            t = np.asarray(truth_fn(docs, reps))
-            if t.shape != docs.shape or not np.isin(t, (-1, 0, 1)).all():
-                raise ValueError("truth_fn must return one of -1, 0, 1 per pair")
-            false, unl = int((t == 0).sum()), int((t == -1).sum())
-            lab = len(docs) - unl
-            lo, hi = wilson(false, lab, alpha)
-            row.update(false_removals=false, unlabeled_removals=unl, labeled_removals=lab,
-                       false_removal_rate=float(rate(false, lab)), frr_low=float(lo), frr_high=float(hi))
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    for col in ("false_removals", "unlabeled_removals", "labeled_removals"):
-        out[col] = out[col].astype("Int64")
-    return out
 
 
 def largest_components(clustering: Clustering, slices: pd.DataFrame | None = None,

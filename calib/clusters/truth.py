@@ -32,7 +32,7 @@ from scipy.sparse import csgraph
 
 from calib.base.validate import pair_arrays
 from calib.candidates.pairs import decode, pair_codes
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 
 DUPLICATE, NOT_DUPLICATE, UNLABELED = np.int8(1), np.int8(0), np.int8(-1)
 MAX_GROUP_PAIRS = 5_000_000  # group pairs kept (a sample above it): ~0.5 GB of per-pair arrays in a sweep

@@ -1,2 +1,3 @@
 """Counts -> rates with intervals: recall, precision, false and missed removals; Wilson, cluster
-bootstrap, band jackknife; per-slice tests; design-weighted estimates from a stratified draw's labels."""
+bootstrap, band jackknife; per-slice tests; design-weighted estimates from a stratified draw's labels;
+the clustering policies' false-removal rates side by side."""

@@ -3,14 +3,14 @@
 Labeling random pairs is useless (near-duplicates are one pair in a
 million) and labeling what one LSH configuration proposes hides what it
 misses. So the draw is stratified by similarity (the design:
-:mod:`calib.design`):
+:mod:`calib.reading.design`):
 
-1. one pass over the corpus (the ``apply`` readers, :func:`calib.apply.iter_corpus`)
+1. one pass over the corpus (the ``apply`` readers, :func:`calib.production.engines.local.iter_corpus`)
    keeps a seeded uniform sample of n documents (reservoir sampling,
    Algorithm R: item t >= n replaces slot U(0, t) when that slot is < n); only
    the sample's texts are held;
 2. every pair of the sample with exact J >= floor is found by
-   :func:`calib.jaccard.all_pairs_above` (no LSH: pairs far below any LSH
+   :func:`calib.verification.jaccard.all_pairs_above` (no LSH: pairs far below any LSH
    threshold are in), within a pair budget;
 3. those pairs are cut into similarity bands, the rest form the ``uniform``
    stratum, and M pairs are drawn by simple random sampling in each stratum
@@ -22,13 +22,13 @@ The output folder holds ``documents.jsonl`` (id, text), ``pairs.csv``
 rows in a seeded random order so that labeling them in file order labels a
 random subset of every stratum) and ``design.json``; the sample loader reads
 it, and once labels are filled ``calib sweep --sample DIR`` gives weighted
-estimates (:mod:`calib.weighted`). ``more`` adds pairs to a drawn set.
+estimates (:mod:`calib.labeling.weighted`). ``more`` adds pairs to a drawn set.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +167,8 @@ class _Strata:
                             "(--docs) or raise --max-pairs") from None
         self.codes = i * np.int64(self.n) + j
         self.sim = s
-        self.design_probe = Design(rep, tuple(edges), self.n, self.n, (0,) * len(edges), (0,) * len(edges), 0)
+        self.design_probe = Design(rep.to_dict(), tuple(edges), self.n, self.n, (0,) * len(edges), (0,) * len(edges),
+                                   0)
         self.h = self.design_probe.stratum_index(s)
         H = len(edges) - 1
         counts = np.bincount(self.h, minlength=H + 1)[:H]
@@ -209,7 +210,7 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
         raise DrawError(f"--seed must be an integer >= 0, got {seed}")
     if max_pairs is not None and max_pairs < 0:
         raise DrawError(f"--max-pairs must be >= 0, got {max_pairs}")
-    Design(rep, tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges before the pass
+    Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
     try:
         ids, texts, N, skipped = reservoir(corpus, docs, seed, batch_size=batch_size, id_field=id_field,
                                            text_field=text_field)
@@ -222,8 +223,9 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
     alloc = allocate(pairs, st.population, uniform_share)
     rng = np.random.default_rng([seed, 1])
     codes = st.draw(alloc, rng)
-    design = Design(rep, tuple(float(e) for e in edges), N, len(ids), tuple(int(x) for x in st.population),
-                    tuple(int(x) for x in alloc), seed, corpus=str(corpus), skipped_empty=skipped)
+    design = Design(rep.to_dict(), tuple(float(e) for e in edges), N, len(ids),
+                    tuple(int(x) for x in st.population), tuple(int(x) for x in alloc), seed, corpus=str(corpus),
+                    skipped_empty=skipped)
     rows = _pair_rows(st, codes, ids, design)
     rows = rows.iloc[rng.permutation(len(rows))].reset_index(drop=True)
     return DrawnSet(pd.DataFrame({"id": ids, "text": texts}), rows, design)
@@ -240,7 +242,8 @@ def _docs_bytes(docs: pd.DataFrame) -> bytes:
 
 def pairs_bytes(pairs: pd.DataFrame) -> bytes:
     """pairs.csv as written: the columns of PAIR_COLUMNS (plus any others after them), floats in full
-    precision, text cells a spreadsheet would run as formulas behind a ``'`` (:func:`calib.atomic.csv_safe_cell`)."""
+    precision, text cells a spreadsheet would run as formulas behind a ``'``
+    (:func:`calib.base.atomic.csv_safe_cell`)."""
     cols = list(PAIR_COLUMNS) + [c for c in pairs.columns if c not in PAIR_COLUMNS]
     return csv_safe(pairs[cols]).to_csv(index=False, lineterminator="\n", float_format="%.17g",
                                         quoting=csv_quoting(pairs[cols])).encode("utf-8")
@@ -256,6 +259,11 @@ def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
     return {name: out / name for name in FILES}
 
 
+def representation(design: Design) -> Representation:
+    """The Representation the design's strata are computed under (design.json keeps its document)."""
+    return Representation.from_dict(design.rep)
+
+
 def read_drawn(directory) -> DrawnSet:
     """A drawn set as written (labels as text; empty = unlabeled)."""
     from calib.reading.files import read_input
@@ -265,6 +273,7 @@ def read_drawn(directory) -> DrawnSet:
             raise DrawError(f"{d}: no {name}: not a folder written by calib draw")
     try:
         design = Design.from_json(read_input(d / "design.json", root=d).decode("utf-8"))
+        design = replace(design, rep=representation(design).to_dict())  # checked, and as draw writes it
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
     docs = pd.read_json(d / "documents.jsonl", lines=True, dtype={"id": str, "text": str})
@@ -281,7 +290,7 @@ def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
     stratum still a simple random sample (of its old and new pairs together),
     inclusion probabilities updated; existing rows and labels are kept first."""
     d = drawn.design
-    st = _Strata(drawn.docs["text"].tolist(), d.rep, d.edges, None)
+    st = _Strata(drawn.docs["text"].tolist(), representation(d), d.edges, None)
     pos = {x: k for k, x in enumerate(drawn.docs["id"])}
     a = np.array([pos[x] for x in drawn.pairs["id_a"]], dtype=np.int64)
     b = np.array([pos[x] for x in drawn.pairs["id_b"]], dtype=np.int64)
@@ -301,7 +310,7 @@ def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
 
 def with_decisions(pairs: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
     """``pairs`` (a drawn set's rows) with ``label`` filled from the review
-    store's latest decisions (:meth:`calib.review.ReviewStore.latest`):
+    store's latest decisions (:meth:`calib.review.schema.DecisionStore.latest`):
     duplicate / not_duplicate; ``unsure`` (skipped) and undecided keep the
     file's label. A ``decision`` column says what the store holds (or "")."""
     out = pairs.copy()
@@ -324,7 +333,7 @@ def with_decisions(pairs: pd.DataFrame, latest: pd.DataFrame) -> pd.DataFrame:
 def write_labels(directory, latest: pd.DataFrame | None) -> DrawnSet:
     """Fill the drawn set's labels from the review store's latest decisions
     (:func:`with_decisions`) and write it back, read and written under the
-    folder's claim (:func:`calib.atomic.claim_output`): rows another writer
+    folder's claim (:func:`calib.base.atomic.claim_output`): rows another writer
     (``calib draw --more``) added since the caller last read the set are kept."""
     with claim_output(directory):
         drawn = read_drawn(directory)
@@ -359,7 +368,7 @@ def _edges(text: str) -> tuple[float, ...]:
     import argparse
     try:
         e = tuple(float(x) for x in text.split(",") if x.strip())
-        Design(DEFAULT_REP, e, 2, 2, (0,) * len(e), (0,) * len(e), 0)
+        Design(DEFAULT_REP.to_dict(), e, 2, 2, (0,) * len(e), (0,) * len(e), 0)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc))
     return e

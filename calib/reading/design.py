@@ -1,6 +1,6 @@
 """The sampling design of a drawn set of pairs: strata and inclusion probabilities.
 
-A drawn set (:mod:`calib.draw`) is a two-stage sample of the corpus's pairs:
+A drawn set (:mod:`calib.labeling.draw`) is a two-stage sample of the corpus's pairs:
 
 1. a simple random sample S of ``n`` documents out of the corpus's ``N``
    (documents with an empty text are not part of the population): every
@@ -13,8 +13,13 @@ A drawn set (:mod:`calib.draw`) is a two-stage sample of the corpus's pairs:
 
 A pair of stratum h is in the drawn set with probability
 ``pi = pi1 * m_h / N_h`` (its ``inclusion_probability`` in pairs.csv). The
-estimators (:mod:`calib.weighted`) work on stage 2 (``N_h``, ``n_h``): ``pi1``
+estimators (:mod:`calib.labeling.weighted`) work on stage 2 (``N_h``, ``n_h``): ``pi1``
 is the same for every pair and cancels in every ratio.
+
+The representation J is computed under is kept as its document (the
+``Representation.to_dict()`` written in design.json): the sample loader reads
+designs below the sketching stage, and the draw (:mod:`calib.labeling.draw`,
+:func:`~calib.labeling.draw.representation`) builds the Representation from it.
 """
 
 from __future__ import annotations
@@ -23,8 +28,6 @@ import json
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 
 import numpy as np
-
-from calib.sketches.represent import Representation
 
 UNIFORM = "uniform"
 DEFAULT_EDGES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -51,7 +54,7 @@ class Design:
     sample in stratum h, ``drawn[h]`` = m_h pairs drawn from it; the strata are
     the bands of ``edges`` (in order) then ``uniform``."""
 
-    rep: Representation
+    rep: dict = field(hash=False)    # the Representation's document (Representation.to_dict())
     edges: tuple[float, ...]
     corpus_docs: int                 # N: non-empty documents in the corpus
     sample_docs: int                 # n: documents in the sample
@@ -112,7 +115,6 @@ class Design:
 
     def to_json(self) -> str:
         d = asdict(self)
-        d["rep"] = self.rep.to_dict()
         d["strata"] = list(self.strata)
         d["format"] = FORMAT
         return json.dumps(d, indent=2, sort_keys=True) + "\n"
@@ -141,7 +143,6 @@ class Design:
             raise ValueError(f"unknown field {unknown[0]!r}")
         if not isinstance(d["rep"], dict):
             raise ValueError("field 'rep' must be a JSON object")
-        d["rep"] = Representation.from_dict(d["rep"])
         for k in ("edges", "population", "drawn"):
             if not isinstance(d[k], list):
                 raise ValueError(f"field {k!r} must be a JSON array")
@@ -153,7 +154,11 @@ class Design:
                              f"sample_docs {design.sample_docs:,}")
         return design
 
+    def shingle_label(self) -> str:
+        """``char5``: the shingles the strata's J is computed on (as ``Representation.shingle_label``)."""
+        return f"{self.rep.get('shingle', '?')}{self.rep.get('k', '?')}"
+
     def __str__(self) -> str:
         return (f"stratified draw: {self.sample_docs:,} of {self.corpus_docs:,} documents, "
-                f"{sum(self.drawn):,} pairs in {len(self.strata)} strata by {self.rep.shingle_label()} J "
+                f"{sum(self.drawn):,} pairs in {len(self.strata)} strata by {self.shingle_label()} J "
                 f"(floor {self.floor:g})")

@@ -2,7 +2,7 @@
 ``pip install 'calib[postgres]'``).
 
 The same table, columns and public interface as the SQLite store
-(:class:`calib.review.DecisionStore`), with the same guarantees, enforced by
+(:class:`calib.review.schema.DecisionStore`), with the same guarantees, enforced by
 the server: a trigger refuses every UPDATE, DELETE and TRUNCATE of a decision
 (whoever asks, the owner included), and a role given only INSERT and SELECT
 (see the README) is refused them before the trigger runs. One transaction per
@@ -26,7 +26,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from calib.review.store import (APPEND_ONLY, DECISIONS_INDEX_SQL, SCHEMA_VERSION, DecisionStore, check_schema,
+from calib.review.schema import (APPEND_ONLY, DECISIONS_INDEX_SQL, SCHEMA_VERSION, DecisionStore, check_schema,
     decision_columns_sql)
 
 URL_SCHEMES = ("postgresql", "postgres")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from calib.search.config import config_from_row
-from calib.review.store import with_review_labels
+from calib.review.labels import with_review_labels
 from calib.search.seeds import across_seeds
 from calib.search.recommend import with_recommendation
 from calib.search.sweep import sweep_configs

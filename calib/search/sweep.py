@@ -36,7 +36,7 @@ from calib.estimates.metrics import (candidate_metrics, collision_rates, counted
 from calib.verification.measures import get_measure
 from calib.candidates.pairs import first_of_each
 from calib.sketches.represent import Representation
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.verification.short import apply_rule, positive_rule
 # calib.sweep is this module: the names it had before the split stay importable from it (documented:
 # calib.sweep.Grid, calib.sweep.across_seeds, calib.sweep.recommend; the CLI imports the others here)

@@ -4,8 +4,8 @@ A corpus to try ``calib apply`` and ``calib draw`` on without bringing one:
 real documentation prose cut from the committed base file
 (``data/base/base_texts.jsonl.gz``, docstrings only: licence texts may not be
 changed, see data/README.md) into documents of a few paragraphs, plus a few
-near-duplicates made by the sample builder's own edits (exact copies,
-reformatting, light edits) and chains of successive small word edits whose
+near-duplicates made by the sample builder's own edits (:mod:`calib.shipped.edits`: exact
+copies, reformatting, light edits) and chains of successive small word edits whose
 neighbours are near-duplicates while their ends are not. No labels and no
 column says which document is which: it is meant to be calibrated on.
 Deterministic: the same base file and seed give the same bytes.
@@ -21,8 +21,9 @@ import random
 from pathlib import Path
 
 from calib.base.atomic import write_bytes_atomic
-from calib.shipped.sample import BASE_FILE, _formatting_variant, _join, _light_edit, _replace_words, read_base
-from calib.reading.samples import REPO_ROOT
+from calib.reading.sample import REPO_ROOT
+from calib.shipped.base_texts import BASE_FILE, read_base
+from calib.shipped.edits import _formatting_variant, _join, _light_edit, _replace_words
 
 CORPUS_FILE = REPO_ROOT / "data" / "corpus" / "docs.jsonl.gz"
 CORPUS_SEED = 20261203

@@ -41,7 +41,7 @@ from calib.verification.copies import Copies, copies_from_digests, set_digests, 
 from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.reading.files import MISSING_VALUES, SampleError, iter_records, open_input
-from calib.reading.samples import _as_id as sample_id
+from calib.reading.records import as_id as sample_id
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
 from calib.sketches.weighted_minhash import weigh
