@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from calib import cli
+from calib.cli import _common
 from calib.base.atomic import write_bytes_atomic
 from calib.search.config import config_from_row
 
@@ -141,13 +142,13 @@ def test_outputs_follow_the_umask(tmp_path, mask, mode):
 def test_progress_off_a_terminal_is_plain_lines(monkeypatch):
     buf = io.StringIO()
     clock = iter([0.0, 1.0, 11.0, 12.0, 30.0])
-    monkeypatch.setattr(cli.time, "monotonic", lambda: next(clock))
-    p = cli.plain_progress("sweep", every=10.0, stream=buf)
+    monkeypatch.setattr(_common.time, "monotonic", lambda: next(clock))
+    p = _common.plain_progress("sweep", every=10.0, stream=buf)
     for f in (0.0, 0.1, 0.5, 0.6, 1.0):
         p(f, f"step {f}")
     assert buf.getvalue().splitlines() == ["sweep:   0% step 0.0", "sweep:  50% step 0.5", "sweep: 100% step 1.0"]
-    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: False, raising=False)
-    assert cli.tqdm_progress("sweep").__qualname__.startswith("plain_progress")
+    monkeypatch.setattr(_common.sys.stderr, "isatty", lambda: False, raising=False)
+    assert _common.tqdm_progress("sweep").__qualname__.startswith("plain_progress")
 
 
 def test_help_shows_readable_defaults_and_samples_subcommands(capsys):
@@ -175,7 +176,7 @@ def test_no_labels_first_line_and_exit_status(tmp_path, capsys):
     docs.write_text("\n".join(json.dumps({"id": json.loads(x)["id"], "text": json.loads(x)["text"]})
                               for x in src) + "\n")
     code, lines = run(capsys, ["sweep", "--sample", docs, "--out", tmp_path / "r.csv", *SMALL])
-    assert code == cli.NO_LABELS == 3
+    assert code == _common.NO_LABELS == 3
     assert "has no duplicate labels" in lines[0] and "nothing is recommended" in lines[0]
     assert not pd.read_csv(tmp_path / "r.csv")["recommended"].any()
     code, lines = run(capsys, ["export", "--sample", docs, "--out", tmp_path / "e"])

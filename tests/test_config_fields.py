@@ -16,6 +16,7 @@ import pytest
 
 from appui.tables import sweep_view
 from calib import cli
+from calib.cli.sweep import SAMPLE_AXES, UNSET, grid_from_args
 from calib.candidates import lsh
 from calib.clusters.clustering import POLICIES, REPRESENTATIVE_RULES, Policy, Representative, cluster_pairs
 from calib.search.config import Config, VERIFY_RULES, Verify, config_columns, config_from_row, table_columns
@@ -203,8 +204,8 @@ def test_every_grid_field_has_its_cli_flag_with_the_grid_default():
             continue
         a = actions[f.name]
         assert a.option_strings == [f.metadata["flag"]]
-        if f.name in cli.SAMPLE_AXES:  # chosen from the sample unless given; the help names Grid()'s too
-            assert a.default is cli.UNSET and "from the sample; calib.Grid(): " in a.help, f.name
+        if f.name in SAMPLE_AXES:  # chosen from the sample unless given; the help names Grid()'s too
+            assert a.default is UNSET and "from the sample; calib.Grid(): " in a.help, f.name
         else:
             assert a.default == getattr(Grid(), f.name), f.name
         assert f.metadata["help"] in a.help and "(default: " in a.help and "(" not in a.help.split("default: ")[1][:1]
@@ -216,7 +217,7 @@ def test_cli_flags_build_the_grid_they_name():
          "8x8, 16x4", "--verify", "exact,none", "--thresholds", "0.6", "--policies", "star", "--representative",
          "medoid", "--max-component", "7", "--hashfunc", "mmh3", "--scheme", "datasketch", "--seed", "9",
          "--normalizations", "nopunct", "--max-pairs", "100"])
-    g, given = cli.grid_from_args(a)
+    g, given = grid_from_args(a)
     assert set(given) == {"representations", "num_perms", "splits", "thresholds"}  # all given: swept as given
     assert g.max_pairs == 100
     configs = list(g.configs())

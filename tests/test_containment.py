@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from calib import cli
+from calib.cli.sweep import grid_from_args
 from calib.search.config import Config
 from calib.verification.containment import (all_pairs_containment_above, brute_force_containment,
     containment_from_jaccard, estimate_containment, jaccard_from_containment, pairs_containment)
@@ -156,7 +157,7 @@ def test_grid_measures_axis_and_cli_flag():
         Grid(measures=("overlap",))
     a = cli.build_parser().parse_args(["sweep", "--sample", "x", "--out", "y.csv", "--measures",
                                        "jaccard,containment"])
-    assert cli.grid_from_args(a)[0].measures == ("jaccard", "containment")
+    assert grid_from_args(a)[0].measures == ("jaccard", "containment")
 
 
 # -- in a sweep -------------------------------------------------------------------------

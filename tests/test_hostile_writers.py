@@ -299,7 +299,7 @@ def test_sweep_csv_round_trips_through_from_sweep(tmp_path, capsys):
     sample = labeled_sample(tmp_path)
     assert main(["sweep", "--sample", str(sample), "--out", str(tmp_path / "r.csv"), *SMALL,
                  "--budget", "1"]) == 0
-    from calib.cli import row_from_sweep
+    from calib.cli.export import row_from_sweep
     row = row_from_sweep(str(tmp_path / "r.csv"), None)
     assert row["config_fingerprint"] == pd.read_csv(tmp_path / "r.csv")["config_fingerprint"].iloc[0]
 
@@ -378,7 +378,7 @@ def test_draw_budget_error_names_real_options(tmp_path, capsys):
                           "--edges", "0.01,1", "--max-pairs", "3")
     assert "more than the pair budget 3" in line and "--floor" not in line
     assert "first of --edges" in line and "--docs" in line and "--max-pairs" in line
-    from calib.labeling.draw import add_parser
+    from calib.cli.draw import add_parser
     import argparse
     sub = argparse.ArgumentParser().add_subparsers()
     add_parser(sub)

@@ -93,9 +93,10 @@ MOVED = {
     "calib.targets.text_dedup": "calib.production.targets.text_dedup",
     "calib.apply": "calib.production.engines.local",
     "calib.spark_apply": "calib.production.engines.spark",
-    "calib.draw": "calib.labeling.draw",
-    "calib.weighted": ("calib.labeling.weighted", "calib.estimates.design_weighted"),
-    "calib.sample_build": ("calib.shipped.sample", "calib.shipped.base_texts", "calib.shipped.edits"),
+    "calib.draw": ("calib.labeling.draw", "calib.cli.draw"),
+    "calib.weighted": ("calib.labeling.weighted", "calib.estimates.design_weighted", "calib.cli.draw"),
+    "calib.sample_build": ("calib.shipped.sample", "calib.shipped.base_texts", "calib.shipped.edits",
+                           "calib.cli.samples"),
     "calib.corpus_build": "calib.shipped.corpus",
     "calib.reviews_cli": "calib.cli.reviews",
 }

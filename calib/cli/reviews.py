@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
+from calib.base.errors import CliError, check_input
+from calib.cli._common import _review_store, load
+
 
 def add_parser(sub) -> None:
     """``calib reviews agreement``: its options and handler."""
@@ -43,7 +46,6 @@ def format_table(table) -> str:
 def cmd_agreement(a) -> int:
     from calib.review.adjudication import RULE, decisions_of, review_labels
     from calib.review.agreement import agreement_table, sample_categories
-    from calib.cli import CliError, _review_store, check_input, load
     if a.replicates < 1:
         raise CliError(f"--replicates must be >= 1, got {a.replicates}")
     check_input(a.reviews, "--reviews")

@@ -1,4 +1,5 @@
-"""What to label next in a stratified draw (:mod:`calib.labeling.draw`), and ``calib draw --more``.
+"""What to label next in a stratified draw (:mod:`calib.labeling.draw`); ``calib draw --more``
+(:mod:`calib.cli.draw`) runs it.
 
 The rates of a drawn set's labels are design-weighted ratio estimates
 (:mod:`calib.estimates.design_weighted`); their variance falls as labels are
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from calib.estimates.design_weighted import Z95, design_pairs, estimate
+from calib.estimates.design_weighted import Z95, estimate
 from calib.estimates.stats import wilson
 
 
@@ -103,63 +104,3 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
     return out
 
 
-def cmd_more(a) -> int:
-    """``calib draw --more K --out DIR``: label-next proposal and K more pairs."""
-    import sys
-    from pathlib import Path
-
-    from calib.base.errors import CliError, claim
-    from calib.labeling.draw import DrawError, more, read_drawn, write_drawn
-    from calib.reading.samples import SampleError, load_sample
-    from calib.search.sweep import Grid, Workspace, evaluate, recommend, sweep
-    if a.more < 0:
-        raise CliError(f"--more must be >= 0, got {a.more}")
-    if not 0 < a.width < 0.5:
-        raise CliError(f"--width must be in (0, 0.5), got {a.width:g}")
-    if Path(a.out).is_dir():  # held from this read to the write: a second --more at once is refused, not lost
-        claim(Path(a.out))
-    try:
-        drawn = read_drawn(a.out)
-        sample = load_sample(a.out)
-    except (DrawError, SampleError) as exc:
-        raise CliError(str(exc))
-    if not sample.pairs["is_duplicate"].any():
-        raise CliError(f"{a.out}: no pair labeled duplicate yet: label some of pairs.csv first (every stratum)")
-    ws = Workspace(sample)
-    if a.config:
-        from calib.production.export import load_config
-        try:
-            config = load_config(a.config)[0]
-        except ValueError as exc:
-            raise CliError(f"--config {a.config}: {exc}")
-    else:
-        best = recommend(sweep(ws, Grid()), max_false_removal_rate=a.budget)
-        if best is None:
-            raise CliError(f"no configuration keeps the false-removal rate <= {a.budget}; pass --config")
-        from calib.search.config import Config
-        config = Config.from_row(best)
-    ev = evaluate(ws, config)
-    frame = design_pairs(ws, config, ev.clustering)
-    plan = next_labels(frame, sample.design, width=a.width, k=a.more)
-    print(f"configuration: {config}", file=sys.stderr)
-    for r, d in plan["rates"].items():
-        need = ("more documents (a larger --docs): the document sample limits it" if d["documents_limit"] else
-                "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
-        print(f"{r}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}", file=sys.stderr)
-    # drawn but unlabeled pairs are proposed first; only the rest is drawn anew
-    unlabeled = (drawn.pairs["label"].str.strip() == "").groupby(drawn.pairs["stratum"]).sum()
-    waiting = unlabeled.reindex(list(sample.design.strata)).fillna(0).astype(int)
-    new = np.maximum(plan["allocation"].to_numpy() - waiting.to_numpy(), 0)
-    try:
-        grown = more(drawn, new)
-    except DrawError as exc:
-        raise CliError(str(exc))
-    try:
-        write_drawn(a.out, grown)  # the three files replaced as a set: pairs and design always agree
-    except ValueError as exc:
-        raise CliError(str(exc))
-    table = pd.DataFrame({"stratum": list(sample.design.strata), "label next": plan["allocation"].to_numpy(),
-                          "already drawn, unlabeled": waiting.to_numpy(), "newly drawn": new})
-    print(table.to_string(index=False), file=sys.stderr)
-    print(f"wrote {len(grown.pairs) - len(drawn.pairs):,} new pairs to {a.out}/pairs.csv (label empty)", file=sys.stderr)
-    return 0

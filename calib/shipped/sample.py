@@ -6,22 +6,20 @@ derives the labeled sample from that file only, deterministically (same base
 and seed, same bytes): originals and planted near-duplicates per category,
 and edit families (chains and trees of successive edits that chain at
 J >= 0.8), written as docs.jsonl and pairs.csv. ``calib samples build|extract-base|summary``
-runs :func:`main`. The Sample type is :mod:`calib.reading.sample`, the loader :mod:`calib.reading.samples`;
+runs :func:`calib.cli.samples.main`. The Sample type is :mod:`calib.reading.sample`, the loader :mod:`calib.reading.samples`;
 the edits that plant near-duplicates are :mod:`calib.shipped.edits`.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from calib.sketches.represent import Representation, shingle_strings
-from calib.reading.sample import NOT_JUDGED, SAMPLE_DIR, Sample, from_frames, summary
-from calib.reading.samples import SampleError, load_sample
+from calib.reading.sample import NOT_JUDGED, SAMPLE_DIR, Sample, from_frames
 from calib.reading.writing import pair_frame, write_frame
-from calib.shipped.base_texts import BASE_FILE, extract_base, read_base
+from calib.shipped.base_texts import BASE_FILE, read_base
 from calib.shipped.edits import (_boilerplate, _dictionary_translate, _excerpt, _formatting_variant, _heavy_edit,
     _join, _light_edit, _reorder, _sentences, _transliterate, _truncate_words, _words)
 
@@ -314,51 +312,3 @@ def write_docs_pairs(sample: Sample, out) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_frame(sample.docs, out / "docs.jsonl", "jsonl")
     write_frame(pair_frame(sample), out / "pairs.csv", "csv")
-
-
-def main(argv=None) -> int:
-    """``calib samples extract-base|build|corpus|summary`` (also ``python -m calib.sample_build``)."""
-    import argparse
-    ap = argparse.ArgumentParser(prog="calib samples", description="Build the shipped sample or summarize a sample.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    e = sub.add_parser("extract-base", help="extract real base text from installed sources (run once)")
-    e.add_argument("--out", default=str(BASE_FILE))
-    bld = sub.add_parser("build", help="build the calibration sample from the committed base file")
-    bld.add_argument("--out", default=str(SAMPLE_DIR))
-    bld.add_argument("--base", default=str(BASE_FILE))
-    bld.add_argument("--seed", type=int, default=BUILD_SEED)
-    co = sub.add_parser("corpus", help="build the shipped unlabeled corpus data/corpus/docs.jsonl.gz from the base file")
-    co.add_argument("--out", default=None, help="output .jsonl.gz (default data/corpus/docs.jsonl.gz)")
-    co.add_argument("--base", default=str(BASE_FILE))
-    co.add_argument("--seed", type=int, default=None)
-    sm = sub.add_parser("summary", help="load a sample and print its summary as JSON")
-    sm.add_argument("path")
-    sm.add_argument("pairs", nargs="?")
-    args = ap.parse_args(argv)
-    from calib.base.atomic import OutputBusy, claim_output
-    try:
-        if args.cmd == "extract-base":
-            with claim_output(args.out):  # one writer at a time (calib.atomic)
-                print(f"wrote {extract_base(args.out)}")
-        elif args.cmd == "build":
-            with claim_output(args.out):
-                s = build_sample(args.out, base=args.base, seed=args.seed)
-            print(s)
-        elif args.cmd == "corpus":
-            from calib.shipped.corpus import CORPUS_FILE, CORPUS_SEED, build_corpus
-            counts = build_corpus(args.out or CORPUS_FILE, base=args.base,
-                                  seed=CORPUS_SEED if args.seed is None else args.seed)
-            print(json.dumps(counts))
-        else:
-            print(json.dumps(summary(load_sample(args.path, args.pairs)), indent=2, ensure_ascii=False))
-    except OutputBusy as err:
-        print(f"error: --out {err.strerror}", file=__import__("sys").stderr)
-        return 2
-    except SampleError as err:
-        print(f"error: {err}", file=__import__("sys").stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""``calib draw``: draw pairs to label from an unlabeled corpus, and ``--more``
+to add pairs to a drawn set where they narrow the intervals most.
+
+Argument handling over :mod:`calib.labeling.draw` (the stratified draw and its
+files) and :mod:`calib.labeling.weighted` (the labels-next planner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from calib.base.errors import CliError, check_input, check_out_dir, claim
+from calib.labeling.draw import (DEFAULT_REP, FILES, DrawError, draw, inclusion_note, more, read_drawn,
+                                 strata_table, write_drawn)
+from calib.reading.design import DEFAULT_EDGES, Design
+from calib.sketches.represent import Representation
+
+
+def _edges(text: str) -> tuple[float, ...]:
+    try:
+        e = tuple(float(x) for x in text.split(",") if x.strip())
+        Design(DEFAULT_REP.to_dict(), e, 2, 2, (0,) * len(e), (0,) * len(e), 0)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+    return e
+
+
+def add_parser(sub) -> None:
+    """``calib draw``: its options and handler."""
+    d = sub.add_parser("draw", help="draw pairs to label from an unlabeled corpus (stratified by similarity)",
+                       description="Streams the corpus once, keeps a seeded uniform sample of --docs documents, "
+                                   "finds their pairs with exact J >= the floor and draws --pairs pairs "
+                                   "stratified by similarity band plus a uniform stratum. Writes documents.jsonl, "
+                                   "pairs.csv (label empty) and design.json; fill the labels (or use the Label "
+                                   "page) and run calib sweep --sample OUT. --more adds pairs to a drawn set.")
+    d.add_argument("--corpus", help="corpus: .jsonl[.gz] or .parquet with id and text fields")
+    d.add_argument("--out", required=True, help="output folder (with --more: the drawn set to extend)")
+    d.add_argument("--docs", type=int, default=2000, help="documents in the uniform sample (default 2000)")
+    d.add_argument("--pairs", type=int, default=500, help="pairs to draw (default 500)")
+    d.add_argument("--seed", type=int, default=0, help="seed of the document sample and the draw (default 0)")
+    d.add_argument("--shingle", default="char5", help="representation whose exact J defines the strata, e.g. "
+                   "char5, word3 (default char5, lower+nfkc+ws)")
+    d.add_argument("--edges", type=_edges, default=DEFAULT_EDGES,
+                   help="band edges, the first is the floor (default 0.1,0.2,...,1.0)")
+    d.add_argument("--uniform-share", type=float, default=0.2,
+                   help="share of --pairs drawn uniformly from the pairs below the floor (default 0.2)")
+    d.add_argument("--max-pairs", type=int, default=5_000_000,
+                   help="pairs above the floor beyond which the draw stops with an error (default 5000000)")
+    d.add_argument("--id-field", default="id", help="id field/column (default: id)")
+    d.add_argument("--text-field", default="text", help="text field/column (default: text)")
+    d.add_argument("--overwrite", action="store_true", help="replace an existing --out (default: refuse)")
+    d.add_argument("--more", type=int, metavar="K", default=None,
+                   help="add K pairs to the drawn set in --out, allocated to narrow the recommended configuration's "
+                        "intervals most (Neyman allocation; needs labels); --config picks another configuration")
+    d.add_argument("--config", help="with --more: exported config.json whose intervals to narrow")
+    d.add_argument("--width", type=float, default=0.05,
+                   help="with --more: target interval half-width for the labels-needed estimate (default 0.05)")
+    d.add_argument("--budget", type=float, default=0.01,
+                   help="with --more: false-removal budget of the recommendation (default 0.01)")
+    d.set_defaults(func=cmd_draw)
+
+
+def _parse_shingle(text: str) -> Representation:
+    m = re.fullmatch(r"(word|char)(\d+)", text.strip())
+    if not m:
+        raise DrawError(f"--shingle {text!r}: expected word<k> or char<k>, e.g. char5")
+    try:
+        return Representation(shingle=m.group(1), k=int(m.group(2)))
+    except ValueError as exc:
+        raise DrawError(f"--shingle {text!r}: {exc}") from None
+
+
+def cmd_draw(a) -> int:
+    try:
+        if a.more is not None:
+            return cmd_more(a)
+        if a.corpus is None:
+            raise CliError("--corpus is required (except with --more)")
+        check_input(a.corpus, "--corpus")
+        rep = _parse_shingle(a.shingle)
+        out = check_out_dir(a.out, a.overwrite)
+        try:
+            from calib.base.atomic import check_replaceable
+            check_replaceable(out, FILES)
+        except ValueError as exc:
+            raise CliError(str(exc))
+        drawn = draw(a.corpus, docs=a.docs, pairs=a.pairs, seed=a.seed, rep=rep, edges=a.edges,
+                     uniform_share=a.uniform_share, max_pairs=a.max_pairs, id_field=a.id_field,
+                     text_field=a.text_field)
+        write_drawn(out, drawn)
+    except DrawError as exc:
+        raise CliError(str(exc))
+    d = drawn.design
+    print(f"{d}\nwrote {out}/documents.jsonl ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
+          f"label empty), design.json", file=sys.stderr)
+    print(inclusion_note(d), file=sys.stderr)
+    print(strata_table(d).to_string(index=False), file=sys.stderr)
+    return 0
+
+
+def cmd_more(a) -> int:
+    """``calib draw --more K --out DIR``: label-next proposal and K more pairs."""
+    from calib.estimates.design_weighted import design_pairs
+    from calib.labeling.weighted import next_labels
+    from calib.reading.samples import SampleError, load_sample
+    from calib.search.sweep import Grid, Workspace, evaluate, recommend, sweep
+    if a.more < 0:
+        raise CliError(f"--more must be >= 0, got {a.more}")
+    if not 0 < a.width < 0.5:
+        raise CliError(f"--width must be in (0, 0.5), got {a.width:g}")
+    if Path(a.out).is_dir():  # held from this read to the write: a second --more at once is refused, not lost
+        claim(Path(a.out))
+    try:
+        drawn = read_drawn(a.out)
+        sample = load_sample(a.out)
+    except (DrawError, SampleError) as exc:
+        raise CliError(str(exc))
+    if not sample.pairs["is_duplicate"].any():
+        raise CliError(f"{a.out}: no pair labeled duplicate yet: label some of pairs.csv first (every stratum)")
+    ws = Workspace(sample)
+    if a.config:
+        from calib.production.export import load_config
+        try:
+            config = load_config(a.config)[0]
+        except ValueError as exc:
+            raise CliError(f"--config {a.config}: {exc}")
+    else:
+        best = recommend(sweep(ws, Grid()), max_false_removal_rate=a.budget)
+        if best is None:
+            raise CliError(f"no configuration keeps the false-removal rate <= {a.budget}; pass --config")
+        from calib.search.config import Config
+        config = Config.from_row(best)
+    ev = evaluate(ws, config)
+    frame = design_pairs(ws, config, ev.clustering)
+    plan = next_labels(frame, sample.design, width=a.width, k=a.more)
+    print(f"configuration: {config}", file=sys.stderr)
+    for r, d in plan["rates"].items():
+        need = ("more documents (a larger --docs): the document sample limits it" if d["documents_limit"] else
+                "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
+        print(f"{r}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}", file=sys.stderr)
+    # drawn but unlabeled pairs are proposed first; only the rest is drawn anew
+    unlabeled = (drawn.pairs["label"].str.strip() == "").groupby(drawn.pairs["stratum"]).sum()
+    waiting = unlabeled.reindex(list(sample.design.strata)).fillna(0).astype(int)
+    new = np.maximum(plan["allocation"].to_numpy() - waiting.to_numpy(), 0)
+    try:
+        grown = more(drawn, new)
+    except DrawError as exc:
+        raise CliError(str(exc))
+    try:
+        write_drawn(a.out, grown)  # the three files replaced as a set: pairs and design always agree
+    except ValueError as exc:
+        raise CliError(str(exc))
+    table = pd.DataFrame({"stratum": list(sample.design.strata), "label next": plan["allocation"].to_numpy(),
+                          "already drawn, unlabeled": waiting.to_numpy(), "newly drawn": new})
+    print(table.to_string(index=False), file=sys.stderr)
+    print(f"wrote {len(grown.pairs) - len(drawn.pairs):,} new pairs to {a.out}/pairs.csv (label empty)", file=sys.stderr)
+    return 0

@@ -1,0 +1,165 @@
+"""``calib export``: write a configuration's config JSON, production targets and
+report-only manifest.
+
+The configuration is given (``--config``), taken from a sweep's results table
+(``--from-sweep``, checked against the sample it was swept on), or found by the
+default search; it is evaluated on the sample and exported by
+:func:`calib.production.export.write_export`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from calib.base.errors import CliError, check_input, check_out_dir, check_rate
+from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
+                               _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
+                               check_sweep_memory, load, tqdm_progress)
+
+
+def row_from_sweep(path: str, fingerprint: str | None):
+    """The row of a results table to export: ``fingerprint``'s, or the recommended one."""
+    import pandas as pd
+    p = Path(path)
+    try:
+        if p.suffix.lower() == ".parquet":
+            results = pd.read_parquet(p)
+        else:
+            from calib.base.atomic import csv_values
+            results = csv_values(pd.read_csv(p))  # text cells as they were before the CSV-injection guard
+    except Exception as exc:  # noqa: BLE001 - any unreadable table is one user error
+        raise CliError(f"--from-sweep {p}: not a readable results table ({exc})")
+    if "config_fingerprint" not in results:
+        raise CliError(f"--from-sweep {p}: no config_fingerprint column: not a calib sweep table")
+    if fingerprint:
+        rows = results[results["config_fingerprint"].astype(str) == fingerprint]
+        if rows.empty:
+            raise CliError(f"--from-sweep {p}: no row has config_fingerprint {fingerprint}")
+        return rows.iloc[0]
+    if "recommended" not in results:
+        raise CliError(f"--from-sweep {p}: no 'recommended' column (a table from an older calib): pass --fingerprint")
+    rows = results[results["recommended"].astype(str).str.lower() == "true"]
+    if rows.empty:
+        raise CliError(f"--from-sweep {p}: no recommended row (nothing fit the sweep's budget): pass --fingerprint")
+    chosen = rows["config_fingerprint"].astype(str).unique()
+    if len(chosen) > 1:  # one sweep marks one configuration: an edited or concatenated table
+        raise CliError(f"--from-sweep {p}: {len(chosen)} configurations are marked recommended "
+                       f"({', '.join(chosen[:3])}{', ...' if len(chosen) > 3 else ''}): pass --fingerprint")
+    return rows.iloc[0]
+
+
+def check_swept_row(path: str, row, config, sample) -> None:
+    """The row describes ``config`` (its recorded fingerprint is the recomputed one: no edited
+    cell) and was swept on ``sample`` (its recorded sample_hash, when the table has one)."""
+    recorded = str(row.get("config_fingerprint"))
+    if config.fingerprint() != recorded:
+        raise CliError(f"--from-sweep {path}: row {recorded}: its configuration columns give fingerprint "
+                       f"{config.fingerprint()}: the row was edited (or the table is damaged)")
+    swept_on = row.get("sample_hash")
+    if swept_on is None or (isinstance(swept_on, float) and swept_on != swept_on):
+        print(f"warning: --from-sweep {path}: no sample_hash column (a table from an older calib): "
+              f"cannot check it was swept on {sample.name}", file=sys.stderr)
+    elif str(swept_on) != sample.content_hash():
+        raise CliError(f"--from-sweep {path}: swept on another sample (sample_hash {str(swept_on)[:12]}..., "
+                       f"this --sample {sample.content_hash()[:12]}...): sweep this sample, or pass the one swept")
+
+
+def cmd_export(a) -> int:
+    from calib.production.export import write_export
+    from calib.search.from_sample import CHOSEN_AXES, grid_from_sample, search
+    from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, standing_text
+    check_rate(a.budget, "--budget")
+    if a.config and a.from_sweep:
+        raise CliError("pass either --config or --from-sweep, not both")
+    if a.fingerprint and not a.from_sweep:
+        raise CliError("--fingerprint picks a row of --from-sweep RESULTS: pass --from-sweep too")
+    check_input(a.config, "--config")
+    check_input(a.from_sweep, "--from-sweep")
+    check_reviews(a.reviews)
+    check_input(a.idf_corpus, "--idf-corpus")
+    out = check_out_dir(a.out, a.overwrite)
+    config = None
+    if a.config:
+        config, _ = _load_exported(a.config)
+        selection = {"method": "given", "source": Path(a.config).name}
+    elif a.from_sweep:
+        row = row_from_sweep(a.from_sweep, a.fingerprint)
+        try:
+            config = config_from_row(row)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise CliError(f"--from-sweep {a.from_sweep}: row {row.get('config_fingerprint')}: {exc}")
+        selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
+                     "config_fingerprint": config.fingerprint()}
+    sample = load(a.sample, a.pairs, a.missing_values)
+    if a.from_sweep:
+        check_swept_row(a.from_sweep, row, config, sample)
+    try:
+        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
+    except ValueError as exc:
+        raise CliError(str(exc))
+    if config is None:
+        if _no_labels(sample):
+            raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
+                           f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
+        grid, choice = grid_from_sample(ws, Grid(ignore_categories=a.ignore_categories))
+        print(f"{sample}\nno --config: the default search (as calib sweep does): {choice.text(grid)}", file=sys.stderr)
+        found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, skip=True,
+                       progress=tqdm_progress("sweep"))
+        print(found.added_text(), file=sys.stderr)
+        if found.best is None:
+            raise CliError(f"no configuration of the default search keeps the false-removal rate <= {a.budget}; "
+                           f"raise --budget or pass --config")
+        config = config_from_row(found.best)
+        selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
+                     "grid_size": int(len(found.results)), "search": choice.text(grid),
+                     "second_pass": found.added_text()}
+    _say_if_sampled(ws.truth)
+    check_sweep_memory(sample.n, 20_000_000, (config.rep.num_perm,), config.b)  # evaluate's default pair budget
+    evaluation = evaluate(ws, config)
+    if evaluation.clustering is None:
+        raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
+    store = _review_store(a.reviews)
+    try:
+        paths = write_export(out, config, evaluation=evaluation, sample=sample, review_store=store,
+                             selection=selection, workspace=ws)
+    except ValueError as exc:  # an --out folder holding files an export does not write
+        raise CliError(str(exc))
+    finally:
+        if store is not None:
+            store.close()
+    r = evaluation.row
+    print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; "
+          f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
+          f"false-removal rate {r['false_removal_rate']:.4f} [{r['false_removal_rate_low']:.4f}, "
+          f"{r['false_removal_rate_high']:.4f}]", file=sys.stderr)
+    standing = standing_text(r)
+    if standing:
+        print(f"it stands on: {standing}", file=sys.stderr)
+    return 0
+
+
+def add_parser(sub) -> None:
+    """``calib export``: its options and handler."""
+    e = sub.add_parser("export", help="export a configuration: config JSON, production targets, report-only manifest")
+    e.add_argument("--sample", required=True, help="labeled sample (directory, documents file, or inline-pairs JSONL)")
+    e.add_argument("--pairs", help="pair-label file (when --sample is a documents file)")
+    add_missing_option(e)
+    e.add_argument("--config", help="exported config JSON to re-evaluate; default: run the default search and "
+                                    "export its recommended row (the row calib sweep marks recommended)")
+    e.add_argument("--from-sweep", metavar="RESULTS",
+                   help="results table of calib sweep: export its recommended row without sweeping again")
+    e.add_argument("--fingerprint", metavar="FP", help="with --from-sweep: export the row with this config_fingerprint")
+    e.add_argument("--out", required=True, help="output directory")
+    e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
+    e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
+    e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions "
+                                     "fill review_status; config.json's evidence.reviews records its label counts "
+                                     "and the reviewers' agreement")
+    e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
+                   help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
+                        "named in the export's evidence")
+    e.add_argument("--idf-corpus", metavar="CORPUS", help="corpus (.jsonl[.gz] or .parquet, id and text fields) whose document frequencies give the idf "
+                        "weights of --weighting idf (default: the sample's own); the one the rows were swept with)")
+    e.set_defaults(func=cmd_export)
