@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
 
 
 def main(argv=None) -> int:
-    """``calib samples extract-base|build|corpus|summary`` (also ``python -m calib.cli.samples``)."""
+    """``calib samples extract-base|build|corpus|summary`` (also ``python -m calib samples ...``)."""
     ap = argparse.ArgumentParser(prog="calib samples", description="Build the shipped sample or summarize a sample.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("extract-base", help="extract real base text from installed sources (run once)")
@@ -70,7 +70,3 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
