@@ -23,7 +23,7 @@ import pytest
 
 from calib import cli
 from calib.search.config import Config
-from calib.production.export import write_config
+from calib.production.document import write_config
 from calib.sketches.represent import Representation
 from calib.reading.samples import SampleError, from_frames, load_sample
 from calib.clusters.truth import _group_pair_codes, truth_from_sample

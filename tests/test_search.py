@@ -14,7 +14,7 @@ import pytest
 from bench.short_records import person_records
 from calib.candidates import lsh
 from calib.search.config import Config, config_from_row
-from calib.production.export import build_config_doc, validate_doc
+from calib.production.document import build_config_doc, validate_doc
 from calib.sketches.represent import Representation
 from calib.reading.samples import CLOUGH_DIR, from_frames, load_clough, load_sample
 from calib.search.from_sample import (candidate_budget, grid_from_sample, pareto_front, refine, search,
