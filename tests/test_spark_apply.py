@@ -17,6 +17,8 @@ import pytest
 
 from calib.production import export as E
 from calib.production.engines import spark as SA
+from calib.production.engines import spark_io
+from calib.production.engines.spark_components import connected_components
 from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
 from calib.search.config import Config
@@ -29,8 +31,8 @@ SLICES = ("domain", "language", "variant", "length")
 
 def _spark_missing() -> str | None:
     try:
-        SA.check_environment()
-    except SA.SparkApplyError as exc:
+        spark_io.check_environment()
+    except spark_io.SparkApplyError as exc:
         return str(exc)
     return None
 
@@ -42,7 +44,7 @@ def spark():
         if os.environ.get("CALIB_REQUIRE_SPARK"):
             pytest.fail(f"CALIB_REQUIRE_SPARK is set but {why}")
         pytest.skip(why)
-    s = SA.session("local[2]")
+    s = spark_io.session("local[2]")
     yield s
     s.stop()
 
@@ -217,7 +219,7 @@ def test_connected_components_against_scipy(spark):
     keep = i != j
     i, j = i[keep], j[keep]
     df = spark.createDataFrame(pd.DataFrame({"i": i, "j": j}))
-    got = SA.connected_components(df).toPandas().set_index("node")["comp"]
+    got = connected_components(df).toPandas().set_index("node")["comp"]
     _, lab = csgraph.connected_components(sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)), directed=False)
     nodes = np.unique(np.r_[i, j])
     smallest = pd.Series(nodes, index=nodes).groupby(lab[nodes]).transform("min")
@@ -236,8 +238,8 @@ def test_missing_pyspark_is_one_line(monkeypatch):
         return real(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", fake)
-    with pytest.raises(SA.SparkApplyError, match=r"needs pyspark.*pip install 'calib\[spark\]'"):
-        SA.check_environment()
+    with pytest.raises(spark_io.SparkApplyError, match=r"needs pyspark.*pip install 'calib\[spark\]'"):
+        spark_io.check_environment()
 
 
 def test_missing_java_exit_2(monkeypatch, tmp_path, capsys):

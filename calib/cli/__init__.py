@@ -622,7 +622,7 @@ def cmd_apply(a) -> int:
         raise CliError(f"--max-pairs must be >= 0, got {a.max_pairs}")
     a.max_pairs = fit_default_pairs(a.max_pairs, APPLY_MAX_PAIRS, "apply")
     if a.engine == "spark":  # its own input/output checks: paths may be object-storage URIs
-        from calib.production.engines.spark import cli_apply
+        from calib.cli.apply_spark import cli_apply
         try:
             return cli_apply(a)
         except ValueError as exc:  # ApplyError, ExportError: one line
