@@ -121,6 +121,32 @@ def test_spark_parquet_folder_and_cli(spark, corpus, tmp_path):
     assert not list(tmp_path.glob(".out.calib-*"))  # the set was swapped in whole, no temp folder left
 
 
+@pytest.mark.slow
+def test_spark_submit_script_runs_calib_apply(spark, corpus, tmp_path):
+    """``spark-submit calib/cli/spark_submit.py`` with ``calib apply``'s options, as the README submits it on a
+    cluster (calib from the environment, the script given as a file): the local engine's manifest rows."""
+    import subprocess
+    import sys
+
+    import calib.cli.spark_submit as script
+
+    cfg = CONFIGS["exact-connected-first"]
+    (tmp_path / "c.jsonl").write_text("".join((corpus / "corpus.jsonl").read_text().splitlines(True)[:300]))
+    local = apply_config(cfg, tmp_path / "c.jsonl")
+    E.write_config(tmp_path / "config.json", cfg)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable}
+    run = subprocess.run([str(Path(sys.executable).parent / "spark-submit"), "--master", "local[1]",
+                          "--conf", "spark.ui.enabled=false", script.__file__, "--config", str(tmp_path / "config.json"),
+                          "--corpus", str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    assert Path(script.__file__).parent == REPO / "calib" / "cli"
+    _same_rows(tmp_path / "out", local.manifest)
+    # spark-submit hands the Python driver's stderr to its own stdout
+    assert f"{len(local.manifest)} proposed removals (report only)" in run.stdout
+
+
 def _near_duplicates(path: Path) -> None:
     """Three documents, two of them near-duplicates (J = 38/42 on word 5-grams): one distinct candidate pair
     that collides in most of the 32 bands."""
