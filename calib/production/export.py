@@ -71,9 +71,9 @@ def targets_document(config: Config, *, workspace=None, evaluation=None) -> dict
 def write_export(out_dir, config: Config, *, evaluation, sample, review_store=None, created_by="calib export",
                  selection: dict | None = None, workspace=None) -> dict[str, Path]:
     """Write everything an export consists of as one set: built in a temp
-    sibling folder that replaces ``out_dir`` whole (:func:`calib.atomic.atomic_folder`).
+    sibling folder that replaces ``out_dir`` whole (:func:`calib.base.atomic.atomic_folder`).
 
-    ``workspace`` (a ``calib.sweep.Workspace`` of ``sample``) evaluates each
+    ``workspace`` (a ``calib.search.sweep.Workspace`` of ``sample``) evaluates each
     target's own variant of the config; one is made when not given.
     """
     from calib.production import targets as T
