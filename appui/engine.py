@@ -20,7 +20,8 @@ import streamlit as st
 
 from calib.clusters.chaining import chaining_diagnostics
 from calib.estimates.policies import policy_summary
-from calib.search.config import Config, Representative
+from calib.search.config import Config
+from calib.clusters.clustering import Representative
 from calib.verification.measures import get_measure
 from calib.sketches.represent import Representation
 from calib.reading.sample import Sample

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from calib.reading.samples import SampleError
+from calib.reading.files import SampleError
 
 from .paths import PathNotAllowed
 from .text import md

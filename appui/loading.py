@@ -15,7 +15,8 @@ from pathlib import Path
 import streamlit as st
 
 from calib.reading.sample import SAMPLE_DIR, Sample
-from calib.reading.samples import SampleError, load_sample
+from calib.reading.files import SampleError
+from calib.reading.samples import load_sample
 from calib.reading.tables import DOC_EXTENSIONS
 
 from .paths import resolve_allowed

@@ -56,7 +56,7 @@ def main() -> None:
     ap.add_argument("--banding-docs", type=int, default=5000)
     a = ap.parse_args()
     from calib.search.config import Config
-    from calib.production.export import write_config
+    from calib.production.document import write_config
     from calib.sketches.represent import Representation
     lines = ["# Issue 28 part A: memory of a large group, estimator against measured peaks", "",
              "Fresh interpreter per command; peak RSS = `ru_maxrss` of `os.wait4` on it alone "

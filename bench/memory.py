@@ -270,9 +270,9 @@ def profile_child(config_path: str, corpus: str, batch: int) -> dict:
 
     import calib.production.engines.local as A
     import calib.clusters.clustering  # noqa: F401
-    import calib.production.export as E
+    import calib.production.manifest as E
     import calib.candidates.lsh as L
-    from calib.production.export import load_config
+    from calib.production.document import load_config
 
     config, _ = load_config(config_path)
     # warm up: JIT caches, lazy imports, parquet writer (a 3-document apply)
@@ -346,7 +346,7 @@ def run_profile(config: Path, corpus: Path, batch: int) -> dict:
 
 
 def main_apply(a, sizes: list[int], words: list[str]) -> None:
-    from calib.production.export import write_config
+    from calib.production.document import write_config
 
     rows, profile = [], None
     with tempfile.TemporaryDirectory(prefix="calib-mem-apply-") as tmp:

@@ -113,7 +113,7 @@ def apply_case(config: Path, corpus: Path, out: Path) -> dict:
 def main_bounds(out_path: Path, words: list[str], only: str | None = None,
                 steps: tuple[str, ...] = ("sweep", "apply")) -> None:
     from bench.memory import apply_config_obj, write_docs
-    from calib.production.export import write_config
+    from calib.production.document import write_config
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="calib-mem-bounds-") as tmp:

@@ -18,7 +18,8 @@ import test_refactor_checksums as T  # noqa: E402
 from calib.production.export import write_export  # noqa: E402
 from calib.reading.samples import load_sample  # noqa: E402
 from calib.search.recommend import recommend  # noqa: E402
-from calib.search.sweep import config_from_row, evaluate, sweep  # noqa: E402
+from calib.search.config import config_from_row
+from calib.search.sweep import evaluate, sweep  # noqa: E402
 from calib.search.workspace import Workspace  # noqa: E402
 
 

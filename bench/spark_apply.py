@@ -79,7 +79,7 @@ def main() -> None:
     a = ap.parse_args()
     import pandas as pd
 
-    from calib.production.export import write_config
+    from calib.production.document import write_config
 
     words = word_list()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CALIB_SPARK_MASTER": a.master}

@@ -4,7 +4,7 @@
 
 The corpus and config are bench/spark_apply.py's (n documents of 20-60 words, ~2% planted
 near-duplicates, word 5-grams, num_perm=128, b=16, r=8, exact J >= 0.8). The session starts
-first (its time is printed apart); the stages are those of calib.spark_apply.apply_spark.
+first (its time is printed apart); the stages are those of calib.production.engines.spark.apply_spark.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from appui import export, loading, reviews
 from appui.paths import PathNotAllowed, resolve_allowed
 from calib.base.atomic import write_frame_atomic
 from calib.search.config import Config
-from calib.production.export import load_config, validate_doc
+from calib.production.document import load_config, validate_doc
 from calib.production.manifest import MANIFEST_COLUMNS, manifest
 from calib.production.targets import targets
 from calib.review.sqlite import ReviewStore

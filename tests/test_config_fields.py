@@ -19,8 +19,8 @@ from calib import cli
 from calib.cli.sweep import SAMPLE_AXES, UNSET, grid_from_args
 from calib.candidates import lsh
 from calib.clusters.clustering import POLICIES, REPRESENTATIVE_RULES, Policy, Representative, cluster_pairs
-from calib.search.config import Config, VERIFY_RULES, Verify, config_columns, config_from_row, table_columns
-from calib.production.export import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
+from calib.search.config import VERIFY_RULES, Config, Verify, config_columns, config_from_row, table_columns
+from calib.production.document import SCHEMA_PATH, build_config_doc, config_from_doc, validate_doc
 from calib.candidates.pairs import decode, first_of_each, pair_codes, unordered_codes
 from calib.sketches.schemes import ALIASES, scheme_names
 from calib.sketches.boilerplate import Stoplist
@@ -181,7 +181,7 @@ def test_schema_sections_are_the_config_fields():
 def test_document_round_trip(cfg):
     weights = None
     if cfg.rep.weighting != "none":  # a weighted document names its document-frequency table
-        from calib.production.export import weights_entry
+        from calib.production.document import weights_entry
         from calib.sketches.weighted_minhash import DocumentFrequencies
         weights = weights_entry(DocumentFrequencies(3, np.array([7], np.uint32), np.array([2])), "sample")
     doc = json.loads(json.dumps(build_config_doc(

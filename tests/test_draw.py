@@ -188,7 +188,7 @@ def test_loader_names_bad_design_fields(tmp_path, oracle):
 
 def test_more_cli_proposes_and_draws(tmp_path, oracle):
     from calib.search.config import Config
-    from calib.production.export import build_config_doc
+    from calib.production.document import build_config_doc
     from calib.sketches.represent import Representation
     d = tmp_path / "d"
     write_drawn(d, draw(SAMPLE / "docs.jsonl", docs=500, pairs=150, seed=1))

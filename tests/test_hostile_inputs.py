@@ -876,7 +876,7 @@ def test_apply_lone_surrogate_id_stops_before_any_work(tmp_path, capsys):
 def test_sweep_and_apply_read_the_same_bytes_alike(tmp_path):
     """One reader: a BOM, CR/CRLF line ends and blank lines give the same ids and
     line numbers in the sample loader and in apply; bad lines fail at the same line."""
-    from calib.production.engines.local import ApplyError, iter_corpus
+    from calib.production.engines.corpus import ApplyError, iter_corpus
     recs = [{"id": f"d{k}", "text": f"text number {k} with words"} for k in range(6)]
     body = b"\xef\xbb\xbf" + b"".join(json.dumps(r).encode() + end for r, end in
                                       zip(recs, [b"\r\n", b"\r", b"\n", b"\n\n", b"\r\n", b"\n"]))

@@ -23,7 +23,7 @@ import pytest
 
 from calib import cli
 from calib.search.config import Config
-from calib.production.export import write_config
+from calib.production.document import write_config
 from calib.sketches.represent import Representation
 from calib.reading.sample import from_frames
 from calib.reading.samples import SampleError, load_sample

@@ -14,7 +14,7 @@ import pytest
 from bench.short_records import person_records
 from calib.candidates import lsh
 from calib.search.config import Config, config_from_row
-from calib.production.export import build_config_doc, validate_doc
+from calib.production.document import build_config_doc, validate_doc
 from calib.sketches.represent import Representation
 from calib.reading.clough import CLOUGH_DIR, load_clough
 from calib.reading.sample import from_frames

@@ -13,7 +13,8 @@ import pytest
 from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
 from calib.search.config import Config
-from calib.production.export import ExportError, load_config, load_stoplist, write_export
+from calib.production.export import write_export
+from calib.production.document import ExportError, load_config, load_stoplist
 from calib.sketches.represent import Representation, normalize, shingle_strings
 from calib.reading.sample import from_frames
 from calib.reading.samples import load_sample
@@ -146,7 +147,7 @@ def test_line_counts_from_a_named_corpus(tmp_path):
     of the sample's four documents hold (50%, not more) is in 8 of the corpus's 10 (80%): at strip_lines
     0.6 it is stripped with the corpus's counts only."""
     from calib.sketches.boilerplate import Stoplist
-    from calib.production.export import write_config
+    from calib.production.document import write_config
     footer = "Cookie notice: this site stores cookies"
     bodies = [" ".join(f"w{k}{j}" for j in range(30)) for k in range(10)]
     corpus = tmp_path / "corpus.jsonl"

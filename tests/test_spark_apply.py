@@ -17,6 +17,8 @@ import pytest
 
 from calib.production import export as E
 from calib.production.engines import spark as SA
+from calib.production.engines import spark_io
+from calib.production.engines.spark_components import connected_components
 from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
 from calib.search.config import Config
@@ -29,8 +31,8 @@ SLICES = ("domain", "language", "variant", "length")
 
 def _spark_missing() -> str | None:
     try:
-        SA.check_environment()
-    except SA.SparkApplyError as exc:
+        spark_io.check_environment()
+    except spark_io.SparkApplyError as exc:
         return str(exc)
     return None
 
@@ -42,7 +44,7 @@ def spark():
         if os.environ.get("CALIB_REQUIRE_SPARK"):
             pytest.fail(f"CALIB_REQUIRE_SPARK is set but {why}")
         pytest.skip(why)
-    s = SA.session("local[2]")
+    s = spark_io.session("local[2]")
     yield s
     s.stop()
 
@@ -117,6 +119,32 @@ def test_spark_parquet_folder_and_cli(spark, corpus, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["README.txt", "manifest.parquet", "summary.json"]
     assert json.loads((out / "summary.json").read_text())["proposed_removals"] == len(local.manifest)
     assert not list(tmp_path.glob(".out.calib-*"))  # the set was swapped in whole, no temp folder left
+
+
+@pytest.mark.slow
+def test_spark_submit_script_runs_calib_apply(spark, corpus, tmp_path):
+    """``spark-submit calib/cli/spark_submit.py`` with ``calib apply``'s options, as the README submits it on a
+    cluster (calib from the environment, the script given as a file): the local engine's manifest rows."""
+    import subprocess
+    import sys
+
+    import calib.cli.spark_submit as script
+
+    cfg = CONFIGS["exact-connected-first"]
+    (tmp_path / "c.jsonl").write_text("".join((corpus / "corpus.jsonl").read_text().splitlines(True)[:300]))
+    local = apply_config(cfg, tmp_path / "c.jsonl")
+    E.write_config(tmp_path / "config.json", cfg)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable}
+    run = subprocess.run([str(Path(sys.executable).parent / "spark-submit"), "--master", "local[1]",
+                          "--conf", "spark.ui.enabled=false", script.__file__, "--config", str(tmp_path / "config.json"),
+                          "--corpus", str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    assert Path(script.__file__).parent == REPO / "calib" / "cli"
+    _same_rows(tmp_path / "out", local.manifest)
+    # spark-submit hands the Python driver's stderr to its own stdout
+    assert f"{len(local.manifest)} proposed removals (report only)" in run.stdout
 
 
 def _near_duplicates(path: Path) -> None:
@@ -217,7 +245,7 @@ def test_connected_components_against_scipy(spark):
     keep = i != j
     i, j = i[keep], j[keep]
     df = spark.createDataFrame(pd.DataFrame({"i": i, "j": j}))
-    got = SA.connected_components(df).toPandas().set_index("node")["comp"]
+    got = connected_components(df).toPandas().set_index("node")["comp"]
     _, lab = csgraph.connected_components(sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)), directed=False)
     nodes = np.unique(np.r_[i, j])
     smallest = pd.Series(nodes, index=nodes).groupby(lab[nodes]).transform("min")
@@ -236,8 +264,8 @@ def test_missing_pyspark_is_one_line(monkeypatch):
         return real(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", fake)
-    with pytest.raises(SA.SparkApplyError, match=r"needs pyspark.*pip install 'calib\[spark\]'"):
-        SA.check_environment()
+    with pytest.raises(spark_io.SparkApplyError, match=r"needs pyspark.*pip install 'calib\[spark\]'"):
+        spark_io.check_environment()
 
 
 def test_missing_java_exit_2(monkeypatch, tmp_path, capsys):

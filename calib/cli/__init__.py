@@ -14,9 +14,8 @@ import argparse
 import sys
 
 from calib.base.budget import MemoryBudgetError
-from calib.base.errors import CliError, _claims, check_input  # noqa: F401 (the Spark engine's names too)
+from calib.base.errors import CliError, _claims
 from calib.cli import apply, draw, export, reviews, samples, sweep
-from calib.cli._common import _review_store, check_reviews  # noqa: F401 (the Spark engine's names too)
 
 SUBCOMMANDS = (sweep, export, apply, draw, reviews, samples)  # in the order calib -h lists them
 

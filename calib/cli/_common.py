@@ -40,7 +40,8 @@ def add_missing_option(p: argparse.ArgumentParser) -> None:
 
 
 def load(path: str, pairs: str | None = None, missing: tuple[str, ...] | None = None):
-    from calib.reading.samples import MISSING_VALUES, SampleError, load_sample
+    from calib.reading.files import MISSING_VALUES, SampleError
+    from calib.reading.samples import load_sample
     check_input(path, "--sample")
     check_input(pairs, "--pairs")
     try:
@@ -118,7 +119,7 @@ def _no_labels(sample) -> bool:
 
 
 def _load_exported(path: str):
-    from calib.production.export import ExportError, load_config
+    from calib.production.document import ExportError, load_config
     try:
         return load_config(path)
     except ExportError as exc:
@@ -133,7 +134,7 @@ def _line_corpus(a) -> list[str] | None:
     """The texts of --line-counts (None: the sample's lines are counted)."""
     if not getattr(a, "line_counts", None):
         return None
-    from calib.production.engines.local import ApplyError, iter_corpus
+    from calib.production.engines.corpus import ApplyError, iter_corpus
     check_input(a.line_counts, "--line-counts")
     try:
         return [t for _, texts, _ in iter_corpus(a.line_counts) for t in texts]
@@ -146,7 +147,8 @@ def _idf_source(a) -> dict:
     path = getattr(a, "idf_corpus", None)
     if not path:
         return {}
-    from calib.production.engines.local import ApplyError, corpus_frequencies
+    from calib.production.engines.corpus import ApplyError
+    from calib.production.engines.local import corpus_frequencies
 
     def frequencies(rep):
         try:

@@ -23,7 +23,7 @@ def tqdm_bar(desc: str, total):
 
 def _load_stoplist(doc: dict, config_path: str):
     """The boilerplate stoplist beside an exported config (None when it strips nothing)."""
-    from calib.production.export import ExportError, load_stoplist
+    from calib.production.document import ExportError, load_stoplist
     try:
         return load_stoplist(doc, lambda name: (Path(config_path).parent / name).read_text(encoding="utf-8"),
                              config_path)
@@ -33,7 +33,7 @@ def _load_stoplist(doc: dict, config_path: str):
 
 def _load_frequencies(doc: dict, path: str):
     """A weighted config's document-frequency table (None when unweighted), one line if unusable."""
-    from calib.production.export import ExportError, load_frequencies
+    from calib.production.document import ExportError, load_frequencies
     try:
         return load_frequencies(doc, path)
     except ExportError as exc:
@@ -41,7 +41,8 @@ def _load_frequencies(doc: dict, path: str):
 
 
 def cmd_apply(a) -> int:
-    from calib.production.engines.local import ApplyError, apply_config, check_fields, write_apply
+    from calib.production.engines.corpus import ApplyError, check_fields
+    from calib.production.engines.local import apply_config, write_apply
     from calib.reading.files import MISSING_VALUES
     if a.batch_size < 1:
         raise CliError(f"--batch-size must be >= 1, got {a.batch_size}")
@@ -49,7 +50,7 @@ def cmd_apply(a) -> int:
         raise CliError(f"--max-pairs must be >= 0, got {a.max_pairs}")
     a.max_pairs = fit_default_pairs(a.max_pairs, APPLY_MAX_PAIRS, "apply")
     if a.engine == "spark":  # its own input/output checks: paths may be object-storage URIs
-        from calib.production.engines.spark import cli_apply
+        from calib.cli.apply_spark import cli_apply
         try:
             return cli_apply(a)
         except ValueError as exc:  # ApplyError, ExportError: one line

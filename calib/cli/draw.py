@@ -108,8 +108,12 @@ def cmd_more(a) -> int:
     """``calib draw --more K --out DIR``: label-next proposal and K more pairs."""
     from calib.estimates.design_weighted import design_pairs
     from calib.labeling.weighted import next_labels
-    from calib.reading.samples import SampleError, load_sample
-    from calib.search.sweep import Grid, Workspace, evaluate, recommend, sweep
+    from calib.reading.files import SampleError
+    from calib.reading.samples import load_sample
+    from calib.search.grid import Grid
+    from calib.search.workspace import Workspace
+    from calib.search.sweep import evaluate, sweep
+    from calib.search.recommend import recommend
     if a.more < 0:
         raise CliError(f"--more must be >= 0, got {a.more}")
     if not 0 < a.width < 0.5:
@@ -125,7 +129,7 @@ def cmd_more(a) -> int:
         raise CliError(f"{a.out}: no pair labeled duplicate yet: label some of pairs.csv first (every stratum)")
     ws = Workspace(sample)
     if a.config:
-        from calib.production.export import load_config
+        from calib.production.document import load_config
         try:
             config = load_config(a.config)[0]
         except ValueError as exc:

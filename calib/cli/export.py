@@ -67,8 +67,13 @@ def check_swept_row(path: str, row, config, sample) -> None:
 
 def cmd_export(a) -> int:
     from calib.production.export import write_export
-    from calib.search.from_sample import CHOSEN_AXES, grid_from_sample, search
-    from calib.search.sweep import Grid, Workspace, config_from_row, evaluate, standing_text
+    from calib.search.grid import CHOSEN_AXES, grid_from_sample
+    from calib.search.from_sample import search
+    from calib.search.grid import Grid
+    from calib.search.workspace import Workspace
+    from calib.search.config import config_from_row
+    from calib.search.sweep import evaluate
+    from calib.search.recommend import standing_text
     check_rate(a.budget, "--budget")
     if a.config and a.from_sweep:
         raise CliError("pass either --config or --from-sweep, not both")

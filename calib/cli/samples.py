@@ -14,7 +14,8 @@ import sys
 
 from calib.base.atomic import OutputBusy, claim_output
 from calib.reading.sample import SAMPLE_DIR, summary
-from calib.reading.samples import SampleError, load_sample
+from calib.reading.files import SampleError
+from calib.reading.samples import load_sample
 from calib.shipped.base_texts import BASE_FILE, extract_base
 from calib.shipped.corpus import CORPUS_FILE, CORPUS_SEED, build_corpus
 from calib.shipped.sample import BUILD_SEED, build_sample

@@ -40,7 +40,7 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     (help and default from the field), plus the representation flags."""
     from dataclasses import fields
 
-    from calib.search.sweep import Grid
+    from calib.search.grid import Grid
     defaults = Grid()
     shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
     norms = tuple(dict.fromkeys(r.normalization_label() for r in defaults.representations))
@@ -115,7 +115,7 @@ def grid_from_args(a):
     axes not given hold calib.Grid()'s values until the sample chooses them."""
     from dataclasses import fields
 
-    from calib.search.sweep import Grid
+    from calib.search.grid import Grid
     defaults = Grid()
     given = tuple(name for name in SAMPLE_AXES if getattr(a, name, UNSET) is not UNSET)
     shingles = a.shingles
@@ -174,8 +174,12 @@ def with_reviews(sample, db: str):
 def cmd_sweep(a) -> int:
     from dataclasses import replace
 
-    from calib.search.from_sample import CHOSEN_AXES, grid_from_sample, search
-    from calib.search.sweep import Grid, Workspace, across_seeds, standing_text, with_recommendation
+    from calib.search.grid import CHOSEN_AXES, grid_from_sample
+    from calib.search.from_sample import search
+    from calib.search.grid import Grid
+    from calib.search.workspace import Workspace
+    from calib.search.seeds import across_seeds
+    from calib.search.recommend import standing_text, with_recommendation
     from calib.clusters.truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
@@ -282,7 +286,8 @@ def say_contested_sensitivity(ws, results, contested, budget: float, max_pairs) 
 def write_review_queue(ws, best, out: Path) -> None:
     """The recommended row's unlabeled removals, as a CSV review queue (atomically)."""
     from calib.review.queue import unlabeled_removal_queue
-    from calib.search.sweep import config_from_row, evaluate
+    from calib.search.config import config_from_row
+    from calib.search.sweep import evaluate
     q = unlabeled_removal_queue(evaluate(ws, config_from_row(best)), ws)
     write_table_atomic(q, out)
     print(f"wrote {len(q)} unlabeled removal(s) of the recommended row to {out} for review: fill 'decision' "

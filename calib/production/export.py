@@ -1,17 +1,13 @@
-"""Export: the versioned config JSON, production targets, and the report-only manifest.
+"""Export: the folder that states a decision, for people to review.
 
 Nothing in this project deletes a document. An export states a decision
 (which configuration, with what evidence) and lists the documents that
-configuration *would* remove, for people to review.
-
-* :func:`build_config_doc` / :func:`write_config` / :func:`load_config`: the
-  config JSON (``format_version`` 1), validated against the package's
-  ``config.schema.json`` (JSON Schema draft 2020-12); on load both
-  fingerprints are recomputed and compared. Output is deterministic: no
-  timestamp, keys sorted, so the same inputs give the same bytes.
-* :func:`write_export`: the export folder: config.json, targets.json (every
-  production target of :mod:`calib.targets` with its kept-document rule and its
-  own evidence), the snippets, the manifest (:mod:`calib.manifest`) and a README.
+configuration *would* remove. :func:`write_export` writes the export folder
+as one set: config.json (the config document, :mod:`calib.production.document`),
+targets.json (every production target of :mod:`calib.production.targets` with
+its kept-document rule and its own evidence), the snippets, the manifest
+(:mod:`calib.production.manifest`), the stoplist and document-frequency files
+the config names, and a README.
 
 Every file is written atomically: temp file in the same folder, fsync,
 ``os.replace``; on any error the temp file is removed.
@@ -19,292 +15,23 @@ Every file is written atomically: temp file in the same folder, fsync,
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
-
 from typing import TYPE_CHECKING
 
-from calib.base.version import __version__
 from calib.base import verbs as _api
-from calib.base.atomic import cleanup_temp_files, write_bytes_atomic, write_frame_atomic, write_text_atomic  # noqa: F401
-from calib.base.jsondoc import dumps, json_value
-from calib.reading.files import json_message
-from calib.production.manifest import NOTICE  # noqa: F401 (the export's notice is the manifest's)
-from calib.reading.files import _DuplicateKey, _no_duplicate_keys  # the loaders' duplicate-key rule
+from calib.base.atomic import write_bytes_atomic, write_frame_atomic, write_text_atomic
+from calib.base.jsondoc import dumps
+from calib.production.document import (FORMAT_VERSION, STOPLIST_FILE, WEIGHTS_FILE, build_config_doc,
+                                       validate_doc, weights_entry)
+# the config document's names stay reachable as calib.export.X (the public API, e.g. calib.export.load_config)
+from calib.production.document import (SCHEMA_PATH, ExportError, config_from_doc, ignored_evidence,  # noqa: F401
+                                       load_config, load_frequencies, load_stoplist, sample_evidence, schema,
+                                       write_config)
+from calib.production.manifest import NOTICE
 
 if TYPE_CHECKING:  # imported lazily: writing files needs neither numba nor scipy
     from calib.search.config import Config
-
-FORMAT_VERSION = 1
-SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
-STOPLIST_FILE = "stoplist.json"  # the boilerplate lines a config with strip_lines strips, beside config.json
-class ExportError(ValueError):
-    """A config file that cannot be used; ``pointer`` is the JSON pointer of the field."""
-
-    def __init__(self, message: str, pointer: str = "", path: str | None = None):
-        self.pointer = pointer or ""
-        self.path = path
-        where = f"{path}: " if path else ""
-        at = f"at {self.pointer or '/'}: " if pointer is not None else ""
-        super().__init__(f"{where}{at}{message}")
-
-
-# ---------------------------------------------------------------------------
-# The config document
-# ---------------------------------------------------------------------------
-
-def sample_evidence(sample) -> dict:
-    p = sample.pairs
-    dup = int(p["is_duplicate"].sum()) if len(p) else 0
-    ev = {"name": str(sample.name), "content_hash": sample.content_hash(), "n_docs": int(sample.n),
-          "labeled_pairs": int(len(p)),
-          "label_counts": {"duplicate": dup, "not_duplicate": int(len(p)) - dup},
-          "has_groups": bool(sample.has_groups), "slice_columns": [str(c) for c in sample.slice_columns]}
-    if sample.has_groups:
-        sizes = sample.named_groups().value_counts()
-        ev["label_counts"]["groups"] = int(len(sizes))
-        ev["label_counts"]["docs_in_groups_of_2_or_more"] = int(sizes[sizes >= 2].sum())
-        if sample.not_judged().any():
-            ev["label_counts"]["docs_not_judged"] = int(sample.not_judged().sum())
-    return ev
-
-
-def ignored_evidence(evaluation) -> dict:
-    """The labeled pairs that counted neither right nor wrong: their categories and how many."""
-    lab = evaluation.labeled
-    cats = [c for c in str(evaluation.row.get("ignored_categories", "") or "").split(",") if c]
-    per = lab[lab["category"].isin(cats)]["category"].value_counts() if cats else {}
-    return {"categories": cats, "pairs": int(evaluation.row.get("ignored_pairs", 0) or 0),
-            "pairs_by_category": {str(c): int(per.get(c, 0)) for c in cats}}
-
-
-def build_config_doc(config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
-                     selection: dict | None = None, weights: dict | None = None, reviews: dict | None = None,
-                     stoplist=None) -> dict:
-    """The config JSON as a dict (see ``config.schema.json``).
-
-    ``evaluation`` (``sweep.evaluate(...)``) and ``sample`` add the evidence:
-    the sample's name, content hash, size and label counts, and every metric
-    with its interval at this configuration. ``selection`` says how the
-    configuration was chosen (e.g. ``{"method": "recommend", "max_false_removal_rate": 0.01}``).
-    ``reviews`` (:func:`calib.agreement.review_evidence`): the label rule, label counts and
-    agreement of the reviews the labels stand on.
-    ``weights``: a weighted representation's table entry (:func:`weights_entry`).
-    ``stoplist`` (:class:`calib.boilerplate.Stoplist`, when ``rep.strip_lines`` > 0): named with its
-    sha256 as the file :data:`STOPLIST_FILE` beside the document.
-    """
-    if evaluation is not None and evaluation.config.fingerprint() != config.fingerprint():
-        raise ValueError("the evaluation was computed for another configuration "
-                         f"({evaluation.config.fingerprint()} != {config.fingerprint()})")
-    rep = config.rep
-    doc = {
-        "format_version": FORMAT_VERSION,
-        "calib_version": __version__,
-        "created_by": created_by,
-        "notice": NOTICE,
-        **config.doc_sections(),  # representation, lsh, verification, clustering: from the Config fields
-        "representation_fingerprint": rep.fingerprint(),
-        "config_fingerprint": config.fingerprint(),
-        **({"weights": weights} if weights is not None else {}),
-        "evidence": None,
-    }
-    if rep.strip_lines:
-        if stoplist is None:
-            raise ValueError("representation.strip_lines is set: the document needs its stoplist")
-        doc["stoplist"] = {"file": STOPLIST_FILE, "sha256": stoplist.sha256(rep), "lines": len(stoplist)}
-    if evaluation is not None or sample is not None:
-        ev: dict = {"selection": selection or {"method": "given"}}
-        if sample is not None:
-            ev["sample"] = sample_evidence(sample)
-        if evaluation is not None:
-            ev["metrics"] = {str(k): json_value(v) for k, v in evaluation.row.items()}
-            ev["ignored"] = ignored_evidence(evaluation)
-        if reviews is not None:
-            ev["reviews"] = reviews
-        doc["evidence"] = ev
-    return doc
-
-
-def write_config(path, config: Config, *, evaluation=None, sample=None, created_by: str = "calib export",
-                 selection: dict | None = None, stoplist=None) -> dict:
-    """Build, validate and atomically write the config JSON (and its stoplist file beside it); returns the document."""
-    doc = build_config_doc(config, evaluation=evaluation, sample=sample, created_by=created_by, selection=selection,
-                           stoplist=stoplist)
-    validate_doc(doc)
-    if "stoplist" in doc:
-        write_text_atomic(Path(path).with_name(STOPLIST_FILE), stoplist.to_json(config.rep))
-    write_text_atomic(path, dumps(doc))
-    return doc
-
-
-def load_stoplist(doc: dict, read_text: Callable[[str], str], where: str):
-    """The :class:`calib.boilerplate.Stoplist` a config document names (None when it strips
-    nothing), read with ``read_text(file name)`` and checked against its sha256."""
-    from calib.sketches.boilerplate import Stoplist
-    entry = doc.get("stoplist")
-    if entry is None:
-        return None
-    try:
-        text = read_text(entry["file"])
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExportError(f"cannot read the stoplist {entry['file']!r} beside the config ({exc})", "/stoplist/file",
-                          where)
-    got = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if got != entry["sha256"]:
-        raise ExportError(f"{entry['file']} has sha256 {got}, the config names {entry['sha256']}: the file was "
-                          "edited or is another export's", "/stoplist/sha256", where)
-    try:
-        st = Stoplist.from_doc(json.loads(text), entry["file"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ExportError(str(exc), "/stoplist/file", where)
-    if st.share != doc["representation"].get("strip_lines", 0.0):
-        raise ExportError(f"{entry['file']}: share {st.share} is not representation.strip_lines", "/stoplist", where)
-    return st
-
-
-@lru_cache(maxsize=1)
-def schema() -> dict:
-    """The config JSON Schema (draft 2020-12) shipped with the package."""
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
-def _pointer(parts: Iterable) -> str:
-    out = ""
-    for p in parts:
-        out += "/" + str(p).replace("~", "~0").replace("/", "~1")
-    return out
-
-
-def _check_fingerprint(doc: dict, key: str, recomputed: str, what: str, path) -> None:
-    if recomputed != doc[key]:
-        raise ExportError(f"{key} {doc[key]!r} does not match {what} (recomputed {recomputed!r}): "
-                          "the file was edited or corrupted", f"/{key}", path)
-
-
-def validate_doc(doc, *, path: str | None = None) -> None:
-    """Raise :class:`ExportError` naming the field (JSON pointer) when ``doc`` is not
-    a valid config document: unknown format_version, schema violation, or a
-    representation/config fingerprint that does not match its content."""
-    import jsonschema
-
-    if not isinstance(doc, dict):
-        raise ExportError(f"a config document must be a JSON object, got {type(doc).__name__}", "", path)
-    if "format_version" not in doc:
-        raise ExportError("missing field 'format_version'", "/format_version", path)
-    fv = doc["format_version"]
-    if not isinstance(fv, int) or isinstance(fv, bool):
-        raise ExportError(f"format_version must be an integer, got {fv!r}", "/format_version", path)
-    if fv != FORMAT_VERSION:
-        raise ExportError(f"unknown format_version {fv} (this calib {__version__} reads format_version "
-                          f"{FORMAT_VERSION})", "/format_version", path)
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
-    if errors:
-        err = errors[0]
-        parts = list(err.absolute_path)
-        if err.validator == "required":
-            missing = [k for k in err.validator_value if isinstance(err.instance, dict) and k not in err.instance]
-            if missing:
-                raise ExportError(f"missing field {missing[0]!r}", _pointer(parts + [missing[0]]), path)
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            allowed = set(err.schema.get("properties", {}))
-            extra = sorted(k for k in err.instance if k not in allowed)
-            if extra:
-                raise ExportError(f"unknown field {extra[0]!r}", _pointer(parts + [extra[0]]), path)
-        raise ExportError(err.message, _pointer(parts), path)
-    from calib.sketches.represent import Representation
-    try:
-        rep = Representation.from_dict(doc["representation"])
-    except (ValueError, TypeError) as exc:
-        raise ExportError(str(exc), "/representation", path)
-    _check_fingerprint(doc, "representation_fingerprint", rep.fingerprint(), "the representation", path)
-    try:
-        cfg = config_from_doc(doc)
-    except (ValueError, TypeError) as exc:
-        raise ExportError(str(exc), "/lsh", path)
-    _check_fingerprint(doc, "config_fingerprint", cfg.fingerprint(), "the configuration", path)
-    if (rep.weighting != "none") != ("weights" in doc):
-        raise ExportError(f"weighting {rep.weighting!r} " + ("needs its document-frequency table under /weights"
-                          if rep.weighting != "none" else "takes no /weights"), "/weights", path)
-    if bool(rep.strip_lines) != ("stoplist" in doc):
-        raise ExportError("representation.strip_lines and the 'stoplist' entry go together (one is missing)",
-                          "/stoplist", path)
-    lsh = doc["lsh"]
-    for name, want in (("rows_used", cfg.b * cfg.r), ("lsh_threshold", cfg.lsh_threshold), ("s50", cfg.s50)):
-        if not math.isclose(float(lsh[name]), float(want), rel_tol=1e-12, abs_tol=1e-12):
-            raise ExportError(f"{name} {lsh[name]!r} does not follow from b={cfg.b}, r={cfg.r} (expected {want!r})",
-                              f"/lsh/{name}", path)
-
-
-def config_from_doc(doc: dict) -> "Config":
-    from calib.search.config import Config
-    return Config.from_doc_sections(doc)
-
-
-def load_config(path) -> tuple[Config, dict]:
-    """Read, validate and check a config JSON: ``(Config, document)``.
-
-    Raises :class:`ExportError` (a ``ValueError``) naming the file and field.
-    """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ExportError("no such file", None, str(p))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExportError(f"cannot read: {exc}", None, str(p))
-    try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey as exc:  # the loaders' rule: which value is meant is ambiguous
-        raise ExportError(f"duplicate key {exc.key!r} in one JSON object (which value is meant is ambiguous)",
-                          None, str(p))
-    except json.JSONDecodeError as exc:
-        raise ExportError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {json_message(exc)})", None, str(p))
-    except RecursionError:  # e.g. arrays nested 100,000 deep
-        raise ExportError("not valid JSON (nested too deeply)", None, str(p))
-    except ValueError as exc:  # e.g. an integer of 5,000 digits
-        raise ExportError(f"not valid JSON ({str(exc).split(';')[0][:100]})", None, str(p))
-    validate_doc(doc, path=str(p))
-    return config_from_doc(doc), doc
-
-
-WEIGHTS_FILE = "document_frequencies.bin"
-
-
-def weights_entry(table, source: str) -> dict:
-    """The config document's ``weights`` entry for a document-frequency table
-    (:class:`calib.weighted_minhash.DocumentFrequencies`) written as :data:`WEIGHTS_FILE`."""
-    from calib.sketches.weighted_minhash import RULE
-    compact = table.compact()
-    return {"file": WEIGHTS_FILE, "sha256": table.sha256(), "documents": int(table.documents),
-            "entries": int(len(compact.hashes)), "rule": RULE, "source": source}
-
-
-def load_frequencies(doc: dict, config_path, read_bytes=None):
-    """The document-frequency table a weighted config document names (None when unweighted):
-    read beside the config file (by ``read_bytes(path)`` when given: object storage) and
-    checked against its sha256 before any work starts."""
-    from calib.sketches.weighted_minhash import DocumentFrequencies
-    entry = doc.get("weights")
-    if entry is None:
-        return None
-    cp = str(config_path)
-    path = (cp.rsplit("/", 1)[0] + "/" if "/" in cp else "") + entry["file"]
-    try:
-        table = DocumentFrequencies.load(path, entry["sha256"], None if read_bytes is None else read_bytes(path))
-    except FileNotFoundError:
-        raise ExportError(f"the document-frequency table {path} is missing (copy it with the config)",
-                          "/weights/file", str(config_path))
-    except ValueError as exc:
-        raise ExportError(str(exc), "/weights", str(config_path))
-    if table.documents != entry["documents"]:
-        raise ExportError(f"{path} counts {table.documents} documents, the config says {entry['documents']}",
-                          "/weights/documents", str(config_path))
-    return table
 
 
 README_TEXT = """calib export
@@ -344,15 +71,15 @@ def targets_document(config: Config, *, workspace=None, evaluation=None) -> dict
 def write_export(out_dir, config: Config, *, evaluation, sample, review_store=None, created_by="calib export",
                  selection: dict | None = None, workspace=None) -> dict[str, Path]:
     """Write everything an export consists of as one set: built in a temp
-    sibling folder that replaces ``out_dir`` whole (:func:`calib.atomic.atomic_folder`).
+    sibling folder that replaces ``out_dir`` whole (:func:`calib.base.atomic.atomic_folder`).
 
-    ``workspace`` (a ``calib.sweep.Workspace`` of ``sample``) evaluates each
+    ``workspace`` (a ``calib.search.sweep.Workspace`` of ``sample``) evaluates each
     target's own variant of the config; one is made when not given.
     """
     from calib.production import targets as T
     from calib.base.atomic import atomic_folder
     from calib.production.manifest import manifest
-    from calib.search.sweep import Workspace
+    from calib.search.workspace import Workspace
 
     out = Path(out_dir)
     ws = workspace if workspace is not None else Workspace(sample)

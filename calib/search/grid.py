@@ -24,7 +24,7 @@ import pandas as pd
 
 from calib.base.fields import axis
 from calib.candidates import lsh
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.search.config import Config, Verify
 from calib.search.workspace import Workspace, as_workspace
 from calib.sketches.schemes import get_scheme

@@ -39,7 +39,7 @@ from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.sketches.schemes import get_scheme
 from calib.sketches.represent import Representation
-from calib.reading.samples import Sample
+from calib.reading.sample import Sample
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.sketches.boilerplate import Stoplist, stoplist
 from calib.verification.short import short_mask, text_keys

@@ -1,14 +1,14 @@
 """Run an exported configuration on an unlabeled corpus, in bounded memory.
 
 Two passes over the corpus (JSONL read line by line, or Parquet read with
-``ParquetFile.iter_batches``):
+``ParquetFile.iter_batches``: :mod:`calib.production.engines.corpus`):
 
 1. batch by batch: shingle sets -> MinHash signatures; only ids, shingle-set
    sizes, a 128-bit digest of each set and the (n, num_perm) uint32
    signature matrix are kept (no text). Exact copies (equal digest, size and
-   signature, :mod:`calib.copies`) collapse to their first document;
+   signature, :mod:`calib.verification.copies`) collapse to their first document;
    candidate pairs of these canonical documents come from
-   :func:`calib.lsh.candidate_pairs`, and their number expanded by
+   :func:`calib.candidates.lsh.candidate_pairs`, and their number expanded by
    multiplicity (the document pairs) is checked against ``max_pairs`` before
    any document pair is built.
 2. re-read only the documents involved (every canonical candidate pair's
@@ -23,11 +23,9 @@ label columns). Nothing is deleted.
 
 from __future__ import annotations
 
-import gzip
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -40,15 +38,13 @@ from calib.search.config import Config, Verify
 from calib.verification.copies import Copies, copies_from_digests, set_digests, spread
 from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
-from calib.reading.files import MISSING_VALUES, SampleError, iter_records, open_input
-from calib.reading.records import as_id as sample_id
+from calib.reading.files import MISSING_VALUES
+# the corpus reader's names stay reachable as calib.apply.X (the public API, e.g. calib.apply.iter_corpus)
+from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, iter_corpus,  # noqa: F401
+                                             parse_jsonl_record)
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
 from calib.sketches.weighted_minhash import weigh
-
-
-class ApplyError(ValueError):
-    """Bad corpus or configuration for apply: one readable line."""
 
 
 class _NoBar:
@@ -64,181 +60,6 @@ BarFactory = Callable[[str, "int | None"], object]
 
 def _no_bar(desc: str, total: int | None):
     return _NoBar()
-
-
-# ---------------------------------------------------------------------------
-# Corpus reading
-# ---------------------------------------------------------------------------
-
-def _kind(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith((".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json")):
-        return "jsonl"
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    raise ApplyError(f"{path}: unknown corpus format (use .jsonl, .jsonl.gz or .parquet)")
-
-
-def _open_binary(path: Path):
-    """The corpus through the loaders' opener (regular files only: a FIFO is
-    refused, not waited on), gunzipped when it ends in .gz."""
-    try:
-        fh = open_input(path, single_link=False)
-    except SampleError as exc:
-        raise ApplyError(f"{path}: {exc.detail}") from None
-    return gzip.GzipFile(fileobj=fh, mode="rb") if path.name.lower().endswith(".gz") else fh
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict]]:
-    """``(line, record)`` of a JSONL corpus, decoded and checked exactly as
-    the sample loader does (:func:`calib.reading.iter_records`: BOM, strict
-    UTF-8, duplicate keys, lone surrogates, huge integers, deep nesting)."""
-    try:
-        with _open_binary(path) as fh:
-            yield from iter_records(fh, path.name)
-    except SampleError as exc:
-        raise _apply_error(path, exc) from None
-    except (OSError, EOFError) as exc:  # gzip: truncated or not gzip
-        raise ApplyError(f"{path}: cannot read ({exc})") from None
-
-
-def _apply_error(path, exc: SampleError) -> ApplyError:
-    where = f"{path}:{exc.line}" if exc.line is not None else f"{path}"
-    return ApplyError(f"{where}: field {exc.field!r}: {exc.detail}" if exc.field else f"{where}: {exc.detail}")
-
-
-def _as_id(v, where: str, field: str) -> str:
-    """The loaders' id rule (calib.samples), so a corpus and its labeled
-    sample name documents alike: text, or an integer (1 and 1.0 are "1")."""
-    try:
-        return sample_id(v, None, None, None)
-    except SampleError as exc:
-        raise ApplyError(f"{where}: field {field!r}: {exc.detail}") from None
-
-
-def _as_text(v, where: str, field: str) -> str:
-    if not isinstance(v, str):
-        raise ApplyError(f"{where}: field {field!r} must be a string, got {type(v).__name__}")
-    return v
-
-
-def count_documents(path) -> int:
-    """Number of documents (non-blank JSONL lines, or Parquet rows); JSONL
-    lines are parsed and checked (see :func:`_records`)."""
-    path = Path(path)
-    if not path.exists():
-        raise ApplyError(f"{path}: no such file")
-    if _kind(path) == "parquet":
-        import pyarrow.parquet as pq
-        fh = _open_binary(path)
-        try:
-            return pq.ParquetFile(fh).metadata.num_rows
-        except Exception as exc:  # pyarrow raises several types
-            raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
-    # every record is parsed and checked here, in the cheap first pass, so a
-    # bad line stops the run before any signature is computed
-    return sum(1 for _ in _records(path))
-
-
-def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_field: str = "text",
-                extra_fields: tuple[str, ...] = ()) -> Iterator[tuple[list[str], list[str], dict]]:
-    """Batches ``(ids, texts, extras)`` of at most ``batch_size`` documents, in file order."""
-    path = Path(path)
-    if not path.exists():
-        raise ApplyError(f"{path}: no such file")
-    if batch_size < 1:
-        raise ApplyError(f"batch size must be >= 1, got {batch_size}")
-    if _kind(path) == "parquet":
-        yield from _iter_parquet(path, batch_size, id_field, text_field, extra_fields)
-    else:
-        yield from _iter_jsonl(path, batch_size, id_field, text_field, extra_fields)
-
-
-def parse_jsonl_record(rec: dict, where: str, id_field: str, text_field: str,
-                       extra_fields: tuple[str, ...] = ()) -> tuple[str, str, list]:
-    """One record already parsed by :mod:`calib.reading` -> (id, text, extra
-    values as str or None); errors name ``where`` (shared with calib.spark_apply)."""
-    for f in (id_field, text_field):
-        if f not in rec:
-            raise ApplyError(f"{where}: missing field {f!r} (fields: {', '.join(sorted(rec)) or 'none'})")
-    return (_as_id(rec[id_field], where, id_field), _as_text(rec[text_field], where, text_field),
-            [None if rec.get(f) is None else str(rec.get(f)) for f in extra_fields])
-
-
-def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
-    ids, texts, extras = [], [], {f: [] for f in extra_fields}
-    for lineno, rec in _records(path):
-        doc_id, text, values = parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field, extra_fields)
-        ids.append(doc_id)
-        texts.append(text)
-        for f, v in zip(extra_fields, values):
-            extras[f].append(v)
-        if len(ids) >= batch_size:
-            yield ids, texts, extras
-            ids, texts, extras = [], [], {f: [] for f in extra_fields}
-    if ids:
-        yield ids, texts, extras
-
-
-def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
-    import pyarrow.parquet as pq
-    fh = _open_binary(path)
-    try:
-        pf = pq.ParquetFile(fh)
-    except Exception as exc:
-        raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
-    names = pf.schema_arrow.names
-    for f in (id_field, text_field, *extra_fields):
-        if names.count(f) > 1:  # pyarrow would hand over the last one without a word
-            raise ApplyError(f"{path}: duplicate column {f!r} (columns {', '.join(str(k + 1) for k, c in enumerate(names) if c == f)}): "
-                             "which one is meant is ambiguous")
-    for f in (id_field, text_field):
-        if f not in names:
-            raise ApplyError(f"{path}: missing column {f!r} (columns: {', '.join(names)})")
-    cols = [id_field, text_field] + [f for f in extra_fields if f in names]
-    row = 0
-    for batch in pf.iter_batches(batch_size=batch_size, columns=cols):
-        d = batch.to_pydict()
-        ids = [_as_id(v, f"{path}: row {row + k}", id_field) for k, v in enumerate(d[id_field])]
-        texts = [_as_text(v, f"{path}: row {row + k}", text_field) for k, v in enumerate(d[text_field])]
-        extras = {f: [None if v is None else str(v) for v in d[f]] if f in d else [None] * len(ids)
-                  for f in extra_fields}
-        row += len(ids)
-        yield ids, texts, extras
-
-
-def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_field: str = "text") -> None:
-    """Refuse, before any work, fields to keep that the corpus does not have (Parquet: its
-    columns; JSONL: its first record) or that are the id or text field."""
-    path = Path(path)
-    twice = sorted({f for f in fields if fields.count(f) > 1})
-    if twice:
-        raise ApplyError(f"--keep-fields: {twice[0]!r} is named twice (each field once)")
-    for f in fields:
-        if f in (id_field, text_field):
-            raise ApplyError(f"--keep-fields: {f!r} is the {'id' if f == id_field else 'text'} field; the manifest "
-                             "has doc_id already and never copies texts")
-    if not fields:
-        return
-    if not path.is_file():
-        raise ApplyError(f"{path}: no such file")
-    if _kind(path) == "parquet":
-        import pyarrow.parquet as pq
-        try:
-            names = pq.ParquetFile(path).schema_arrow.names
-        except Exception as exc:  # pyarrow raises several types
-            raise ApplyError(f"{path}: not a readable Parquet file ({exc})")
-        where = f"{path}"
-    else:
-        names, where = [], f"{path}"
-        with closing(_records(path)) as records:
-            for lineno, rec in records:  # the first record: valid, and its fields are the corpus's
-                parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field)
-                names, where = list(rec), f"{path}:{lineno}"
-                break
-    missing = [f for f in fields if f not in names]
-    if missing:
-        raise ApplyError(f"{where}: --keep-fields: no field {missing[0]!r} (fields: {', '.join(map(str, names))})")
 
 
 # ---------------------------------------------------------------------------
@@ -318,15 +139,15 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
                  missing_values=MISSING_VALUES, frequencies=None, stoplist=None) -> ApplyResult:
     """Run ``config`` on an unlabeled corpus; see the module docstring.
     ``frequencies``: the exported document-frequency table of a weighted
-    representation (:func:`calib.export.load_frequencies`): the weights are the
+    representation (:func:`calib.production.document.load_frequencies`): the weights are the
     calibration's, not re-counted on this corpus.
 
     Memory: the signature matrix and ~100 bytes per document, plus ~110 bytes
     per document pair up to ``max_pairs`` (``collapse=False`` bands every
     copy on its own: the reference the tests compare with). ``stoplist``: the
-    config's boilerplate lines (:func:`calib.export.load_stoplist`), stripped
+    config's boilerplate lines (:func:`calib.production.document.load_stoplist`), stripped
     before shingling in both passes; short documents (``config.min_shingles``)
-    are left out of banding and follow ``config.short_docs`` (:mod:`calib.short`)."""
+    are left out of banding and follow ``config.short_docs`` (:mod:`calib.verification.short`)."""
     from calib.production.manifest import manifest_frame
 
     rep = config.rep
@@ -486,7 +307,7 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
 
 def write_apply(out_dir, result: ApplyResult, *, corpus: str) -> dict[str, Path]:
     """manifest.csv, manifest.parquet, summary.json and README.txt as one set
-    (a temp sibling folder that replaces ``out_dir`` whole: :func:`calib.atomic.atomic_folder`)."""
+    (a temp sibling folder that replaces ``out_dir`` whole: :func:`calib.base.atomic.atomic_folder`)."""
     from calib.base.atomic import atomic_folder, write_frame_atomic, write_text_atomic
     from calib.base.jsondoc import dumps
     from calib.production.manifest import NOTICE

@@ -2,7 +2,8 @@
 
 One module per tool (``datasketch``, ``milvus``, ``datatrove``, ``text_dedup``,
 ``nemo_curator``), each a pure function ``target(config) -> Target``,
-registered in :data:`REGISTRY`. A :class:`Target` states
+registered in :func:`_registry`. A :class:`Target`
+(:mod:`calib.production.targets.target`) states
 
 * ``parameters``: plain JSON values in the tool's own names;
 * ``snippet``: a file to run (its name is ``file``);
@@ -19,69 +20,12 @@ Nothing here deletes anything: snippets stop at a list of proposed removals.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
+
+from calib.production.targets.target import Target, measure_unsupported  # noqa: F401 (calib.production.targets.X)
 
 if TYPE_CHECKING:
     from calib.search.config import Config
-
-
-@dataclass(frozen=True)
-class Target:
-    name: str                   # registry key, e.g. "datatrove"
-    title: str                  # e.g. "datatrove"
-    tool: str                   # pinned, e.g. "datatrove==0.10.1"
-    file: str                   # snippet file name in the export folder
-    parameters: dict
-    snippet: str
-    unsupported: tuple = ()     # dicts: field (JSON pointer), value, reason
-    kept: str = ""              # the kept-document rule, in words
-    engine_config: "Config | None" = None
-    engine_note: str = ""       # how engine_config approximates the tool, in words
-    docs: tuple = field(default=())  # what the target was read against (URLs, source files)
-
-    def to_dict(self) -> dict:
-        """Plain JSON (targets.json), without the snippet text."""
-        return {"tool": self.tool, "file": self.file, "parameters": self.parameters,
-                "unsupported": list(self.unsupported), "kept_document": self.kept,
-                "evaluated_as": None if self.engine_config is None else {
-                    "config_fingerprint": self.engine_config.fingerprint(), "config": str(self.engine_config),
-                    "verification": self.engine_config.verify, "representative": self.engine_config.representative,
-                    "how": self.engine_note},
-                "read_against": list(self.docs)}
-
-    def __str__(self) -> str:
-        return f"{self.title} ({self.tool}): {len(self.unsupported)} unsupported; keeps {self.kept}"
-
-
-def measure_unsupported(config: "Config") -> list[dict]:
-    """The unsupported entry every target shares: the tools verify (or band) Jaccard only, so a
-    containment config is run, and evaluated, as Jaccard at the same threshold."""
-    out = [] if config.measure == "jaccard" else [
-        {"field": "/verification/measure", "value": config.measure,
-         "reason": "the tool verifies Jaccard only: it runs (and is evaluated here) as Jaccard at the same "
-                   "threshold; `calib apply --config config.json` runs the containment rule"}]
-    return out + short_and_boilerplate_unsupported(config)
-
-
-# What a tool would need for issue 24's settings (none of them has either; datatrove's pipeline could host both).
-_STRIP_NEED = ("no line stoplist: drop each line whose normalized text is in stoplist.json before the tool "
-               "shingles (datatrove: a filter or formatter step ahead of MinhashDedupSignature would do it)")
-_SHORT_NEED = {"exclude": "every document is sketched: leave documents with fewer than {m} distinct shingles out "
-                          "of the dedup input (they are kept, not removed)",
-               "exact": "every document is sketched: send documents with fewer than {m} distinct shingles to an "
-                        "exact-text dedup instead (datatrove: ExactDedup-style hashing of the normalized text)"}
-
-
-def short_and_boilerplate_unsupported(config: "Config") -> list[dict]:
-    """Boilerplate stripping and the minimum length (calib.boilerplate, calib.short): no target has them."""
-    out = []
-    if config.rep.strip_lines:
-        out.append({"field": "/representation/strip_lines", "value": config.rep.strip_lines, "reason": _STRIP_NEED})
-    if config.min_shingles:
-        out.append({"field": "/short_docs", "value": {"min_shingles": config.min_shingles, "rule": config.short_docs},
-                    "reason": _SHORT_NEED[config.short_docs].format(m=config.min_shingles)})
-    return out
 
 
 def _registry() -> dict[str, Callable[["Config"], Target]]:
@@ -96,7 +40,7 @@ REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curat
 def targets(config: "Config") -> dict[str, Target]:
     """Every registered target for ``config``, in registry order.
 
-    No tool weighs shingles as calib's ICWS does (:mod:`calib.weighted_minhash`): a weighted
+    No tool weighs shingles as calib's ICWS does (:mod:`calib.sketches.weighted_minhash`): a weighted
     config (or one with the icws scheme) becomes each tool's unweighted closest config, classic
     MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
     unweighted = _unweighted(config)
@@ -153,7 +97,7 @@ EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_ra
 def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None) -> dict[str, dict]:
     """Each target's figures on the workspace's sample, computed as that target runs the config.
 
-    Evaluates every distinct ``engine_config`` once (``calib.sweep.evaluate``);
+    Evaluates every distinct ``engine_config`` once (``calib.search.sweep.evaluate``);
     ``evaluation`` (of ``config`` itself) is reused where a target runs the
     config unchanged. Returns ``{target: {metric: value}}`` with plain JSON values.
     """
@@ -181,7 +125,7 @@ def targets_doc(config: "Config", evidence_by_target: dict | None = None) -> dic
     """The targets.json document: every target's parameters, unsupported list, kept-document
     rule and how it was evaluated, with its figures when ``evidence_by_target`` is given."""
     from calib.base.version import __version__
-    from calib.production.export import FORMAT_VERSION
+    from calib.production.document import FORMAT_VERSION
     from calib.production.manifest import NOTICE
     found = targets(config)
     doc = {"format_version": FORMAT_VERSION, "calib_version": __version__,

@@ -5,8 +5,8 @@
 ``prefix`` scheme passes calib's own permutations (``permutations=(a, b)``);
 the ``oph`` scheme has no datasketch counterpart (listed as unsupported).
 ``MinHashLSH(num_perm, params=(b, r))`` bands the first b*r values as
-``calib.lsh`` does. Normalization and shingling are calib's own source
-(:func:`calib.targets._source.shingling_source`). datasketch does no
+``calib.candidates.lsh`` does. Normalization and shingling are calib's own source
+(:func:`calib.production.targets._source.shingling_source`). datasketch does no
 clustering: the snippet stops at verified pairs and keeps, like calib's
 ``first`` rule on the connected policy, the smallest row of each component.
 """
@@ -18,8 +18,9 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.sketches import minhash
-from calib.search.config import Policy, Representative, Verify
-from calib.production.targets import Target, measure_unsupported
+from calib.clusters.clustering import Policy, Representative
+from calib.search.config import Verify
+from calib.production.targets.target import Target, measure_unsupported
 from calib.production.targets._source import shingling_source
 
 TOOL = "datasketch==2.0.0"

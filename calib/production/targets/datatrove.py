@@ -7,7 +7,7 @@ Read against src/datatrove/pipeline/dedup/minhash.py of datatrove 0.10.1:
   (spaCy for English); a text with fewer than ``n_grams`` words has no
   n-gram, hence no signature and is never a duplicate. The snippet keeps
   calib's representation instead: a subclass whose ``get_shingles`` is calib's
-  own shingling source (:mod:`calib.targets._source`), hashed as calib does.
+  own shingling source (:mod:`calib.production.targets._source`), hashed as calib does.
 * Signatures: ``(h * a + b) mod (2^61 - 1)``, masked to 32 bits, a and b from
   ``np.random.RandomState(seed)`` - not calib's permutations, so the
   candidate pairs differ pair by pair (same collision probability s^r per band).
@@ -24,8 +24,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from calib.base.version import __version__
-from calib.search.config import Policy, Representative, Verify
-from calib.production.targets import Target, measure_unsupported
+from calib.clusters.clustering import Policy, Representative
+from calib.search.config import Verify
+from calib.production.targets.target import Target, measure_unsupported
 from calib.production.targets._source import shingling_source
 
 TOOL = "datatrove==0.10.1"

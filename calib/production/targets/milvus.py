@@ -27,8 +27,9 @@ import json
 from dataclasses import replace
 
 from calib.base.version import __version__
-from calib.search.config import Policy, Representative, Verify
-from calib.production.targets import Target, measure_unsupported
+from calib.clusters.clustering import Policy, Representative
+from calib.search.config import Verify
+from calib.production.targets.target import Target, measure_unsupported
 
 TOOL = "pymilvus==3.0.2 (Milvus 3.0.x server)"
 DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",

@@ -24,8 +24,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from calib.base.version import __version__
-from calib.search.config import Policy, Representative, Verify
-from calib.production.targets import Target, measure_unsupported
+from calib.clusters.clustering import Policy, Representative
+from calib.search.config import Verify
+from calib.production.targets.target import Target, measure_unsupported
 from calib.production.targets._source import shingling_source
 
 TOOL = "nemo-curator==1.4.0"

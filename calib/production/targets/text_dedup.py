@@ -30,9 +30,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from calib.base.version import __version__
-from calib.search.config import Policy, Representative, Verify
+from calib.clusters.clustering import Policy, Representative
+from calib.search.config import Verify
 from calib.sketches.represent import Representation
-from calib.production.targets import Target, measure_unsupported
+from calib.production.targets.target import Target, measure_unsupported
 
 TOOL = "text-dedup==0.4.0"
 
