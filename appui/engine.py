@@ -138,7 +138,7 @@ def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, pro
 
 
 def agreement(decisions: pd.DataFrame, sample) -> pd.DataFrame:
-    """The kappa table of :func:`calib.agreement.agreement_table`, recomputed only when the decisions
+    """The kappa table of :func:`calib.review.agreement.agreement_table`, recomputed only when the decisions
     (their count and newest row) or the sample change: the Review page reruns on every click."""
     last = decisions.iloc[-1] if len(decisions) else None
     key = (len(decisions), None if last is None else (int(last["id"]), str(last["created_at"])))
@@ -153,7 +153,7 @@ def _agreement(key: tuple, sample_hash: str | None, _decisions: pd.DataFrame, _s
 
 def contested_sensitivity(results: pd.DataFrame, contested: pd.DataFrame, budget: float) -> pd.DataFrame:
     """How the recommendation of ``results`` changes if the contested review pairs went either way
-    (:func:`calib.sensitivity.contested_sensitivity`), cached per sample, table, pairs and budget."""
+    (:func:`calib.search.sensitivity.contested_sensitivity`), cached per sample, table, pairs and budget."""
     pairs = tuple(zip(contested["id_a"].astype(str), contested["id_b"].astype(str)))
     return _contested_sensitivity(state.sample_hash(), tuple(results["config_fingerprint"].astype(str)), pairs,
                                   float(budget), handle(), results)
@@ -183,7 +183,7 @@ def evaluation(cfg: Config | None = None) -> Evaluation:
 
 def target_evidence(cfg: Config) -> dict[str, dict]:
     """Each production target's figures on the sample, computed as that target runs ``cfg``
-    (``calib.targets.evidence``; every variant is a cached evaluation)."""
+    (``calib.production.targets.evidence``; every variant is a cached evaluation)."""
     from calib.production import targets as T
     from calib.base.jsondoc import json_value
     out = {}

@@ -4,9 +4,9 @@ built in memory from :mod:`calib.export` (the app writes no file on the server).
 * :func:`config_document`: the versioned config JSON (``build_config_doc``),
   validated with ``validate_doc`` before it is shown or offered.
 * :func:`targets_bytes`, :func:`unsupported_frame`, :func:`evidence_frame`: the
-  production targets (:mod:`calib.targets`) and their own figures.
+  production targets (:mod:`calib.production.targets`) and their own figures.
 * :func:`filter_manifest`, :func:`frame_bytes`: the manifest preview and its
-  CSV / Parquet bytes (the same serialization as ``calib.atomic.write_frame_atomic``).
+  CSV / Parquet bytes (the same serialization as ``calib.base.atomic.write_frame_atomic``).
 
 Nothing here deletes anything: the manifest is a proposal for review.
 """
@@ -42,7 +42,7 @@ def selection(source: str, budget: float | None = None, objective: str | None = 
 
 def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None,
                     reviews: dict | None = None, stoplist=None) -> dict:
-    """The config JSON document, validated (raises ``calib.export.ExportError`` when invalid); ``stoplist``:
+    """The config JSON document, validated (raises ``calib.production.document.ExportError`` when invalid); ``stoplist``:
     the boilerplate lines of a config that strips them (its file, stoplist.json, is downloaded beside)."""
     doc = cx.build_config_doc(cfg, evaluation=evaluation, sample=sample, created_by="calib app (Export page)",
                               selection=sel, reviews=reviews, stoplist=stoplist)
@@ -139,5 +139,5 @@ def filter_manifest(frame: pd.DataFrame, *, chained_only: bool = False, slice_co
 
 
 def frame_bytes(frame: pd.DataFrame, suffix: str) -> bytes:
-    """CSV or Parquet bytes of a table, exactly as ``calib.atomic.write_frame_atomic`` writes them."""
+    """CSV or Parquet bytes of a table, exactly as ``calib.base.atomic.write_frame_atomic`` writes them."""
     return atomic.frame_bytes(frame, suffix)

@@ -25,7 +25,7 @@ def page(title: str, caption: str | None = None) -> None:
     if st.session_state.get(state.FLASH):
         st.success(md(st.session_state.pop(state.FLASH)))
     if s.design is not None and title in ("Sweep", "Curves", "Export"):
-        # a drawn set (calib draw): the rates are corpus-level estimates (calib.weighted)
+        # a drawn set (calib draw): the rates are corpus-level estimates (calib.labeling.weighted)
         st.info(f"Labels from a stratified draw ({md(s.design)}): recall, precision and false-removal rate are "
                 "weighted by inclusion probability (stratified ratio estimates, intervals 'stratified'); the "
                 "columns *_unweighted hold the plain proportions, labels_per_stratum the counts.")

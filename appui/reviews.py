@@ -256,7 +256,7 @@ def action_pairs(ev: Evaluation, sample: Sample, exact_sim) -> pd.DataFrame:
 def with_sample_labels(decisions: pd.DataFrame, sample: Sample, truth) -> pd.DataFrame:
     """``decisions`` (id_a, id_b, ...) with ``sample_label``: the sample's label of
     the pair (1, 0, or -1 when unlabeled, a single-document decision, or an id
-    not in the sample). ``truth``: the sample's :class:`calib.truth.Truth`."""
+    not in the sample). ``truth``: the sample's :class:`calib.clusters.truth.Truth`."""
     rows = pd.Series(np.arange(sample.n), index=sample.docs["id"].astype(str))
     a = decisions["id_a"].astype(str).map(rows)
     b = decisions["id_b"].map(lambda v: None if pd.isna(v) else str(v)).map(rows)

@@ -17,13 +17,13 @@ MARK_WIDTH = 120  # px: the longest mark, "★ recommended", whole (it was cut t
 # (precision), what it costs (false removals), and how much work LSH leaves (candidates).
 DECISION = ["pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95", "false_removal_rate",
             "false_removal_rate_95", "candidates"]
-# The configuration's columns come from the Config fields (calib.config.table_columns).
+# The configuration's columns come from the Config fields (calib.search.config.table_columns).
 CONFIG = table_columns()
 DETAIL = ["removed", "false_removals", "unlabeled_removals", "chained_removals", "missed_removal_rate",
           "pair_recall_interval", "expected_pair_recall", "pair_recall_macro",
           "candidate_recall", "expected_candidate_recall", "candidate_recall_macro", "reduction", "status",
           "config_fingerprint"]
-# Results across seeds (calib.sweep.across_seeds) add each rate's range over the seeds.
+# Results across seeds (calib.search.seeds.across_seeds) add each rate's range over the seeds.
 SEEDS = ["seeds", "pair_recall_min", "pair_recall_max", "false_removal_rate_min", "false_removal_rate_max",
          "candidate_recall_min", "candidate_recall_max"]
 # Without labels only the work and the removals can be shown (first, as the decision columns).

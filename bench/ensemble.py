@@ -1,4 +1,4 @@
-"""LSH Ensemble all-pairs candidates: calib.ensemble vs datasketch's MinHashLSHEnsemble.
+"""LSH Ensemble all-pairs candidates: calib.candidates.ensemble vs datasketch's MinHashLSHEnsemble.
 
     PYTHONPATH=. python bench/ensemble.py [--docs 2000] [--out bench/results/ensemble.md]
 

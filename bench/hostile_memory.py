@@ -10,7 +10,7 @@ Each command runs in a fresh interpreter behind bench/memory.py's launcher (peak
   --thresholds 0.8`` (the issue's case at 60k instead of 200k documents: before the fix it died in
   ``np.triu_indices`` asking 3.35 GiB);
 * ``banding``: ``calib apply`` of a config num_perm 8192, b 8192, r 1 on N short documents, against
-  :func:`calib.budget.check_banding`'s estimate ``N x (4 x 8192 + 32 x 8192)`` bytes; the imports are
+  :func:`calib.base.budget.check_banding`'s estimate ``N x (4 x 8192 + 32 x 8192)`` bytes; the imports are
   the same command on 10 documents;
 * ``refusal``: the same apply on 60,000 documents with ``CALIB_MAX_MEMORY=1G`` and ``--max-pairs 1000000``
   (so the bands, not the pair budget, are refused): time and peak of the one-line refusal.

@@ -5,7 +5,7 @@
 For each case a fresh interpreter streams a JSONL file of short documents
 (20-60 words drawn deterministically from the words of
 /usr/share/common-licenses/*, or of stdlib docstrings when those are absent)
-line by line, computes ``calib.minhash.signatures_from_texts`` per batch
+line by line, computes ``calib.sketches.minhash.signatures_from_texts`` per batch
 (num_perm=128, word 5-grams) and writes each batch's rows into a
 preallocated (n, num_perm) uint32 matrix (a plain array, or a
 ``np.lib.format.open_memmap`` .npy file with ``--matrix memmap``). The child
@@ -13,7 +13,7 @@ reports its own peak RSS (``getrusage(RUSAGE_SELF).ru_maxrss`` at exit) and
 its RSS right after the imports (the fixed cost of numpy/numba/pandas).
 
 ``--mode apply`` measures the whole ``calib apply`` command instead: it
-writes a config with :func:`calib.export.write_config` (word 5-grams,
+writes a config with :func:`calib.production.document.write_config` (word 5-grams,
 num_perm=128, b=16, r=8, exact verification at J >= 0.8, connected clusters,
 keep first), the same corpora with ~2% planted near-duplicates (an earlier
 document with its last word replaced or one word appended), and runs

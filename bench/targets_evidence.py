@@ -3,7 +3,7 @@
     python -m bench.targets_evidence
 
 Times, for the default config, the evaluation of the config itself and then of every
-target's variant (calib.targets.evidence: each distinct engine_config evaluated once on
+target's variant (calib.production.targets.evidence: each distinct engine_config evaluated once on
 the same Workspace), and prints each target's figures. Signatures of a new
 representation (text-dedup's closest, NeMo's character 24-grams) are the cost.
 """

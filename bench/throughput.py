@@ -142,7 +142,7 @@ def calib_stages(docs, rep, threads) -> dict[str, float]:
 
 
 def python_normalize(docs, rep):
-    """The Python rules calib.encode replaces (for the stage table)."""
+    """The Python rules calib.sketches.encode replaces (for the stage table)."""
     return [normalize(x, rep).encode("utf-8", "surrogatepass") for x in docs]
 
 

@@ -1,4 +1,4 @@
-"""Boilerplate stripping (calib.boilerplate) against a brute-force reference on the shipped sample's text."""
+"""Boilerplate stripping (calib.sketches.boilerplate) against a brute-force reference on the shipped sample's text."""
 
 from collections import Counter
 

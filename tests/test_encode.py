@@ -1,5 +1,5 @@
-"""Compiled normalization + encoding (calib.encode) is bit-identical to the
-Python rules of calib.represent.normalize, on arbitrary text and on the real
+"""Compiled normalization + encoding (calib.sketches.encode) is bit-identical to the
+Python rules of calib.sketches.represent.normalize, on arbitrary text and on the real
 texts shipped in data/base, at one and two threads."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_edge_cases():
 
 
 def test_lower_table_facts_hold_for_this_python():
-    # calib.encode lowercases non-ASCII texts by code point in the kernel; that
+    # calib.sketches.encode lowercases non-ASCII texts by code point in the kernel; that
     # is str.lower() only because of these facts about the running Python
     from calib.sketches.encode import _lower_table
 

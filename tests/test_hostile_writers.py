@@ -32,7 +32,7 @@ SMALL = ["--shingles", "word3", "--num-perm", "16", "--splits", "4x4", "--thresh
 PAYLOADS = ('=HYPERLINK("http://evil.example/x","click")', "+1+1", "@SUM(A1)", '=cmd|"/c calc"!A1')
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
-# A child that holds an output (calib.atomic.claim_output) until its stdin closes.
+# A child that holds an output (calib.base.atomic.claim_output) until its stdin closes.
 HOLDER = r"""
 import sys
 from calib.atomic import claim_output

@@ -358,7 +358,7 @@ def test_read_only_from_the_url_is_refused_by_the_server(postgres_db):
 
 
 def test_writer_and_viewer_roles(postgres_db, capsys):
-    """The README's setup: the owner creates the tables (python -m calib.review_pg URL), the
+    """The README's setup: the owner creates the tables (python -m calib.review.postgres URL), the
     reviewer role may insert and read but not update or delete (refused by its privileges,
     before the trigger), the viewer role only reads."""
     import psycopg

@@ -1,4 +1,4 @@
-"""Minimum length (calib.short) and boilerplate stripping through the sweep, export and calib apply:
+"""Minimum length (calib.verification.short) and boilerplate stripping through the sweep, export and calib apply:
 against brute force, and the local apply against the sweep's own verified pairs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Production targets (calib.targets): each snippet run against the real tool where it
+"""Production targets (calib.production.targets): each snippet run against the real tool where it
 installs here (datasketch, datatrove, pymilvus client objects) and compared with the
 engine; the findings of issue 11 one by one; the union-find kept-document rules."""
 

@@ -1,4 +1,4 @@
-"""Weighted MinHash (calib.weighted_minhash): datasketch's ICWS bit for bit,
+"""Weighted MinHash (calib.sketches.weighted_minhash): datasketch's ICWS bit for bit,
 exact weighted Jaccard against a brute-force reference, the estimator's bias
 over many seeds, and the document-frequency table file."""
 

@@ -1,10 +1,10 @@
 """Settings declared once: metadata on the fields of the config dataclasses.
 
-Every field of :class:`~calib.represent.Representation` and
-:class:`~calib.config.Config` is declared with :func:`setting`, every field of
-:class:`~calib.sweep.Grid` with :func:`axis`. Everything that lists settings
+Every field of :class:`~calib.sketches.represent.Representation` and
+:class:`~calib.search.config.Config` is declared with :func:`setting`, every field of
+:class:`~calib.search.grid.Grid` with :func:`axis`. Everything that lists settings
 iterates over ``dataclasses.fields`` and reads this metadata: the results-row
-columns and :func:`calib.config.config_from_row`, the config document's
+columns and :func:`calib.search.config.config_from_row`, the config document's
 sections (and the test that ``config.schema.json`` agrees), the CLI's grid
 flags, and the Sweep page's configuration columns. So a new setting is one
 declaration (plus, for the exported document, its entry in the JSON schema,

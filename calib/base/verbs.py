@@ -2,7 +2,7 @@
 
 ``calib.sweep``, ``calib.export`` and ``calib.apply`` are pipeline modules and
 the public API's verbs at once: ``calib.sweep(sample, grid)`` runs
-:func:`calib.sweep.sweep` while ``calib.sweep.Grid`` is still the module's
+:func:`calib.search.sweep.sweep` while ``calib.search.grid.Grid`` is still the module's
 class. (A plain function of the same name in ``calib/__init__`` would be
 replaced by the module the first time anything imports it.)
 """

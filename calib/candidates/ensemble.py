@@ -29,7 +29,7 @@ Differences from datasketch, by design: partitions are given (``uppers``) or
 equi-depth on the sizes (datasketch optimizes them for false positives under
 a uniform-containment assumption; equi-depth is the paper's near-optimal
 choice for power-law sizes); candidates come from one sort per band instead
-of a hash table, as in :mod:`calib.lsh`. For dedup, a pair (x, y) is a
+of a hash table, as in :mod:`calib.candidates.lsh`. For dedup, a pair (x, y) is a
 candidate when the *smaller* set queries the larger one's partition
 (:func:`ensemble_pairs`); :func:`ensemble_directed` gives every direction, as
 querying each document against the index of all of them would.

@@ -319,7 +319,7 @@ def _band_hits(sig, i, j, b, r, all_bands):
 def band_hits(sig: np.ndarray, i: np.ndarray, j: np.ndarray, b: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     """Per pair: in how many of the b bands documents i and j collide (int32),
     and the first band they collide in (-1 if none). ``count > 0`` is
-    :func:`collides`; the counts feed the band jackknife (:mod:`calib.jackknife`)."""
+    :func:`collides`; the counts feed the band jackknife (:mod:`calib.estimates.jackknife`)."""
     check_split(b, r, sig.shape[1])
     i, j = pair_arrays(i, j, sig.shape[0])
     return _band_hits(sig, i, j, b, r, True)

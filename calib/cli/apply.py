@@ -105,6 +105,6 @@ def add_parser(sub) -> None:
                          "(memory: ~40 bytes a pair; default 50000000)")
     add_missing_option(ap)
     ap.add_argument("--engine", choices=("local", "spark"), default="local",
-                    help="local (default), or spark: the same job on Spark (calib.spark_apply; pip install "
+                    help="local (default), or spark: the same job on Spark (calib.production.engines.spark; pip install "
                          "'calib[spark]' and a Java runtime; master from spark-submit, CALIB_SPARK_MASTER or local[*])")
     ap.set_defaults(func=cmd_apply)

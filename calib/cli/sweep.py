@@ -45,7 +45,7 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
     shingles = tuple(dict.fromkeys(r.shingle_label() for r in defaults.representations))
     norms = tuple(dict.fromkeys(r.normalization_label() for r in defaults.representations))
     g = p.add_argument_group("grid", "shingles, thresholds, splits and hash counts not given are chosen from the "
-                                     "sample (calib.search); the other axes default to calib.Grid()'s")
+                                     "sample (calib.search.grid); the other axes default to calib.Grid()'s")
     g.add_argument("--shingles", type=_strs, default=UNSET,
                    help=f"shingle types and sizes, e.g. word3,char5 (default: from the documents' lengths; "
                         f"calib.Grid(): {','.join(shingles)})")

@@ -28,7 +28,7 @@ of weights serves every rate of a sweep (common random numbers, so two
 configurations are compared on the same resamples).
 
 When no unit takes part in more than one trial, the trials are independent
-and the Wilson interval (:mod:`calib.stats`) is the better one (exact-ish
+and the Wilson interval (:mod:`calib.estimates.stats`) is the better one (exact-ish
 for small n); :func:`dependent` tells the two cases apart.
 
 What the interval covers: which clusters the labeled sample happened to

@@ -22,7 +22,7 @@ have if they were independent, sum_p q_p (1 - q_p) / N^2 with
 q_p = m_p P(J_p) from each pair's exact Jaccard (no seed needed).
 
 It covers the hash functions' luck on *these* documents; which documents
-were sampled is the bootstrap's part (:mod:`calib.bootstrap`).
+were sampled is the bootstrap's part (:mod:`calib.estimates.bootstrap`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def hash_sd(count: np.ndarray, first: np.ndarray, b: int, r: int, exact: np.ndar
             mask: np.ndarray | None = None) -> float:
     """Standard deviation over hash seeds of R = mean(mask & count > 0).
 
-    ``count``, ``first``: from :func:`calib.lsh.band_hits` (for a pair with
+    ``count``, ``first``: from :func:`calib.candidates.lsh.band_hits` (for a pair with
     count 1, ``first`` is its only band); ``exact``: each pair's exact
     Jaccard. NaN when there are no pairs.
     """

@@ -11,10 +11,10 @@ representative per cluster:
   unlabeled removal = its pair with the representative carries no label
   missed removal    = in a true duplicate cluster of size m, every kept
                       member beyond one; rate over sum(m - 1)
-Intervals: Wilson score intervals (:mod:`calib.stats`) where the trials are
+Intervals: Wilson score intervals (:mod:`calib.estimates.stats`) where the trials are
 independent (no document or group in two trials); a cluster bootstrap
-(:mod:`calib.bootstrap`) where they share one; for band-collision rates
-widened by the hash variance from the band jackknife (:mod:`calib.jackknife`,
+(:mod:`calib.estimates.bootstrap`) where they share one; for band-collision rates
+widened by the hash variance from the band jackknife (:mod:`calib.estimates.jackknife`,
 method suffix ``+hash``). ``<rate>_interval`` names the method used. Expected rates (no hash seed): mean over the pairs of the
 S-curve at each pair's exact Jaccard, ``P(J) = 1 - (1 - J^r)^b``.
 """
@@ -44,7 +44,7 @@ def counted_rate(name: str, counts: Counts, boot: ClusterBootstrap | None, *, ma
 
     Sampling part: the cluster-bootstrap interval when its trials share a
     unit (and a bootstrap is given), else Wilson. ``hash_sd`` (the band
-    jackknife's hash standard deviation, :mod:`calib.jackknife`): the interval
+    jackknife's hash standard deviation, :mod:`calib.estimates.jackknife`): the interval
     is widened to cover the rate another hash seed gives. ``macro``: also the
     per-unit (group) mean of the rate, each group weighted once."""
     k, n = counts.k_total, counts.n_total
@@ -158,7 +158,7 @@ def collision_rates(sim: np.ndarray, collide: np.ndarray, b: int, r: int, bins: 
     rate with its interval, ``expected`` = the mean of P(J) over the bin's
     pairs (what the rate is on average over hash seeds), and ``theory`` = P(s)
     at the bin's mean similarity. ``collide``: bool per pair, or the band
-    counts of :func:`calib.lsh.band_hits`. With ``boot`` and the pairs (i, j)
+    counts of :func:`calib.candidates.lsh.band_hits`. With ``boot`` and the pairs (i, j)
     the interval is a cluster bootstrap where the bin's pairs share
     documents; with ``first`` (and counts) it is widened by the band
     jackknife's hash spread (:func:`counted_rate`); else Wilson.

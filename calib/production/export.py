@@ -24,7 +24,7 @@ from calib.base.atomic import write_bytes_atomic, write_frame_atomic, write_text
 from calib.base.jsondoc import dumps
 from calib.production.document import (FORMAT_VERSION, STOPLIST_FILE, WEIGHTS_FILE, build_config_doc,
                                        validate_doc, weights_entry)
-# the config document's names stay reachable as calib.export.X (the public API, e.g. calib.export.load_config)
+# the config document's names stay reachable as calib.production.export.X (the public API, e.g. calib.production.document.load_config)
 from calib.production.document import (SCHEMA_PATH, ExportError, config_from_doc, ignored_evidence,  # noqa: F401
                                        load_config, load_frequencies, load_stoplist, sample_evidence, schema,
                                        write_config)

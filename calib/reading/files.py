@@ -1,6 +1,6 @@
 """Reading input files safely: one opener, one line splitter, one JSON-record parser.
 
-The sample loaders (:mod:`calib.samples`) and ``calib apply``'s corpus reader
+The sample loaders (:mod:`calib.reading.samples`) and ``calib apply``'s corpus reader
 (:mod:`calib.apply`) both read through this module, so they agree on what a
 file may be and on every byte of it:
 

@@ -121,7 +121,7 @@ def label_counts(verdicts: pd.DataFrame) -> LabelCounts:
 
 def review_labels(decisions: pd.DataFrame) -> tuple[pd.DataFrame, LabelCounts]:
     """Pair labels under the label rule (columns id_a, id_b, label, category='review', the input of
-    :func:`calib.review.with_review_labels`) and how many pairs each part of the rule gave."""
+    :func:`calib.review.labels.with_review_labels`) and how many pairs each part of the rule gave."""
     v = pair_verdicts(decisions)
     lab = v[v["label"].notna()]
     labels = pd.DataFrame({"id_a": lab["id_a"].astype(str).to_numpy(), "id_b": lab["id_b"].astype(str).to_numpy(),

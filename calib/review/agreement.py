@@ -1,7 +1,7 @@
 """How often reviewers agree: Cohen's kappa (two reviewers) or Fleiss' kappa (more), with intervals,
 overall, per category and per reviewer.
 
-Votes are each reviewer's latest review decision per pair (:func:`calib.adjudication.reviewer_votes`);
+Votes are each reviewer's latest review decision per pair (:func:`calib.review.adjudication.reviewer_votes`);
 'unsure' votes and adjudications are left out of kappa (an abstention is not a rating) and counted
 in the ``unsure`` column. Only pairs rated by two or more reviewers enter kappa.
 

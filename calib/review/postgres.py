@@ -151,7 +151,7 @@ class PostgresReviewStore(DecisionStore):
 
     def create(self) -> None:
         """Create the store's tables now if missing (else by the first decision): run once
-        as the database's owner before granting roles (``python -m calib.review_pg URL``)."""
+        as the database's owner before granting roles (``python -m calib.review.postgres URL``)."""
         if self.readonly:
             raise ValueError(f"{self.where}: the review store is read-only (opened read-only); nothing created")
         psycopg = _psycopg()
@@ -216,7 +216,7 @@ class PostgresReviewStore(DecisionStore):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m calib.review_pg URL``: create the review store's tables in that database."""
+    """``python -m calib.review.postgres URL``: create the review store's tables in that database."""
     import sys
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not is_postgres_url(args[0]):

@@ -39,7 +39,7 @@ from calib.sketches.represent import Representation
 from calib.reading.sample import Sample
 from calib.verification.short import apply_rule, positive_rule
 # calib.sweep is this module: the names it had before the split stay importable from it (documented:
-# calib.sweep.Grid, calib.sweep.across_seeds, calib.sweep.recommend; the CLI imports the others here)
+# calib.search.grid.Grid, calib.search.seeds.across_seeds, calib.search.recommend.recommend; the CLI imports the others here)
 from calib.search.grid import Grid
 from calib.search.recommend import recommend, standing_text, with_recommendation  # noqa: F401
 from calib.search.seeds import across_seeds  # noqa: F401

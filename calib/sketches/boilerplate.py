@@ -1,9 +1,9 @@
 """Boilerplate stripping: lines (or shingles) that recur across many documents.
 
-The setting :attr:`calib.represent.Representation.strip_lines` is a share s of
+The setting :attr:`calib.sketches.represent.Representation.strip_lines` is a share s of
 documents (0: off). It means **lines**: a line is a piece of the raw text
 between line breaks (``str.splitlines``), compared after the representation's
-normalization (:func:`calib.represent.normalize` of the line alone); a line
+normalization (:func:`calib.sketches.represent.normalize` of the line alone); a line
 empty after normalization is never counted nor stripped. A line's document
 frequency is the number of documents holding it, counted once per document.
 The stoplist is every line held by more than ``s * n`` of the n documents of

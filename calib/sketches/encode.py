@@ -15,7 +15,7 @@ only what needs Unicode tables runs in Python:
   sigma (its lowercase depends on the letters around it) or under the
   punctuation rule (which comes after the lowercase).
 
-The kernel releases the GIL (numba ``nogil``): :mod:`calib.chunks` runs
+The kernel releases the GIL (numba ``nogil``): :mod:`calib.sketches.chunks` runs
 chunks of documents through it in parallel threads, and the less of a text
 Python touches, the less the threads wait for each other.
 """

@@ -154,7 +154,7 @@ def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "p
     """(n, num_perm) uint32 signature matrix of the shingle sets.
 
     Computed in chunks of at most ``batch_size`` documents over
-    :func:`calib.chunks.num_threads` threads (the kernels release the GIL).
+    :func:`calib.sketches.chunks.num_threads` threads (the kernels release the GIL).
     """
     if num_perm < 1:
         raise ValueError(f"num_perm must be >= 1, got {num_perm}")
@@ -173,7 +173,7 @@ def signatures(sets: ShingleSets, num_perm: int, seed: int = 1, scheme: str = "p
 def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size: int = 20_000,
                           frequencies=None) -> np.ndarray:
     """Text in -> signature out, in chunks of at most ``batch_size`` documents
-    over :func:`calib.chunks.num_threads` threads: each chunk is encoded,
+    over :func:`calib.sketches.chunks.num_threads` threads: each chunk is encoded,
     shingled and sketched by one thread, so memory grows with the chunk, not
     the corpus, and one chunk's Python part overlaps the others' kernels.
     ``frequencies``: the document-frequency table of a weighted representation."""

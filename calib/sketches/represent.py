@@ -236,7 +236,7 @@ def normalize(text: str, rep: Representation) -> str:
 def shingle_strings(text: str, rep: Representation) -> list[str]:
     """Reference (slow, pure Python) shingles of one text, with repeats.
 
-    The vectorized path in :mod:`calib.shingles` must produce exactly the
+    The vectorized path in :mod:`calib.sketches.shingles` must produce exactly the
     hashes of these strings; tests hold it to that.
     """
     norm = normalize(text, rep)

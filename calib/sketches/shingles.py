@@ -2,11 +2,11 @@
 
 The result is CSR-like: ``offsets`` (int64[n+1]) and ``hashes`` (uint32),
 document d owning ``hashes[offsets[d]:offsets[d+1]]``. Texts are normalized
-and encoded to one UTF-8 byte buffer by :mod:`calib.encode` (compiled for
+and encoded to one UTF-8 byte buffer by :mod:`calib.sketches.encode` (compiled for
 ASCII text), and the compiled kernels enumerate shingle byte spans and hash
 them: no Python object per shingle. The work runs in chunks of documents over
-threads (:mod:`calib.chunks`). Rules (short documents, empty ones) are stated in
-:mod:`calib.represent`.
+threads (:mod:`calib.sketches.chunks`). Rules (short documents, empty ones) are stated in
+:mod:`calib.sketches.represent`.
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def chunk_sets(texts: list[str], rep: Representation, unique: bool) -> ShingleSe
 
 
 def text_chunks(texts: list[str], max_docs: int | None = None) -> list[tuple[int, int]]:
-    """Document ranges of about :data:`calib.chunks.TARGET` characters each."""
+    """Document ranges of about :data:`calib.sketches.chunks.TARGET` characters each."""
     return chunks.bounds(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), max_items=max_docs)
 
 
@@ -283,7 +283,7 @@ def concat_sets(parts: list[ShingleSets]) -> ShingleSets:
 
 def shingle_hashes(texts: list[str], rep: Representation, *, unique: bool = True) -> ShingleSets:
     """Hashed shingles of every text under ``rep`` (sets when ``unique``),
-    computed in chunks of documents over :func:`calib.chunks.num_threads` threads."""
+    computed in chunks of documents over :func:`calib.sketches.chunks.num_threads` threads."""
     spans = text_chunks(texts)
     if not spans:
         return ShingleSets(np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint32), unique=unique)

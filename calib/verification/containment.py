@@ -8,10 +8,10 @@ so a short document copied whole into a long one has C = 1 while its Jaccard
 J = |A & B| / |A | B| = |A| / |B| can be tiny. C is symmetric as defined here
 (always the smaller set's share), so a pair's containment does not depend on
 the order (i, j); the shorter document is the *contained* one, the one
-containment clustering proposes for removal (see :mod:`calib.config`).
+containment clustering proposes for removal (see :mod:`calib.search.config`).
 
 * :func:`pairs_containment`: exact C per pair (a compiled sorted merge, as
-  :func:`calib.jaccard.pairs_jaccard`);
+  :func:`calib.verification.jaccard.pairs_jaccard`);
 * :func:`containment_from_jaccard` / :func:`estimate_containment`: C from a
   Jaccard value and the exact set sizes. With x = |A & B|,
   J = x / (|A| + |B| - x), so x = J (|A| + |B|) / (1 + J) and
@@ -138,7 +138,7 @@ def all_pairs_containment_above(sets: ShingleSets, threshold: float, *, block: i
                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair (i < j) with exact C >= threshold (> 0), and its C, sorted by (i, j).
 
-    Raises :class:`calib.jaccard.TooManyPairs` when more than ``max_pairs``
+    Raises :class:`calib.verification.jaccard.TooManyPairs` when more than ``max_pairs``
     pairs pass. Each block's filter survivors are materialized at once (their
     number is bounded by the block's prefix postings).
     """

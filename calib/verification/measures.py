@@ -5,8 +5,8 @@ the shingle sets, its estimate from the signatures (and the exact set sizes),
 and its all-pairs join above a threshold (the label-free reference of a
 sweep). Registered here:
 
-* ``jaccard``: J = |A & B| / |A | B| (:mod:`calib.jaccard`);
-* ``containment``: C = |A & B| / |A|, A the smaller set (:mod:`calib.containment`).
+* ``jaccard``: J = |A & B| / |A | B| (:mod:`calib.verification.jaccard`);
+* ``containment``: C = |A & B| / |A|, A the smaller set (:mod:`calib.verification.containment`).
   Its clustering keeps the containing (longer) document and proposes the
   contained, shorter one for removal, so it requires the ``longest``
   representative rule (by shingle-set size): ``keep = "longest"``.

@@ -39,7 +39,7 @@ from calib.verification.copies import Copies, copies_from_digests, set_digests, 
 from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.reading.files import MISSING_VALUES
-# the corpus reader's names stay reachable as calib.apply.X (the public API, e.g. calib.apply.iter_corpus)
+# the corpus reader's names stay reachable as calib.production.engines.local.X (the public API, e.g. calib.production.engines.corpus.iter_corpus)
 from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, iter_corpus,  # noqa: F401
                                              parse_jsonl_record)
 from calib.sketches.shingles import ShingleSets, shingle_hashes

@@ -1,9 +1,9 @@
 """Source text that snippets ship so they shingle exactly as calib does.
 
 Never a hand copy: :func:`shingling_source` inserts the source of the very
-functions calib runs (``calib.represent.punct_re``, ``normalize`` and
+functions calib runs (``calib.sketches.represent.punct_re``, ``normalize`` and
 ``shingle_strings``, read with :func:`inspect.getsource`) after a small
-stand-in for the :class:`~calib.represent.Representation` fields they read.
+stand-in for the :class:`~calib.sketches.represent.Representation` fields they read.
 ``tests/test_targets.py`` holds the result equal to calib on arbitrary Unicode.
 """
 
@@ -14,7 +14,7 @@ import textwrap
 
 from calib.sketches import represent
 
-# the hash of one shingle's UTF-8 bytes, as calib.shingles computes it (see calib.represent's docstring)
+# the hash of one shingle's UTF-8 bytes, as calib.sketches.shingles computes it (see calib.sketches.represent's docstring)
 HASH_IMPORT = {"xxhash": "import xxhash", "mmh3": "import mmh3",
                "sha1": "from datasketch.hashfunc import sha1_hash32"}
 HASH_EXPR = {"xxhash": "xxhash.xxh32_intdigest(b)  # xxHash32, seed 0",
