@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # calib's stages, lowest first: a module may import its own stage and those before it
 STAGES = ("base", "reading", "sketches", "candidates", "verification", "clusters", "estimates", "review", "search",
           "production", "labeling", "shipped", "warmup", "cli", "__main__")
-MAX_LINES = 500  # a file longer than this holds more than one job (the issue's ~400, plus docstrings)
+MAX_LINES = 450  # a file longer than this holds more than one job (~400 lines of code and its docstrings)
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -342,7 +342,7 @@ def test_docs_name_modules_files_and_functions_that_exist():
                     why = _resolve(ref, old_allowed="old flat paths" in paragraph)
                 if why:
                     bad.append(f"{doc}: {why}")
-        for path in sorted(set(re.findall(r"(?<![\w/.-])calib/[\w/.]*\w", text))):
-            if not (ROOT / path).exists():
-                bad.append(f"{doc}: {path} does not exist")
+            for path in sorted(set(re.findall(r"(?<![\w/.-])calib/[\w/.]*\w", paragraph))):
+                if not (ROOT / path).exists() and "old flat paths" not in paragraph:
+                    bad.append(f"{doc}: {path} does not exist")
     assert bad == []
