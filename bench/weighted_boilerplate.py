@@ -103,10 +103,10 @@ def quality(reps: list[str], thresholds: list[float], split: tuple[int, int]) ->
 CHILD = r"""
 import gzip, json, resource, sys, time
 sys.path.insert(0, {root!r})
-from calib.represent import Representation
-from calib.shingles import shingle_hashes
-from calib.minhash import signatures
-from calib.weighted_minhash import frequencies_from_sets, weigh
+from calib.sketches.represent import Representation
+from calib.sketches.shingles import shingle_hashes
+from calib.sketches.minhash import signatures
+from calib.sketches.weighted_minhash import frequencies_from_sets, weigh
 path, scheme, kind, k = {path!r}, {scheme!r}, {kind!r}, {k}
 op = gzip.open if path.endswith(".gz") else open
 with op(path, "rt", encoding="utf-8") as f:

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # renameat2 so the two-rename swap is exercised too.
 CHILD = r"""
 import os, pickle, shutil, signal, sys
-from calib import atomic
-from calib.apply import write_apply
+from calib.base import atomic
+from calib.production.engines.local import write_apply
 result = pickle.load(open(sys.argv[1], "rb"))
 K, n = int(sys.argv[3]), [0]
 def counted(fn):

@@ -141,9 +141,9 @@ def test_same_inputs_same_bytes(tmp_path, ev, sample):
 def test_fingerprints_stable_across_processes():
     code = textwrap.dedent("""
         import hashlib
-        from calib.config import Config
-        from calib.represent import Representation
-        from calib import export as E
+        from calib.search.config import Config
+        from calib.sketches.represent import Representation
+        from calib.production import export as E
         cfgs = [Config(), Config(Representation(shingle='char', k=7, hashfunc='mmh3', num_perm=256, seed=9,
                                                 scheme='datasketch'), b=32, r=8, verify='estimated',
                                  threshold=0.65, policy='star', representative='medoid')]
@@ -269,7 +269,7 @@ def test_failed_write_leaves_no_temp_and_keeps_old_file(tmp_path):
 _CHILD = textwrap.dedent("""
     import os, sys, time
     import numpy as np, pandas as pd
-    from calib import export as E
+    from calib.production import export as E
     n = 400_000
     frame = pd.DataFrame({"doc_id": [f"doc{i:07d}" for i in range(n)], "cluster_id": np.arange(n) // 3,
                           "sim": np.linspace(0, 1, n)})

@@ -150,10 +150,10 @@ def test_mixed_line_endings(tmp_path, texts, ends, bad_at):
 BIG_DOC_SCRIPT = r"""
 import json, resource, sys, time
 from pathlib import Path
-from calib.samples import load_sample
-from calib.represent import Representation
-from calib.shingles import shingle_hashes
-from calib.minhash import signatures, signatures_from_texts, EMPTY
+from calib.reading.samples import load_sample
+from calib.sketches.represent import Representation
+from calib.sketches.shingles import shingle_hashes
+from calib.sketches.minhash import signatures, signatures_from_texts, EMPTY
 words = json.loads(Path(sys.argv[2]).read_text())
 block = " ".join(words) + " "
 text = (block * (50_000_000 // len(block) + 1))[:50_000_000]

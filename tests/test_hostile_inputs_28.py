@@ -119,8 +119,8 @@ def test_a_30k_group_needs_no_triu_allocation(tmp_path):
     script.write_text(
         "import resource, sys\n"
         "import numpy as np, pandas as pd\n"
-        "from calib.samples import from_frames\n"
-        "from calib.truth import truth_from_sample\n"
+        "from calib.reading.sample import from_frames\n"
+        "from calib.clusters.truth import truth_from_sample\n"
         "docs = pd.DataFrame({'id': [f'd{k}' for k in range(40000)], 'text': ['the'] * 40000,\n"
         "                     'group': ['the'] * 30000 + [f's{k}' for k in range(10000)]})\n"
         "s = from_frames(docs)\n"
@@ -181,7 +181,7 @@ def test_hand_edited_design_counts_are_refused_in_one_line(drawn, tmp_path, caps
 # -- 3. memory estimated before the work --------------------------------------------------
 
 def test_memory_limit_follows_rlimit_and_env(tmp_path):
-    code = ("import resource; from calib.budget import memory_limit\n"
+    code = ("import resource; from calib.base.budget import memory_limit\n"
             "resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, resource.RLIM_INFINITY)); print(memory_limit())")
     env = {k: v for k, v in os.environ.items() if k != "CALIB_MAX_MEMORY"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -35,7 +35,7 @@ ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 # A child that holds an output (calib.base.atomic.claim_output) until its stdin closes.
 HOLDER = r"""
 import sys
-from calib.atomic import claim_output
+from calib.base.atomic import claim_output
 with claim_output(sys.argv[1]):
     print("held", flush=True)
     sys.stdin.read()

@@ -215,6 +215,33 @@ def test_tests_pages_and_app_import_no_old_path():
     assert bad == []
 
 
+def test_no_code_in_a_string_imports_an_old_path():
+    """Subprocess children are code in strings: an old path there would forward, and a
+    monkeypatch through it would miss the real module."""
+    import re
+
+    from calib.base.moved import MOVED
+
+    folders = {old for old in MOVED if (ROOT / "calib" / old.split(".")[1]).is_dir()}
+    bad = []
+    files = [*ROOT.glob("tests/*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("appui/*.py"), *ROOT.glob("pages/*.py"),
+             *(ROOT / "calib").rglob("*.py")]
+    for path in sorted(files):
+        if path.name in ("test_layout.py", "moved.py"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"(?:from|import) (calib(?:\.\w+)+)(?: import ([\w, ]+))?", text):
+            mod, names = m.group(1), m.group(2) or ""
+            if mod in MOVED and not (mod in folders and names and
+                                     all((ROOT / mod.replace(".", "/") / f"{n.strip()}.py").exists()
+                                         for n in names.split(",") if n.strip())):
+                bad.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+        for m in re.finditer(r"from calib import ([\w, ]+)", text):
+            bad += [f"{path.relative_to(ROOT)}: {m.group(0)}" for n in m.group(1).split(",")
+                    if f"calib.{n.strip()}" in MOVED and f"calib.{n.strip()}" not in folders]
+    assert bad == []
+
+
 def test_no_file_of_calib_holds_more_than_one_job_by_length():
     long = {str(p.relative_to(ROOT)): n for p in (ROOT / "calib").rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
@@ -281,6 +308,11 @@ from calib.search.from_sample import grid_from_sample as g
 assert grid_from_sample is g
 from calib.clusters import cluster_pairs
 from calib.review import ReviewStore
+import calib.lsh as old, calib.candidates.lsh as new
+old.MAX_PAIRS_FOR_TEST = 7  # a monkeypatch through an old path reaches the module
+assert new.MAX_PAIRS_FOR_TEST == 7
+del old.MAX_PAIRS_FOR_TEST
+assert not hasattr(new, "MAX_PAIRS_FOR_TEST")
 print("ok")
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)

@@ -390,7 +390,7 @@ def run_isolated(code: str) -> list[str]:
 
 PROBE = """
     import numpy as np
-    from calib.lsh import candidate_pairs, collides
+    from calib.candidates.lsh import candidate_pairs, collides
     def probe(fn):
         try:
             fn()

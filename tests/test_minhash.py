@@ -315,7 +315,7 @@ def test_estimate_jaccard_rejects_bad_pairs():
     # in a subprocess: an out-of-bounds read can segfault the interpreter
     code = textwrap.dedent("""
         import numpy as np
-        from calib.minhash import estimate_jaccard
+        from calib.sketches.minhash import estimate_jaccard
         sig = np.arange(24, dtype=np.uint32).reshape(6, 4)
         for i, j in (([0], [6]), ([-1], [5]), ([0, 1], [0])):
             try:

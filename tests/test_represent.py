@@ -85,7 +85,7 @@ def test_default_canonical_json_and_fingerprint_are_known():
 @pytest.mark.parametrize("hashseed", ["0", "1", "4242"])
 def test_fingerprint_same_in_fresh_interpreter(hashseed):
     env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=str(ROOT))
-    code = ("from calib.represent import Representation as R;"
+    code = ("from calib.sketches.represent import Representation as R;"
             "print(R().fingerprint());"
             "print(R(shingle='char', k=3, seed=7).fingerprint())")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,

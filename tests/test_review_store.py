@@ -187,7 +187,7 @@ def test_four_processes_write_at_once(target):
 
 _LOOP = """
 import sys
-from calib.review import open_review_store
+from calib.review.stores import open_review_store
 s = open_review_store(sys.argv[1])
 k = 0
 while True:

@@ -27,10 +27,16 @@ def _first(new: str | tuple[str, ...]) -> str:
 def _lookup(old: str, name: str):
     """``name`` from the first of ``old``'s new modules that has it (a module split in several)."""
     new = MOVED[old]
+    found = []
     for target in (new,) if isinstance(new, str) else new:
         module = importlib.import_module(target)
         if hasattr(module, name):
-            return module, getattr(module, name)
+            value = getattr(module, name)
+            if getattr(value, "__module__", None) == target:  # its home, where a split module re-exports it
+                return module, value
+            found.append((module, value))
+    if found:
+        return found[0]
     raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
 
@@ -122,6 +128,21 @@ class _Forward(types.ModuleType):
             self.__dict__["_warned"] = True
             _warn(self.__name__, target.__name__)
         return value
+
+    def __setattr__(self, name: str, value) -> None:
+        # a monkeypatch through the old path must reach the module that uses the name
+        if name.startswith("__"):
+            return super().__setattr__(name, value)
+        try:
+            target, _ = _lookup(self.__name__, name)
+        except AttributeError:
+            target = importlib.import_module(_first(MOVED[self.__name__]))
+        setattr(target, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name.startswith("__"):
+            return super().__delattr__(name)
+        delattr(_lookup(self.__name__, name)[0], name)
 
     def __dir__(self):
         new = MOVED[self.__name__]
