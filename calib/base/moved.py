@@ -3,11 +3,13 @@
 Until 0.1 ``calib/`` was 45 modules side by side; they now live in stage folders
 (``calib.lsh`` is :mod:`calib.candidates.lsh`). External code that imports an old
 path keeps working: ``import calib.lsh`` gives a module that forwards every
-attribute to the new one, with one ``DeprecationWarning`` naming the new path.
-Three old modules share their name with a new folder (``calib.clusters``,
-``calib.review``, ``calib.search``): the folder's ``__init__`` forwards the old
-module's names the same way. Nothing in calib, its app or its tests imports
-an old path (tests/test_layout.py).
+attribute to the new one (or, for a module split in several, to the one that
+holds the name), with one ``DeprecationWarning`` naming the new path; setting an
+attribute through it sets it on the new module, so monkeypatches still reach.
+Four old modules share their name with a new folder (``calib.clusters``,
+``calib.reading``, ``calib.review``, ``calib.search``): the folder's
+``__init__`` forwards the old module's names the same way. Nothing in calib,
+its app, its benchmarks or its tests imports an old path (tests/test_layout.py).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import sys
 import types
 import warnings
 
+
 def _first(new: str | tuple[str, ...]) -> str:
     return new if isinstance(new, str) else new[0]
 
 
 def _lookup(old: str, name: str):
-    """``name`` from the first of ``old``'s new modules that has it (a module split in several)."""
+    """(module, value) of ``name`` among ``old``'s new modules: the one it is defined in, else the
+    first that has it (a module split in several re-exports some of its neighbours' names)."""
     new = MOVED[old]
     found = []
     for target in (new,) if isinstance(new, str) else new:
