@@ -14,6 +14,7 @@ from calib.reading.design import Design
 from calib.labeling.draw import DrawError, allocate, draw, more, read_drawn, representation, reservoir, write_drawn
 from calib.verification.jaccard import brute_force_all_pairs
 from calib.reading.samples import SampleError, load_sample
+from calib.search.workspace import Workspace
 from calib.sketches.shingles import shingle_hashes
 from calib.clusters.truth import label_names
 
@@ -144,6 +145,15 @@ def test_design_keeps_the_representation_as_its_document(tmp_path):
     with pytest.raises(DrawError, match=r"design.json: not a calib draw design \(Representation.k \(shingle size\) "
                                         r"must be an integer >= 1, got 0\)"):
         read_drawn(tmp_path / "d")
+    # the sweep builds it too, before any work: one line naming design.json and its field, from the CLI as well
+    with pytest.raises(SampleError, match=r"^design.json, field 'rep': not a calib draw design \(Representation.k "):
+        Workspace(load_sample(tmp_path / "d"))
+    doc["rep"] = {"bogus": 1}
+    (tmp_path / "d" / "design.json").write_text(json.dumps(doc))
+    run = _run("sweep", "--sample", str(tmp_path / "d"), "--out", str(tmp_path / "r.csv"))
+    assert run.returncode != 0 and not (tmp_path / "r.csv").exists()
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "design.json, field 'rep': not a calib draw design (unknown Representation field(s): bogus)" in run.stderr
 
 
 def _run(*argv):

@@ -39,6 +39,7 @@ from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.sketches.schemes import get_scheme
 from calib.sketches.represent import Representation
+from calib.reading.files import SampleError
 from calib.reading.sample import Sample
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.sketches.boilerplate import Stoplist, stoplist
@@ -49,6 +50,15 @@ from calib.verification.weighted_jaccard import pairs_weighted_jaccard
 
 BOOTSTRAP_REPLICATES = 1000
 NEGATIVE_PAIRS = 20_000
+
+
+def _check_design_representation(design) -> None:
+    """A drawn set's design.json names the representation its strata were computed under; the
+    loader (below the sketching stage) keeps it as a dict, so it is checked here, before any work."""
+    try:
+        Representation.from_dict(design.rep)
+    except (ValueError, TypeError) as exc:
+        raise SampleError(f"not a calib draw design ({exc})", file="design.json", field="rep") from None
 
 
 class Workspace:
@@ -65,6 +75,8 @@ class Workspace:
         self._df: dict[str, object] = {}
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
+        if sample.design is not None:
+            _check_design_representation(sample.design)
         self.sample = sample
         self._sets: dict[str, ShingleSets] = {}
         self._texts: dict[str, tuple[Stoplist, list[str]]] = {}  # boilerplate stripping, per normalization+share
