@@ -189,7 +189,8 @@ def label_counts_line(counts) -> str:
     """How the reviews become labels, said wherever they do (Review, Label, Sweep pages)."""
     from calib.review.adjudication import RULE
     return (f"{counts.used:,} label(s) used: {counts.adjudicated:,} adjudicated, {counts.unanimous:,} unanimous; "
-            f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
+            f"{counts.contested:,} contested pair(s) excluded, {counts.undecided:,} undecided (only 'unsure'); "
+            f"{counts.unsure:,} unsure decision(s), {counts.double_reviewed:,} double-reviewed pair(s). Rule: {RULE}.")
 
 
 REVIEW_LABELS = "calib_review_labels"  # {"hash", "contested", "counts"}: the sample the reviews labeled

@@ -141,6 +141,13 @@ def cmd_export(a) -> int:
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
+    if a.reviews:
+        import json
+
+        from calib.review.agreement import evidence_text
+        from calib.review.postgres import redact_url
+        evidence = json.loads((out / "config.json").read_text())["evidence"]["reviews"]
+        print(f"reviews in {redact_url(a.reviews)}: {evidence_text(evidence)}", file=sys.stderr)
     return 0
 
 

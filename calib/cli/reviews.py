@@ -71,5 +71,8 @@ def cmd_agreement(a) -> int:
                          indent=2))
         return 0
     print(format_table(table))
-    print(f"\nlabels: {counts}\nlabel rule: {RULE}", file=sys.stdout)
+    o = table.iloc[0]
+    print(f"\n{counts.double_reviewed:,} double-reviewed pair(s), {o['pairs']:,} of them rated twice or more "
+          f"(in kappa); {counts.unsure:,} unsure decision(s) (abstentions, not in kappa)")
+    print(f"labels: {counts}\nlabel rule: {RULE}", file=sys.stdout)
     return 0
