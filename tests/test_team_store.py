@@ -51,10 +51,16 @@ def team(postgres_db):
             assert add_member(store, name, groups[p], password=f"pw-{p}-{tag}") == f"pw-{p}-{tag}"
     t = Team(postgres_db, {p: _as(postgres_db, n, f"pw-{p}-{tag}") for p, n in names.items()}, names, roles)
     yield t
-    with psycopg.connect(postgres_db, autocommit=True) as con:
-        for role in [*names.values(), roles.adjudicator, roles.reviewer, roles.viewer]:
-            con.execute(f'DROP OWNED BY "{role}"')
-            con.execute(f'DROP ROLE "{role}"')
+    _drop_roles(postgres_db, *names.values(), roles.adjudicator, roles.reviewer, roles.viewer)
+
+
+def _drop_roles(admin: str, *roles: str) -> None:
+    """Roles are the server's, not the test database's: drop the ones a test made."""
+    with psycopg.connect(admin, autocommit=True) as con:
+        for role in roles:
+            if con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                con.execute(f'DROP OWNED BY "{role}"')
+                con.execute(f'DROP ROLE "{role}"')
 
 
 INSERT = "INSERT INTO decisions (id_a, id_b, decision, reviewer, kind) VALUES (%s, %s, %s, %s, %s)"
@@ -223,11 +229,7 @@ def test_team_cli_init_add_show_share_remove_and_agreement(postgres_db, tmp_path
         assert main(["reviews", "team", "init", "--reviews", str(tmp_path / "r.sqlite")]) == 2
         assert "a team needs a PostgreSQL store" in capsys.readouterr().err
     finally:
-        with psycopg.connect(postgres_db, autocommit=True) as con:
-            for role in (ana, bo, cy, f"{prefix}_adjudicator", f"{prefix}_reviewer", f"{prefix}_viewer"):
-                if con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-                    con.execute(f'DROP OWNED BY "{role}"')
-                    con.execute(f'DROP ROLE "{role}"')
+        _drop_roles(postgres_db, ana, bo, cy, f"{prefix}_adjudicator", f"{prefix}_reviewer", f"{prefix}_viewer")
 
 
 def test_an_older_shared_role_is_named_and_writes_under_its_own_name(postgres_db, capsys):
@@ -242,7 +244,7 @@ def test_an_older_shared_role_is_named_and_writes_under_its_own_name(postgres_db
     with psycopg.connect(postgres_db, autocommit=True) as con:
         con.execute(f"CREATE ROLE {shared} LOGIN PASSWORD 'pw-{tag}'")
         for stmt in (f'GRANT CONNECT ON DATABASE "{db}" TO {shared}', f"GRANT USAGE ON SCHEMA public TO {shared}",
-                     f"GRANT SELECT, INSERT ON decisions TO {shared}"):
+                     f"GRANT SELECT, INSERT ON decisions TO {shared}", f"GRANT SELECT ON schema_version TO {shared}"):
             con.execute(stmt)
     try:
         with open_review_store(_as(postgres_db, shared, f"pw-{tag}")) as s:
@@ -255,7 +257,4 @@ def test_an_older_shared_role_is_named_and_writes_under_its_own_name(postgres_db
             s.record("a", "b", "not_duplicate", shared)
             assert list(s.all_decisions()["reviewer"]) == ["ana", shared]
     finally:
-        with psycopg.connect(postgres_db, autocommit=True) as con:
-            for role in (shared, f"{prefix}_adjudicator", f"{prefix}_reviewer", f"{prefix}_viewer"):
-                con.execute(f'DROP OWNED BY "{role}"')
-                con.execute(f'DROP ROLE "{role}"')
+        _drop_roles(postgres_db, shared, f"{prefix}_adjudicator", f"{prefix}_reviewer", f"{prefix}_viewer")
