@@ -18,11 +18,11 @@ from calib.reading.sample import REPO_ROOT, Sample
 from calib.reading.writing import pair_frame
 from calib.search.sweep import Evaluation
 
+from .identity import OVERLAP  # noqa: F401 - the overlap share's session key (re-exported for the pages)
 from .paths import ENV_VAR as PATHS_ENV_VAR
 from .paths import allowed_roots, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
-OVERLAP = "calib_review_overlap"  # the overlap share, a plain session key (widget keys drop on page change)
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -139,48 +139,43 @@ def opened_store(db: str):
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
-    """The review store, reviewer name and overlap share inputs (Review and Label pages): the
-    checked path or URL, kept in the session state, or None after an error. The name and the share
-    are kept in plain session keys, so they hold across pages for the browser session."""
+    """The review store box (Review and Label pages): the checked path or URL, kept in the session and
+    the page's query string (a reload keeps it), or None after an error. Who you are and the overlap
+    share come once the store is open (:func:`appui.identity.identity_widgets`, key ``reviewer_key``)."""
     import streamlit as st
 
-    from calib.review.overlap import DEFAULT_SHARE
-
-    from . import state
+    from . import identity, state
     from .text import md
     ss = st.session_state
-    c = st.columns([3, 2, 2])
-    text = c[0].text_input("Review database (SQLite file) or postgresql:// URL",
-                           value=shown(ss.get(state.REVIEW_DB) or default_db()), key=db_key,
-                           help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}. A team "
-                                "shares one PostgreSQL store: postgresql://user@host:5432/database")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key,
-                                         placeholder="required before the first decision",
-                                         help="Kept for this browser session; every decision records it.")
-    ss[OVERLAP] = c[2].number_input("Share shown to a second reviewer", 0.0, 1.0, float(ss.get(OVERLAP, DEFAULT_SHARE)),
-                                    0.05, key=f"{reviewer_key}_overlap",
-                                    help="Pairs (chosen by a hash of their ids, the same for everyone) that a "
-                                         "second reviewer decides blind, to measure agreement.")
+    text = st.text_input("Review database (SQLite file) or postgresql:// URL",
+                         value=shown(identity.initial_db(default_db())), key=db_key,
+                         help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}; kept in the "
+                              "page's address (?reviews=...). A team shares one PostgreSQL store: "
+                              "postgresql://you@host:5432/database, your password in ~/.pgpass or PGPASSFILE.")
     try:
         target = check_db_target(text)
     except ValueError as exc:
         st.error(md(exc))
         return None
     ss[state.REVIEW_DB] = target
+    identity.keep_db(target, default_db())
     return target
 
 
 def reviewer() -> str:
-    """The reviewer name of this browser session ('' until typed)."""
-    import streamlit as st
-
-    from . import state
-    return str(st.session_state.get(state.REVIEWER, "") or "").strip()
+    """Who records decisions: the connected role on a team's PostgreSQL store, else the typed name."""
+    from .identity import reviewer as who
+    return who()
 
 
 def need_reviewer() -> None:
-    """Why the decision buttons are off, until a reviewer name is typed."""
+    """Why the decision buttons are off."""
     import streamlit as st
+
+    from .identity import identity, vouched
+    if vouched():
+        st.warning(f"{identity().user} may only read this store (not in the team's reviewer group).")
+        return
     st.warning("Type your reviewer name above before recording decisions: every decision carries it, and "
                "agreement between reviewers is measured from it.")
 

@@ -53,9 +53,9 @@ def test_two_reviewers_disagree_blind_then_adjudicated():
     labels, counts = review_labels(ReviewStore(db).all_decisions())
     assert counts.contested == 1 and counts.used == 0 and labels.empty
     assert any("1 contested pair" in c.value for c in bo.caption), [c.value for c in bo.caption]
-    # a reviewer of the pair may not adjudicate it
-    bo.button(key="adjudicate_duplicate").click().run()
-    assert any("another person adjudicates it" in e.value for e in bo.error)
+    # a reviewer of the pair may not adjudicate it: the buttons are off, and say why before any click
+    assert bo.button(key="adjudicate_duplicate").disabled and bo.button(key="adjudicate_not_duplicate").disabled
+    assert "bo reviewed this pair: another person adjudicates it" in page_text(bo)
     # the agreement section has the two ratings (one pair, they disagree)
     table = next(d.value for d in bo.dataframe if "kappa" in d.value.columns)
     overall = table[table["scope"] == "overall"].iloc[0]
