@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from calib.review.adjudication import review_labels
@@ -109,3 +110,22 @@ def test_sweep_page_reports_the_contested_pairs_sensitivity():
     assert "If the 3 contested pairs went the other way" in text
     sens = next(d.value for d in at.dataframe if "same_config" in d.value.columns)
     assert list(sens["labels"]) == ["as labeled", "contested -> duplicate", "contested -> not duplicate"]
+
+
+@pytest.mark.slow
+def test_a_reload_keeps_the_sqlite_store_and_the_typed_name(tmp_path):
+    """SQLite is one person's store: the name is typed; the page's query string keeps it and the store
+    (a reload is a new session that starts from the query string)."""
+    db = str(Path(os.environ["CALIB_REVIEW_DB"]).with_name("other.sqlite"))
+    at = review_session("bo")
+    at.text_input(key="review_db_input").set_value(db).run()
+    assert at.query_params.get("reviews") == db and at.query_params.get("reviewer") == "bo"
+    assert any("A SQLite store is one person's" in c.value for c in at.caption)
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    again.query_params.update(at.query_params)
+    again.run()
+    again.switch_page("pages/5_Review.py").run()
+    assert not again.exception and not again.error
+    assert again.text_input(key="review_db_input").value == db
+    assert again.text_input(key="reviewer_input").value == "bo"
+    assert again.subheader[0].value.startswith("Queue of bo:")
