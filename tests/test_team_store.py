@@ -167,6 +167,7 @@ def test_the_app_api_records_under_the_connected_role(team):
             s.record("a", "c", "duplicate", team.names["vi"])
 
 
+@pytest.mark.slow
 def test_team_cli_init_add_show_share_remove_and_agreement(postgres_db, tmp_path, monkeypatch, capsys):
     """The commands a team's admin runs, each person's password from their pgpass file (PGPASSFILE),
     and ``calib reviews agreement`` on the URL: the hand-computed kappa.
@@ -177,15 +178,19 @@ def test_team_cli_init_add_show_share_remove_and_agreement(postgres_db, tmp_path
     from calib.cli import main
     tag = uuid.uuid4().hex[:8]
     prefix = f"c{tag}"
-    ana, bo, cy = f"ana_{tag}", f"bo_{tag}", f"cy_{tag}"
+    ana, bo, cy, owner = f"ana_{tag}", f"bo_{tag}", f"cy_{tag}", f"owner_{tag}"
+    with psycopg.connect(postgres_db, autocommit=True) as con:  # as docs/team-review.md: an owner, not a superuser
+        con.execute(f"CREATE ROLE {owner} LOGIN CREATEROLE PASSWORD 'pw-{tag}'")
+        con.execute(f'ALTER DATABASE "{urlsplit(postgres_db).path.lstrip("/")}" OWNER TO {owner}')
+    admin = _as(postgres_db, owner, f"pw-{tag}")
     try:
-        assert main(["reviews", "team", "init", "--reviews", postgres_db, "--prefix", prefix, "--share", "0.3"]) == 0
+        assert main(["reviews", "team", "init", "--reviews", admin, "--prefix", prefix, "--share", "0.3"]) == 0
         err = capsys.readouterr().err
         assert f"groups {prefix}_reviewer, {prefix}_adjudicator" in err and "overlap share 0.3" in err
-        assert urlsplit(postgres_db).password not in err
+        assert f"pw-{tag}" not in err
         lines = []
         for name, role in ((ana, "reviewer"), (bo, "reviewer"), (cy, "adjudicator")):
-            assert main(["reviews", "team", "add", "--reviews", postgres_db, name, "--role", role]) == 0
+            assert main(["reviews", "team", "add", "--reviews", admin, name, "--role", role]) == 0
             out, err = capsys.readouterr()
             host, port, db, user, password = out.strip().split(":")
             assert (user, host, port) == (name, urlsplit(postgres_db).hostname, str(urlsplit(postgres_db).port))
@@ -222,14 +227,16 @@ def test_team_cli_init_add_show_share_remove_and_agreement(postgres_db, tmp_path
         assert f"connected as {bo} (reviewer, viewer)" in out
         assert f"reviewers ({prefix}_reviewer): {ana}, {bo}" in out and f"adjudicators ({prefix}_adjudicator): {cy}" in out
         assert f"overlap share: 0.5 (set by {cy} at " in out
-        assert main(["reviews", "team", "remove", "--reviews", postgres_db, bo]) == 0
+        assert main(["reviews", "team", "remove", "--reviews", admin, bo]) == 0
         capsys.readouterr()
         assert main(["reviews", "agreement", "--reviews", url[bo]]) == 2
         assert "permission denied" in capsys.readouterr().err
         assert main(["reviews", "team", "init", "--reviews", str(tmp_path / "r.sqlite")]) == 2
         assert "a team needs a PostgreSQL store" in capsys.readouterr().err
     finally:
-        _drop_roles(postgres_db, ana, bo, cy, f"{prefix}_adjudicator", f"{prefix}_reviewer", f"{prefix}_viewer")
+        with psycopg.connect(postgres_db, autocommit=True) as con:
+            con.execute(f'ALTER DATABASE "{urlsplit(postgres_db).path.lstrip("/")}" OWNER TO CURRENT_USER')
+        _drop_roles(postgres_db, ana, bo, cy, f"{prefix}_adjudicator", f"{prefix}_reviewer", f"{prefix}_viewer", owner)
 
 
 def test_an_older_shared_role_is_named_and_writes_under_its_own_name(postgres_db, capsys):
