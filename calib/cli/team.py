@@ -14,6 +14,7 @@ stderr: ``calib reviews team add ... > ana.pgpass`` hands it over without showin
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 from calib.base.errors import CliError
 
@@ -51,31 +52,36 @@ def add_parser(rs) -> None:
     s.add_argument("share", type=float)
 
 
-def _store(url: str, *, readonly: bool = False):
+@contextmanager
+def _opened(url: str, *, readonly: bool = False):
+    """The team's store at ``url``, closed afterwards; a refusal (the server's or the checks') as one line."""
     from calib.review.postgres import PostgresReviewStore, is_postgres_url
     if not is_postgres_url(url):
         raise CliError(f"--reviews {url}: a team needs a PostgreSQL store (postgresql://...); a SQLite file is "
                        "one person's store")
     try:
-        return PostgresReviewStore(url, readonly=readonly)
+        store = PostgresReviewStore(url, readonly=readonly)
     except ValueError as exc:
         raise CliError(f"--reviews {exc}")
+    try:
+        yield store
+    except ValueError as exc:
+        raise CliError(str(exc))
+    finally:
+        store.close()
 
 
 def cmd_init(a) -> int:
     from calib.review.overlap import DEFAULT_SHARE
     from calib.review.team import TeamRoles, current_share, setup_team
-    with _store(a.reviews) as store:
-        try:
-            roles = TeamRoles.with_prefix(a.prefix or store._con.info.dbname)
-            share = DEFAULT_SHARE if a.share is None else a.share
-            others = setup_team(store, roles, share=share)
-            if a.share is not None and abs(current_share(store) - a.share) > 1e-12:
-                from calib.review.team import set_share
-                set_share(store, a.share)
-            share = current_share(store)
-        except ValueError as exc:
-            raise CliError(str(exc))
+    with _opened(a.reviews) as store:
+        roles = TeamRoles.with_prefix(a.prefix or store._con.info.dbname)
+        share = DEFAULT_SHARE if a.share is None else a.share
+        others = setup_team(store, roles, share=share)
+        if a.share is not None and abs(current_share(store) - a.share) > 1e-12:
+            from calib.review.team import set_share
+            set_share(store, a.share)
+        share = current_share(store)
         print(f"team ready on {store.where}: groups {roles.reviewer}, {roles.adjudicator} (also reviews), "
               f"{roles.viewer} (reads); overlap share {share:g}. From now on the database records each decision's "
               "connected role as its reviewer, stamps it with the server's clock, and lets only adjudicators "
@@ -95,11 +101,8 @@ def cmd_add(a) -> int:
         password = sys.stdin.readline().rstrip("\n")
         if not password:
             raise CliError("--password-stdin: the first line of stdin is empty")
-    with _store(a.reviews) as store:
-        try:
-            secret = add_member(store, a.name, a.role, password)
-        except ValueError as exc:
-            raise CliError(str(exc))
+    with _opened(a.reviews) as store:
+        secret = add_member(store, a.name, a.role, password)
         url = person_url(store, a.name)
         if secret is None:
             print(f"{a.name} (an existing role, password unchanged) is now in the team's {a.role} group; "
@@ -113,11 +116,8 @@ def cmd_add(a) -> int:
 
 def cmd_remove(a) -> int:
     from calib.review.team import remove_member
-    with _store(a.reviews) as store:
-        try:
-            remove_member(store, a.name)
-        except ValueError as exc:
-            raise CliError(str(exc))
+    with _opened(a.reviews) as store:
+        remove_member(store, a.name)
         print(f"{a.name} is out of the team's groups: they can no longer read or write its decisions (the role "
               f"and its past decisions stay; DROP ROLE as a superuser to end the login)", file=sys.stderr)
     return 0
@@ -125,15 +125,12 @@ def cmd_remove(a) -> int:
 
 def cmd_show(a) -> int:
     from calib.review.team import members, settings_history, whoami
-    with _store(a.reviews, readonly=True) as store:
-        try:
-            me = whoami(store)
-            if not me.vouched:
-                raise CliError(f"{store.where}: no team in this review store (calib reviews team init, as its owner)")
-            people = members(store)
-            history = settings_history(store)
-        except ValueError as exc:
-            raise CliError(str(exc))
+    with _opened(a.reviews, readonly=True) as store:
+        me = whoami(store)
+        if not me.vouched:
+            raise CliError(f"{store.where}: no team in this review store (calib reviews team init, as its owner)")
+        people = members(store)
+        history = settings_history(store)
         print(f"connected as {me.user} ({', '.join(me.groups) or 'in no group of the team'})")
         for group in ("reviewer", "adjudicator", "viewer"):
             print(f"{group}s ({me.team.of(group)}): {', '.join(people[group]) or '-'}")
@@ -144,10 +141,7 @@ def cmd_show(a) -> int:
 
 def cmd_share(a) -> int:
     from calib.review.team import set_share
-    with _store(a.reviews) as store:
-        try:
-            set_share(store, a.share)
-        except ValueError as exc:
-            raise CliError(str(exc))
+    with _opened(a.reviews) as store:
+        set_share(store, a.share)
         print(f"overlap share of the team on {store.where}: {a.share:g} (every session reads it)", file=sys.stderr)
     return 0
