@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calib.review.overlap import DEFAULT_SHARE
-from calib.review.team import Identity, set_share, whoami
+from calib.review.team import Identity, members, set_share, whoami
 
 from . import state
 
@@ -91,8 +91,10 @@ def identity_widgets(store, reviewer_key: str) -> None:
         ss[OVERLAP] = me.share
         groups = ", ".join(g for g in ("reviewer", "adjudicator", "viewer") if me.may(g)) or "no group of the team"
         c = st.columns([3, 2])
+        adjudicators = ", ".join(members(store)["adjudicator"]) or "none yet"
         c[0].markdown(f"Connected as **{md(me.user)}** ({md(groups)}): the database records every decision of "
-                      "this session under this role, with the server's time, and checks who may adjudicate.")
+                      "this session under this role, with the server's time, and checks who may adjudicate "
+                      f"(this team's adjudicators: {md(adjudicators)}).")
         if me.may("adjudicator"):
             new = c[1].number_input("Team's share shown to a second reviewer", 0.0, 1.0, me.share, 0.05,
                                     key=f"{reviewer_key}_team_overlap",

@@ -136,6 +136,7 @@ def test_three_people_with_their_own_roles_on_postgres(browser, server, postgres
         ana = session("ana")
         text = main_text(ana)
         assert "(reviewer, viewer)" in text and "Share shown to a second reviewer: 1" in text
+        assert f"this team's adjudicators: {names['cy']}" in text.replace("\\", "")
         assert ana.get_by_role("textbox", name="Reviewer name").count() == 0  # no name asked
         pair = shown_pair(ana)
         ana.get_by_role("button", name="Duplicate", exact=True).click()
