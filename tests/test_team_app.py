@@ -129,3 +129,51 @@ def test_a_reload_keeps_the_sqlite_store_and_the_typed_name(tmp_path):
     assert again.text_input(key="review_db_input").value == db
     assert again.text_input(key="reviewer_input").value == "bo"
     assert again.subheader[0].value.startswith("Queue of bo:")
+
+
+@pytest.mark.slow
+def test_on_a_teams_store_the_page_shows_the_databases_identity_and_share(postgres_db, tmp_path, monkeypatch):
+    """No name box on a team's PostgreSQL store: the page shows the connected role; an adjudicator sets
+    the share for the whole team (the store keeps it); a viewer's decision buttons are off."""
+    import uuid
+
+    import psycopg
+
+    from calib.review.stores import open_review_store
+    from calib.review.team import TeamRoles, add_member, current_share, pgpass_line, person_url, setup_team
+    tag = uuid.uuid4().hex[:6]
+    cy, vi, roles = f"cy_{tag}", f"vi_{tag}", TeamRoles.with_prefix(f"a{tag}")
+    with open_review_store(postgres_db) as store:
+        setup_team(store, roles)
+        lines = [pgpass_line(store, n, add_member(store, n, g)) for n, g in ((cy, "adjudicator"), (vi, "viewer"))]
+        url = {n: person_url(store, n) for n in (cy, vi)}
+    (tmp_path / "pgpass").write_text("\n".join(lines) + "\n")
+    (tmp_path / "pgpass").chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "pgpass"))
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        at.query_params["reviews"] = url[cy]
+        at.run()
+        at.switch_page("pages/5_Review.py").run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert f"Connected as **{cy}** (reviewer, adjudicator, viewer)" in page_text(at)
+        assert not [t for t in at.text_input if t.key == "reviewer_input"]  # no name asked
+        assert not at.button(key="decide_duplicate").disabled
+        at.number_input(key="reviewer_input_team_overlap").set_value(0.5).run()
+        at.button(key="reviewer_input_set_share").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        with open_review_store(url[cy], readonly=True) as store:
+            assert current_share(store) == 0.5
+        viewer = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        viewer.query_params["reviews"] = url[vi]
+        viewer.run()
+        viewer.switch_page("pages/5_Review.py").run()
+        assert f"Connected as **{vi}** (viewer)" in page_text(viewer)
+        assert "Share shown to a second reviewer: **0.5**" in page_text(viewer)  # the team's, read from the store
+        assert viewer.button(key="decide_duplicate").disabled
+        assert any("may only read this store" in w.value for w in viewer.warning)
+    finally:
+        with psycopg.connect(postgres_db, autocommit=True) as con:
+            for role in (cy, vi, roles.adjudicator, roles.reviewer, roles.viewer):
+                con.execute(f'DROP OWNED BY "{role}"')
+                con.execute(f'DROP ROLE "{role}"')
