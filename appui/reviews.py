@@ -116,18 +116,41 @@ def shown(target: str) -> str:
     return redact_url(str(target))
 
 
+def no_cleartext(target: str) -> str:
+    """A PostgreSQL URL as the app opens it: with ``require_auth=!password`` (libpq 16 or later), so that
+    a server named in a link's query string or a typed URL cannot ask libpq for the cleartext password
+    of a ``~/.pgpass`` line (a line with ``*`` for the host would hand it to any server). SCRAM, md5,
+    certificates and trust still work. Anything else is returned as it is."""
+    from urllib.parse import urlsplit, urlunsplit
+    if not is_postgres_url(target) or "require_auth" in target:
+        return target
+    try:
+        import psycopg
+        if psycopg.pq.version() < 160000:
+            return target
+    except ImportError:
+        return target
+    parts = urlsplit(target.strip())
+    query = f"{parts.query}&require_auth=%21password" if parts.query else "require_auth=%21password"
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+def open_store(target: str, *, readonly: bool = False):
+    """The review store at ``target`` as the app opens it (:func:`no_cleartext`)."""
+    from calib.review.stores import open_review_store
+    return open_review_store(no_cleartext(target), readonly=readonly)
+
+
 @contextmanager
 def opened_store(db: str):
     """The review store at ``db`` (Review and Label pages), closed afterwards;
     None, with the reason shown, when it cannot be opened."""
     import streamlit as st
 
-    from calib.review.stores import open_review_store
-
     from .errors import message
     from .text import md
     try:
-        store = open_review_store(db)
+        store = open_store(db)
     except Exception as exc:  # noqa: BLE001 - any failure to open is shown, never a traceback
         st.error(f"Cannot open the review store {md(shown(db))}: {message(exc)}")
         yield None

@@ -177,3 +177,60 @@ def test_on_a_teams_store_the_page_shows_the_databases_identity_and_share(postgr
             for role in (cy, vi, roles.adjudicator, roles.reviewer, roles.viewer):
                 con.execute(f'DROP OWNED BY "{role}"')
                 con.execute(f'DROP ROLE "{role}"')
+
+
+def _rogue_server(received: list[bytes]):
+    """A server that answers every connection by asking for the password in clear (what a server named
+    in a crafted link could do), and keeps whatever the client sends back. Returns (port, thread)."""
+    import socket
+    import struct
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    srv.settimeout(10)
+
+    def serve():  # one connection: libpq's first try, the one a password would go to
+        try:
+            con, _ = srv.accept()
+            with con:
+                con.settimeout(10)
+                while True:
+                    head = con.recv(8)
+                    if len(head) < 8:
+                        return
+                    length, code = struct.unpack("!ii", head)
+                    con.recv(length - 8)
+                    if code in (80877103, 80877104):  # SSLRequest, GSSENCRequest: no
+                        con.sendall(b"N")
+                        continue
+                    con.sendall(b"R" + struct.pack("!ii", 8, 3))  # AuthenticationCleartextPassword
+                    received.append(con.recv(4096))
+                    return
+        except OSError:
+            pass
+        finally:
+            srv.close()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return srv.getsockname()[1], thread, srv
+
+
+def test_a_server_named_in_a_link_cannot_get_a_pgpass_password_in_clear(tmp_path, monkeypatch):
+    """The store comes from the page's query string, so a link can name any server. The app opens
+    PostgreSQL URLs with require_auth=!password: a wildcard ~/.pgpass line's password never reaches a
+    server that asks for it in clear (without the guard it does: the control)."""
+    pytest.importorskip("psycopg")
+    from appui.reviews import open_store
+    from calib.review.stores import open_review_store
+    (tmp_path / "pgpass").write_text("*:*:*:ana:s3cret-pw\n")
+    (tmp_path / "pgpass").chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "pgpass"))
+    for opener, leaks in ((open_review_store, True), (open_store, False)):
+        received: list[bytes] = []
+        port, thread, srv = _rogue_server(received)
+        with pytest.raises(ValueError):
+            opener(f"postgresql://ana@127.0.0.1:{port}/calib?connect_timeout=5&sslmode=disable")
+        srv.close()
+        thread.join(30)
+        assert any(b"s3cret-pw" in r for r in received) is leaks, received
