@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir, check_rate
+from calib.base.inputs import CONFIG_MAX_BYTES, RESULTS_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
                                _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
                                check_sweep_memory, load, tqdm_progress)
@@ -20,14 +21,22 @@ from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_sour
 
 def row_from_sweep(path: str, fingerprint: str | None):
     """The row of a results table to export: ``fingerprint``'s, or the recommended one."""
+    import io
+
     import pandas as pd
+
+    from calib.base.inputs import InputError, read_regular
     p = Path(path)
+    try:  # read whole through the one input check (a FIFO never blocks, the size is bounded)
+        data = read_regular(p, max_bytes=RESULTS_MAX_BYTES, what="a results table", name=str(p))
+    except InputError as exc:
+        raise CliError(f"--from-sweep {exc}") from None
     try:
         if p.suffix.lower() == ".parquet":
-            results = pd.read_parquet(p)
+            results = pd.read_parquet(io.BytesIO(data))
         else:
             from calib.base.atomic import csv_values
-            results = csv_values(pd.read_csv(p))  # text cells as they were before the CSV-injection guard
+            results = csv_values(pd.read_csv(io.BytesIO(data)))  # text cells as before the CSV-injection guard
     except Exception as exc:  # noqa: BLE001 - any unreadable table is one user error
         raise CliError(f"--from-sweep {p}: not a readable results table ({exc})")
     if "config_fingerprint" not in results:
@@ -79,8 +88,8 @@ def cmd_export(a) -> int:
         raise CliError("pass either --config or --from-sweep, not both")
     if a.fingerprint and not a.from_sweep:
         raise CliError("--fingerprint picks a row of --from-sweep RESULTS: pass --from-sweep too")
-    check_input(a.config, "--config")
-    check_input(a.from_sweep, "--from-sweep")
+    check_input(a.config, "--config", folder=False, max_bytes=CONFIG_MAX_BYTES, kind="a config")
+    check_input(a.from_sweep, "--from-sweep", folder=False, max_bytes=RESULTS_MAX_BYTES, kind="a results table")
     check_reviews(a.reviews)
     check_input(a.idf_corpus, "--idf-corpus")
     out = check_out_dir(a.out, a.overwrite)

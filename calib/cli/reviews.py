@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from calib.base.errors import CliError, check_input
-from calib.cli._common import _review_store, load
+from calib.base.errors import CliError
+from calib.cli._common import _review_store, check_reviews, load
 
 
 def add_parser(sub) -> None:
@@ -48,7 +48,7 @@ def cmd_agreement(a) -> int:
     from calib.review.agreement import agreement_table, sample_categories
     if a.replicates < 1:
         raise CliError(f"--replicates must be >= 1, got {a.replicates}")
-    check_input(a.reviews, "--reviews")
+    check_reviews(a.reviews)  # a path exists; a URL's server answers (never echoed with its password)
     sample = load(a.sample, a.pairs) if a.sample else None
     store = _review_store(a.reviews)
     try:
