@@ -19,7 +19,7 @@ from calib.reading.writing import pair_frame
 from calib.search.sweep import Evaluation
 
 from .paths import ENV_VAR as PATHS_ENV_VAR
-from .paths import allowed_roots, unique_resolved
+from .paths import allowed_roots, resolve_link, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
 OVERLAP = "calib_review_overlap"  # the overlap share, a plain session key (widget keys drop on page change)
@@ -60,7 +60,7 @@ def check_db_path(text: str) -> Path:
         raise ValueError(f"{p} should end in .sqlite or .db (a SQLite file the app creates or reopens)")
     if not p.is_absolute():
         p = REPO_ROOT / p
-    resolved = p.resolve()
+    resolved = resolve_link(p)
     if resolved.suffix.lower() not in DB_SUFFIXES:  # a .sqlite symlink to some other file
         raise ValueError(f"{p} resolves to {resolved}, which is not a .sqlite or .db file")
     dirs = allowed_db_dirs()

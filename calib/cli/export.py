@@ -16,7 +16,7 @@ from calib.base.errors import CliError, check_input, check_out_dir, check_rate
 from calib.base.inputs import CONFIG_MAX_BYTES, RESULTS_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
                                _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
-                               check_sweep_memory, load, tqdm_progress)
+                               check_sweep_memory, load, tqdm_progress, workspace_sources)
 
 
 def row_from_sweep(path: str, fingerprint: str | None):
@@ -74,6 +74,29 @@ def check_swept_row(path: str, row, config, sample) -> None:
                        f"this --sample {sample.content_hash()[:12]}...): sweep this sample, or pass the one swept")
 
 
+STANDS_ON = (("idf", "idf weights' document frequencies", "--idf-corpus"),
+             ("stoplist", "boilerplate stoplist", "--line-counts"))
+
+
+def check_stands_on(path: str, row, config, ws) -> None:
+    """The row's idf frequencies and stoplist (sha256 recorded by the sweep) are the ones this export
+    computes: another --idf-corpus or --line-counts (or none) gives other weights and other figures
+    under the same fingerprint, so a mismatch is refused; a table without the columns gets a warning."""
+    now = ws.stands_on(config.rep)
+    for what, label, flag in STANDS_ON:
+        if f"{what}_sha256" not in now:
+            continue
+        swept = row.get(f"{what}_sha256")
+        if swept is None or (isinstance(swept, float) and swept != swept):
+            print(f"warning: --from-sweep {path}: no {what}_sha256 for row {config.fingerprint()} (a table from an "
+                  f"older calib): cannot check the {label} are the ones it was swept with", file=sys.stderr)
+        elif str(swept) != now[f"{what}_sha256"]:
+            raise CliError(f"--from-sweep {path}: row {config.fingerprint()} was swept with the {label} of "
+                           f"{row.get(f'{what}_source')} (sha256 {str(swept)[:12]}...), this export's are of "
+                           f"{now[f'{what}_source']} (sha256 {now[f'{what}_sha256'][:12]}...): pass {flag} as the "
+                           "sweep did")
+
+
 def cmd_export(a) -> int:
     from calib.production.export import write_export
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
@@ -109,9 +132,12 @@ def cmd_export(a) -> int:
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
+        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a),
+                       **workspace_sources(a))
     except ValueError as exc:
         raise CliError(str(exc))
+    if a.from_sweep:
+        check_stands_on(a.from_sweep, row, config, ws)
     if config is None:
         if _no_labels(sample):
             raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
