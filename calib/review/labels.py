@@ -95,7 +95,9 @@ def queue_labels(path) -> pd.DataFrame:
     out = pd.DataFrame({"id_a": q["id_a"][keep].to_numpy(), "id_b": q["id_b"][keep].to_numpy(),
                         "label": d[keep].to_numpy(), "category": "review", "line": np.flatnonzero(keep) + 2})
     _refuse_contradictions(out, path)
-    return out.drop(columns="line").drop_duplicates(["id_a", "id_b", "label"]).reset_index(drop=True)
+    a, b = out["id_a"].to_numpy(object), out["id_b"].to_numpy(object)
+    out["id_a"], out["id_b"] = np.where(a < b, a, b), np.where(a < b, b, a)  # one pair, in either order, once
+    return out.drop(columns="line").drop_duplicates(["id_a", "id_b"]).reset_index(drop=True)
 
 
 def _refuse_contradictions(labels: pd.DataFrame, path) -> None:
