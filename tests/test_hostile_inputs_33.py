@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calib import cli
 from calib.base.atomic import write_frame_atomic
 from calib.review.urls import redact_url, scrub
+from test_hostile_inputs_28 import run, write_labeled  # calib in-process; groups of near-copies plus singletons
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -30,16 +30,6 @@ SECRET = "S3cret"
 # passwords libpq reads whole (an unencoded # or ?, a port-like start) and ones it cannot (/ and @)
 READ_WHOLE = ("ha#sh-S3cret", "qu?est-S3cret", "5432#S3cret")
 AMBIGUOUS = ("sl/ash-S3cret", "at@sign-S3cret")
-
-
-def run(capsys, *argv) -> tuple[int, list[str]]:
-    """Exit status and stderr lines of ``calib ARGV``."""
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    err = capsys.readouterr().err
-    return code, [line for line in err.splitlines() if line.strip()]
 
 
 def run_limited(argv, limit_bytes: int = 3 * 2**30) -> tuple[int, list[str]]:
@@ -243,22 +233,6 @@ def test_a_symlink_loop_in_the_app_is_one_clear_line(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ special files and sizes
-
-def write_labeled(directory: Path, groups: int = 12, seed: int = 0, prefix: str = "") -> Path:
-    """Groups of three near-copies plus as many singletons; ids start with ``prefix``."""
-    rng = random.Random(seed)
-    directory.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for g in range(groups):
-        base = [rng.choice(WORDS) for _ in range(30)]
-        for c in range(3):
-            text = list(base)
-            text[rng.randrange(30)] = rng.choice(WORDS)
-            rows.append({"id": f"{prefix}g{g}-{c}", "text": " ".join(text), "group": f"G{g}"})
-        rows.append({"id": f"{prefix}s{g}", "text": " ".join(rng.choice(WORDS) for _ in range(30)), "group": f"S{g}"})
-    (directory / "docs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return directory
-
 
 def write_corpus(path: Path, n: int = 40, seed: int = 1) -> Path:
     rng = random.Random(seed)
