@@ -440,6 +440,12 @@ def test_a_false_removal_rate_not_measured_is_never_recommended(tmp_path, capsys
     table = pd.read_csv(tmp_path / "r.csv")
     assert (table["removed"] == 0).all() and table["false_removal_rate"].isna().all()
     assert not table["recommended"].any() and any("no configuration keeps" in line for line in lines), lines
+    base = ["export", "--sample", SAMPLE, "--from-sweep", tmp_path / "r.csv", "--out", tmp_path / "e"]
+    one_line(run(capsys, *base), "no recommended row")  # not exported as recommended
+    code, lines = run(capsys, *base, "--fingerprint", table["config_fingerprint"][0])  # chosen: said, not as 0
+    assert code == 0 and "false-removal rate not measured" in lines[-1], lines
+    metrics = json.loads((tmp_path / "e" / "config.json").read_text())["evidence"]["metrics"]
+    assert metrics["false_removal_rate"] is None and metrics["removed"] == 0
 
 
 # ------------------------------------------------------------------ messages and the review store

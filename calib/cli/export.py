@@ -169,10 +169,12 @@ def cmd_export(a) -> int:
         if store is not None:
             store.close()
     r = evaluation.row
+    frr = r["false_removal_rate"]
+    rate = ("not measured (no labeled removal: it is not 0)" if frr != frr else
+            f"{frr:.4f} [{r['false_removal_rate_low']:.4f}, {r['false_removal_rate_high']:.4f}]")
     print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; "
           f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
-          f"false-removal rate {r['false_removal_rate']:.4f} [{r['false_removal_rate_low']:.4f}, "
-          f"{r['false_removal_rate_high']:.4f}]", file=sys.stderr)
+          f"false-removal rate {rate}", file=sys.stderr)
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
