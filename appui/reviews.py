@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 
 from calib.review.labels import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
-from calib.review.postgres import is_postgres_url, redact_url, url_password
+from calib.review.urls import check_unambiguous, conninfo, is_postgres_url, redact_url
 from calib.reading.sample import REPO_ROOT, Sample
 from calib.reading.writing import pair_frame
 from calib.search.sweep import Evaluation
 
 from .identity import OVERLAP  # noqa: F401 - the overlap share's session key (re-exported for the pages)
 from .paths import ENV_VAR as PATHS_ENV_VAR
-from .paths import allowed_roots, unique_resolved
+from .paths import allowed_roots, resolve_link, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
 
@@ -60,7 +60,7 @@ def check_db_path(text: str) -> Path:
         raise ValueError(f"{p} should end in .sqlite or .db (a SQLite file the app creates or reopens)")
     if not p.is_absolute():
         p = REPO_ROOT / p
-    resolved = p.resolve()
+    resolved = resolve_link(p)
     if resolved.suffix.lower() not in DB_SUFFIXES:  # a .sqlite symlink to some other file
         raise ValueError(f"{p} resolves to {resolved}, which is not a .sqlite or .db file")
     dirs = allowed_db_dirs()
@@ -75,30 +75,34 @@ def check_db_path(text: str) -> Path:
 
 def check_db_url(text: str) -> str:
     """The PostgreSQL URL to open for ``text`` typed in the app. The box shows the
-    ``CALIB_REVIEW_DB`` URL with its password as ***: that text gives back the real URL.
-    A typed URL may not carry a password (the page would show it; use ~/.pgpass or
-    PGPASSWORD where the app runs) nor parameters outside :data:`URL_PARAMETERS`."""
-    from urllib.parse import parse_qsl, urlsplit
+    ``CALIB_REVIEW_DB`` URL in its display form (:func:`calib.review.urls.redact_url`): that
+    text gives back the real URL. Decided on libpq's own parse of the URL, as libpq will
+    use it: a typed URL may not carry a password (the page would show it; use ~/.pgpass or
+    PGPASSWORD where the app runs), nor name a Unix-socket folder as host (a ``%2Ftmp``
+    host or ``?host=/tmp``: local trust could log in as anyone), nor carry parameters
+    outside :data:`URL_PARAMETERS`. Messages show the display form, never the typed text."""
     raw = str(text or "").strip()
     env = os.environ.get(ENV_VAR, "").strip()
     if env and is_postgres_url(env) and raw in (env, redact_url(env)):  # the box's text, or the session's
         return env
     if "\x00" in raw:
         raise ValueError("the review store URL contains a NUL character")
-    if url_password(raw):
-        raise ValueError(f"{redact_url(raw)}: leave the password out of a URL typed here (the page would show it); "
+    check_unambiguous(raw)
+    info = conninfo(raw)
+    shown_url = redact_url(raw)
+    if info.get("password"):
+        raise ValueError(f"{shown_url}: leave the password out of a URL typed here (the page would show it); "
                          "put it in ~/.pgpass or PGPASSWORD where the app runs, or in "
                          f"{ENV_VAR} when starting the app")
-    try:
-        parts = urlsplit(raw)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as exc:
-        raise ValueError(f"{raw}: not a usable URL ({exc})") from None
-    if not parts.hostname:
-        raise ValueError(f"{raw}: name the server (postgresql://user@host:5432/database)")
-    unknown = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)} - set(URL_PARAMETERS))
+    hosts = info.get("host", "").split(",")
+    if not all(h.strip() for h in hosts):
+        raise ValueError(f"{shown_url}: name the server (postgresql://user@host:5432/database)")
+    if any(h.startswith(("/", "@")) for h in hosts):
+        raise ValueError(f"{shown_url}: the host is a Unix-socket folder, which the app does not open for a "
+                         f"visitor (local trust could log in as anyone); set the URL in {ENV_VAR} when starting the app")
+    unknown = sorted(set(info) - {"host", "port", "dbname", "user"} - set(URL_PARAMETERS))
     if unknown:
-        raise ValueError(f"{raw}: parameter {unknown[0]!r} is not accepted in the app (allowed: "
+        raise ValueError(f"{shown_url}: parameter {unknown[0]!r} is not accepted in the app (allowed: "
                          f"{', '.join(URL_PARAMETERS)}); set the URL in {ENV_VAR} when starting the app")
     return raw
 

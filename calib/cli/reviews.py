@@ -53,7 +53,7 @@ def cmd_agreement(a) -> int:
     from calib.review.agreement import agreement_table, sample_categories
     if a.replicates < 1:
         raise CliError(f"--replicates must be >= 1, got {a.replicates}")
-    check_reviews(a.reviews)
+    check_reviews(a.reviews)  # a path exists; a URL's server answers (never echoed with its password)
     sample = load(a.sample, a.pairs) if a.sample else None
     store = _review_store(a.reviews)
     try:
