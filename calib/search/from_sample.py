@@ -131,13 +131,16 @@ def refine(ws, results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, o
     best = recommend(results, max_false_removal_rate=max_false_removal_rate, objective=objective)
     if best is not None:
         seeds.append(best)
+    ok = results[(results["status"] == "ok") & (results["false_removal_rate"] <= max_false_removal_rate)]
+    if "measure" in ok and ok["measure"].nunique() > 1:  # the best row of every measure: each is refined
+        ranked_ok = ok.sort_values(objective, ascending=False, kind="stable")
+        seeds += [row for _, row in ranked_ok.groupby("measure", sort=False).head(1).iterrows()]
     front = pareto_front(results, objective)
     near = front[front["false_removal_rate"] <= 2 * max_false_removal_rate]  # the front around the budget
     for _, row in near.sort_values(objective, ascending=False).head(FRONT_ROWS).iterrows():
         seeds.append(row)
     # the best row of each representation and measure within the budget: a kind of shingle that is
     # second on the first pass's coarse thresholds may be first between them
-    ok = results[(results["status"] == "ok") & (results["false_removal_rate"] <= max_false_removal_rate)]
     per_kind = ok.sort_values(objective, ascending=False, kind="stable").groupby(
         ["representation", "measure"], sort=False).head(1)
     for _, row in per_kind.head(KIND_ROWS).iterrows():
@@ -229,7 +232,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
-    if grid is None or set(given) != set(CHOSEN_AXES):
+    if grid is None or not set(CHOSEN_AXES) <= set(given):
         grid, choice = grid_from_sample(ws, grid, given=given)
     configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
         else (list(grid.configs()), 0)
