@@ -202,3 +202,10 @@ def test_default_sweep_picks_containment_for_copies_inside_long_documents(tmp_pa
     assert "containment swept beside Jaccard" in proc.stderr and "seed check:" in proc.stderr
     assert "held the budget on 5 of 5 seeds" in proc.stderr
     assert {"seed_swing", "seeds_held", "expected_false_removal_rate", "false_removal_rate_seed_high"} <= set(res)
+
+
+def test_docs_page_lists_every_seed_column_as_declared():
+    from calib.estimates.over_hash import COLUMNS
+    page = (ROOT / "docs" / "seed-robust-search.md").read_text(encoding="utf-8")
+    for name, text in COLUMNS.items():
+        assert f"- `{name}`: {text}" in page, name

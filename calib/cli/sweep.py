@@ -74,6 +74,11 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                         "(default: on unless --shingles, --thresholds, --splits and --num-perm are all given)")
     g.add_argument("--no-second-pass", dest="second_pass", action="store_false",
                    help="sweep the grid only")
+    g.add_argument("--seed-check", dest="seed_check", action="store_true", default=None,
+                   help="before recommending, re-run the 5 best rows on 4 more hash seeds and recommend the best that "
+                        "holds the budget on every seed (default: on unless --shingles, --thresholds, --splits and "
+                        "--num-perm are all given; off with several --seeds, whose means are used instead)")
+    g.add_argument("--no-seed-check", dest="seed_check", action="store_false", help="recommend on seed --seed alone")
 
 
 def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="prefix", seed=1) -> tuple[Representation, ...]:
@@ -175,7 +180,7 @@ def cmd_sweep(a) -> int:
     from dataclasses import replace
 
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
-    from calib.search.from_sample import search
+    from calib.search.from_sample import RESEED_TOP, search
     from calib.search.grid import Grid
     from calib.search.workspace import Workspace
     from calib.search.seeds import across_seeds
@@ -221,7 +226,9 @@ def cmd_sweep(a) -> int:
     print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
     _say_if_sampled(ws.truth)
     second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
+    checked = a.seed_check if a.seed_check is not None else choice is not None
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
+                   check_top=RESEED_TOP if checked else 0,
                    skip=choice is not None, progress=tqdm_progress("sweep"))
     if not no_labels:
         print(found.added_text(), file=sys.stderr)

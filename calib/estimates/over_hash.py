@@ -32,6 +32,38 @@ from calib.candidates.lsh import s_curve
 from calib.clusters.clustering import cluster_pairs
 from calib.clusters.truth import Truth
 
+# The columns a sweep row gains, each with what its value (and interval) covers: declared once here,
+# listed by docs/seed-robust-search.md (a test keeps the two the same).
+COLUMNS = {
+    "expected_pair_precision": "pair precision averaged over hash seeds: sum of q over the labeled duplicate "
+                               "pairs that pass the threshold / sum of q over every labeled pair that passes, "
+                               "q = P(J) = 1 - (1 - J^r)^b; no seed (NaN for estimated or no verification).",
+    "expected_false_removal_rate": "false-removal rate averaged over hash seeds: the verified graph drawn "
+                                   "hash_draws times, each pair in it with probability q, independently (the "
+                                   "real bands correlate pairs that share documents), clustered as the sweep "
+                                   "clusters; pooled false / labeled removals over the draws.",
+    "expected_missed_removal_rate": "missed-removal rate averaged over the same draws.",
+    "pair_precision_hash_sd": "standard deviation of pair precision over hash seeds on these documents (delta "
+                              "method over independent Bernoulli(q) pairs); sampling not included.",
+    "false_removal_rate_hash_sd": "standard deviation of the false-removal rate over the draws: hash luck on "
+                                  "these documents; sampling not included.",
+    "missed_removal_rate_hash_sd": "standard deviation of the missed-removal rate over the draws.",
+    "false_removal_rate_seed_high": "expected_false_removal_rate + 1.645 false_removal_rate_hash_sd: the rate "
+                                    "a new seed stays under 95% of the time, on these documents (hash only, "
+                                    "no sampling); the recommendation checks the budget on it too.",
+    "hash_draws": "how many draws of the verified graph the expected removal rates average (16, fewer when a "
+                  "configuration verifies millions of pairs).",
+    "pair_precision_low": "with pair_precision_high: cluster-bootstrap (or Wilson) interval widened by the hash "
+                          "sd, so it covers the value another seed gives (method suffix +hash).",
+    "false_removal_rate_low": "with false_removal_rate_high: likewise for the false-removal rate (+hash where "
+                              "the rule is exact; sampling only for estimated or no verification).",
+    "missed_removal_rate_low": "with missed_removal_rate_high: likewise for the missed-removal rate.",
+    "seed_swing": "the row's standing against the budget swings with the seed: the seed check's seeds "
+                  "disagreed, or expected +- 1.645 hash sd straddles the budget, or the measured and expected "
+                  "rates sit on different sides of it (search results; the Sweep page marks it '± seed').",
+    "seeds_held": "on rows the seed check re-ran: on how many of their seeds the budget held, e.g. 5/5.",
+}
+
 DRAWS = 16                 # draws of the verified graph per configuration
 MAX_DRAWN_EDGES = 4_000_000  # fewer draws when a configuration verifies very many pairs
 Z95_ONE_SIDED = 1.6448536269514722
