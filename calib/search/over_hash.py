@@ -24,7 +24,7 @@ NAN_ROW = {"expected_pair_precision": np.nan, "pair_precision_hash_sd": np.nan,
 def reference_sketch_j(st) -> np.ndarray:
     """Exact J (weighted J under a weighting) of the split state's reference pairs: what drives the
     S-curve; the reference similarity itself when the verified measure is that one."""
-    if getattr(st, "_ref_j", None) is None:
+    if st._ref_j is None:
         ri, rj, rs, _ = st.ref_all
         own = "jaccard" if st.rep.weighting == "none" else "weighted_jaccard"
         st._ref_j = rs if st.measure.name == own else st.ws.sketch_similarity(st.rep, ri, rj)

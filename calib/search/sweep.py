@@ -127,6 +127,7 @@ class _SplitState:
         self.ref = (ri[hit], rj[hit], rs[hit],
                     ws.estimates(rep, f"reference>={self.ref_floor}", ri, rj, measure)[hit])
         self._est_cands = None
+        self._ref_j = None  # the reference pairs' exact J, when the verified measure is another (over_hash)
 
     def reference_covers(self, threshold: float | None) -> bool:
         """Do the reference pairs hold every pair with J >= threshold (None: any J)?"""
