@@ -124,7 +124,7 @@ def run_search(grid: Grid, progress=None):
     h = handle()
     with h.lock:
         return search(h.ws, grid, given=CHOSEN_AXES, second_pass=False, skip=grid == sample_grid()[0],
-                      progress=progress)
+                      check_top=0, progress=progress)  # the page recommends on its own budget slider
 
 
 def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, progress=None):

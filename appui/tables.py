@@ -135,6 +135,8 @@ def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: s
     frame.loc[fp == current_fp, MARK] = "current"
     frame.loc[fp == recommended_fp, MARK] = "★ recommended"
     frame.loc[(fp == recommended_fp) & (fp == current_fp), MARK] = "★ current"
+    if "seed_swing" in frame:  # its standing against the budget swings with the hash seed (calib.search.reseed)
+        frame.loc[frame["seed_swing"].fillna(False).astype(bool), MARK] += " ± seed"
     for name in ("pair_recall", "pair_precision", "false_removal_rate"):
         frame[f"{name}_95"] = interval(frame[f"{name}_low"], frame[f"{name}_high"], name)
     cols = [MARK] + (DECISION + CONFIG + DETAIL if labeled else UNLABELED + CONFIG + ["status", "config_fingerprint"])

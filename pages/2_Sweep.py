@@ -17,6 +17,7 @@ from calib.candidates.lsh import parse_splits
 from calib.search.grid import Grid
 from calib.search.recommend import recommend, standing_text
 from calib.search.seeds import across_seeds
+from calib.search.reseed import seed_flags
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 AXES = {f.name: f for f in fields(Grid)}  # issue 24's axes are parsed by their own CLI parsers
@@ -346,6 +347,7 @@ def results_section(results: pd.DataFrame) -> None:
         table(results, False, 0.0, "candidates", None, per_seed)
         return
     budget, objective, upper = controls()
+    results = seed_flags(results, budget)  # the mark "± seed": standing against this budget swings with the seed
     rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
     bad = int((results["status"] != "ok").sum())
     if bad:

@@ -267,7 +267,7 @@ def test_default_sweep_on_short_person_records(tmp_path):
     assert "grid from the sample: median" in err and "char3" in err
     assert "second pass:" in err and "it stands on:" in err
     assert best["pair_recall"] >= 0.99 and best["false_removal_rate"] <= 0.01
-    assert set(res["search_pass"]) == {1, 2}
+    assert set(res["search_pass"]) == {1, 2, 3}  # 3: the seed check re-ran the best rows on more seeds
 
 
 @clough

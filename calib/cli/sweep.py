@@ -75,6 +75,11 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                         "(default: on unless --shingles, --thresholds, --splits and --num-perm are all given)")
     g.add_argument("--no-second-pass", dest="second_pass", action="store_false",
                    help="sweep the grid only")
+    g.add_argument("--seed-check", dest="seed_check", action="store_true", default=None,
+                   help="before recommending, re-run the 5 best rows on 4 more hash seeds and recommend the best that "
+                        "holds the budget on every seed (default: on unless --shingles, --thresholds, --splits and "
+                        "--num-perm are all given; off with several --seeds, whose means are used instead)")
+    g.add_argument("--no-seed-check", dest="seed_check", action="store_false", help="recommend on seed --seed alone")
 
 
 def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="prefix", seed=1) -> tuple[Representation, ...]:
@@ -108,7 +113,7 @@ class _Unset:
 UNSET = _Unset()
 
 
-SAMPLE_AXES = ("thresholds", "splits", "num_perms")  # and representations (--shingles)
+SAMPLE_AXES = ("thresholds", "splits", "num_perms", "measures")  # and representations (--shingles)
 
 
 def grid_from_args(a):
@@ -187,7 +192,7 @@ def cmd_sweep(a) -> int:
     from dataclasses import replace
 
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
-    from calib.search.from_sample import search
+    from calib.search.from_sample import RESEED_TOP, search
     from calib.search.grid import Grid
     from calib.search.workspace import Workspace
     from calib.search.seeds import across_seeds
@@ -215,7 +220,7 @@ def cmd_sweep(a) -> int:
         sample, contested = with_reviews(sample, a.reviews)
         present = set(sample.pairs["category"].astype(str))
         grid = replace(grid, ignore_categories=tuple(c for c in grid.ignore_categories if c in present))
-    if set(given) == set(CHOSEN_AXES):  # a typed grid: its memory is known before the sample is shingled
+    if set(CHOSEN_AXES) <= set(given):  # a typed grid: its memory is known before the sample is shingled
         check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
                            max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:  # refuses a sample of fewer than 2 documents, before any work
@@ -228,7 +233,7 @@ def cmd_sweep(a) -> int:
         print(f"calib sweep: {a.sample} has no duplicate labels: recall and false-removal rates cannot be "
               f"measured and nothing is recommended (exit status {NO_LABELS})", file=sys.stderr)
     choice = None
-    if set(given) != set(CHOSEN_AXES):
+    if not set(CHOSEN_AXES) <= set(given):
         grid, choice = grid_from_sample(ws, grid, given=given)
         # the second pass may double num_perm (and b with it): checked at that size
         check_sweep_memory(sample.n, grid.max_pairs, (2 * max(grid.num_perms),),
@@ -236,16 +241,21 @@ def cmd_sweep(a) -> int:
     print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
     _say_if_sampled(ws.truth)
     second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
+    checked = a.seed_check if a.seed_check is not None else choice is not None
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
+                   check_top=RESEED_TOP if checked else 0,
                    skip=choice is not None, progress=tqdm_progress("sweep"))
     if not no_labels:
         print(found.added_text(), file=sys.stderr)
     results, over = found.results, ""
     table = results
-    if results["seed"].nunique() > 1:  # hash luck measured: recommend on the across-seed figures
+    if grid.seeds is not None and len(grid.seeds) > 1:  # the grid's own seeds: recommend on the across-seed figures
         table = across_seeds(results)
         over = f" (mean over seeds {table['seed_list'].iloc[0]})"
-    table = with_recommendation(table, max_false_removal_rate=a.budget)
+        table = with_recommendation(table, max_false_removal_rate=a.budget)
+    else:  # the search's pick (after its seed check: the third pass's rows are other seeds of the same few)
+        fp = None if found.best is None else found.best["config_fingerprint"]
+        table = results.assign(recommended=(results["config_fingerprint"] == fp).to_numpy(bool))
     # The per-seed table marks the row that describes the recommended configuration
     # (across_seeds keeps the lowest seed's fingerprint), so --from-sweep exports it.
     chosen = set(table.loc[table["recommended"], "config_fingerprint"])
@@ -273,8 +283,8 @@ def cmd_sweep(a) -> int:
               f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']}"
               f"{'' if best.get('measure', 'jaccard') == 'jaccard' else ' ' + str(best['measure'])} "
               f"t={best['threshold']}: pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, "
-              f"{best['pair_recall_high']:.3f}{spread}], false-removal rate {best['false_removal_rate']:.4f} "
-              f"({best['config_fingerprint']})", file=sys.stderr)
+              f"{best['pair_recall_high']:.3f}{spread}], false-removal rate {best['false_removal_rate']:.4f}"
+              f"{seed_text(best)} ({best['config_fingerprint']})", file=sys.stderr)
         standing = standing_text(best)
         if standing:
             print(f"it stands on: {standing}", file=sys.stderr)
@@ -283,6 +293,20 @@ def cmd_sweep(a) -> int:
     if contested is not None and len(contested):
         say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
     return 0
+
+
+def seed_text(row) -> str:
+    """How a row's false-removal rate holds across hash seeds, for its CLI line."""
+    import pandas as pd
+    out = ""
+    e = row.get("expected_false_removal_rate")
+    if e is not None and not pd.isna(e):
+        out += f" (expected over seeds {e:.4f}, a new seed <= {row['false_removal_rate_seed_high']:.4f} at 95%)"
+    if row.get("seeds_held"):
+        out += f"; held the budget on {row['seeds_held'].replace('/', ' of ')} seeds"
+    if row.get("seed_swing"):
+        out += "; SWINGS WITH THE SEED (column seed_swing)"
+    return out
 
 
 def say_contested_sensitivity(ws, results, contested, budget: float, max_pairs) -> None:

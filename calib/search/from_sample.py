@@ -25,6 +25,7 @@ from calib.search.config import Config, config_from_row
 from calib.search.grid import (CHOSEN_AXES, MAX_ROWS, Grid, SampleChoice, grid_from_sample, nonduplicate_floor,
     pair_similarities, steep_splits)
 from calib.search.recommend import recommend
+from calib.search.reseed import MORE as RESEED_MORE, TOP as RESEED_TOP, SeedCheck, seed_check, seed_flags
 from calib.search.seeds import across_seeds
 from calib.search.sweep import sweep_configs
 from calib.search.workspace import as_workspace
@@ -130,13 +131,16 @@ def refine(ws, results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, o
     best = recommend(results, max_false_removal_rate=max_false_removal_rate, objective=objective)
     if best is not None:
         seeds.append(best)
+    ok = results[(results["status"] == "ok") & (results["false_removal_rate"] <= max_false_removal_rate)]
+    if "measure" in ok and ok["measure"].nunique() > 1:  # the best row of every measure: each is refined
+        ranked_ok = ok.sort_values(objective, ascending=False, kind="stable")
+        seeds += [row for _, row in ranked_ok.groupby("measure", sort=False).head(1).iterrows()]
     front = pareto_front(results, objective)
     near = front[front["false_removal_rate"] <= 2 * max_false_removal_rate]  # the front around the budget
     for _, row in near.sort_values(objective, ascending=False).head(FRONT_ROWS).iterrows():
         seeds.append(row)
     # the best row of each representation and measure within the budget: a kind of shingle that is
     # second on the first pass's coarse thresholds may be first between them
-    ok = results[(results["status"] == "ok") & (results["false_removal_rate"] <= max_false_removal_rate)]
     per_kind = ok.sort_values(objective, ascending=False, kind="stable").groupby(
         ["representation", "measure"], sort=False).head(1)
     for _, row in per_kind.head(KIND_ROWS).iterrows():
@@ -167,32 +171,37 @@ class SearchResult:
     best: pd.Series | None
     refined: int
     second_pass: bool
+    refined_best: pd.Series | None = None  # the second pass's pick, before the seed check
+    check: SeedCheck | None = None  # the third step (None: off, or the grid's own several seeds)
+    budget: float = 0.01
 
     def added_text(self, objective: str = "pair_recall") -> str:
         return (f"first pass: {int((self.results['search_pass'] == 1).sum())} configurations"
                 + (f" ({self.skipped} of the grid's skipped: threshold below the 99.9th percentile of their "
                    f"representation's labeled non-duplicates, or a split expected to make more candidates "
                    f"than the budget)" if self.skipped else "")
-                + "; " + self._second_text(objective))
+                + "; " + self._second_text(objective)
+                + ("" if self.check is None else "; " + self.check.text(objective, self.budget)))
 
     def _second_text(self, objective: str) -> str:
+        best = self.refined_best
         if not self.second_pass:
             return "second pass: off"
         if not self.refined:
             return "second pass: nothing new to try around the front"
-        if self.best is None:
+        if best is None:
             return f"second pass: {self.refined} configurations around the front; still nothing within the budget"
-        if self.first_best is not None and self.first_best["config_fingerprint"] == self.best["config_fingerprint"]:
+        if self.first_best is not None and self.first_best["config_fingerprint"] == best["config_fingerprint"]:
             return (f"second pass: {self.refined} configurations around the front; the first pass's recommendation "
-                    f"stands ({objective} {self.best[objective]:.3f})")
+                    f"stands ({objective} {best[objective]:.3f})")
         name = objective.replace("_", " ")
         before = (f"{name} {self.first_best[objective]:.3f}" if self.first_best is not None
                   else "nothing within the budget")
-        if self.first_best is not None and self.first_best[objective] == self.best[objective]:
+        if self.first_best is not None and self.first_best[objective] == best[objective]:
             before += " (a tie: more labeled removals or fewer candidates)"
         return (f"second pass: {self.refined} configurations around the front; the recommendation moved from "
-                f"{before} to {self.best[objective]:.3f} ({self.best['representation']} "
-                f"b={self.best['b']} r={self.best['r']} t={self.best['threshold']})")
+                f"{before} to {best[objective]:.3f} ({best['representation']} "
+                f"b={best['b']} r={best['r']} t={best['threshold']})")
 
 
 def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
@@ -213,21 +222,25 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
 
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
-           progress=None) -> SearchResult:
+           check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, progress=None) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
-    ``grid``: every axis chosen), swept, then refined once around the front. ``skip``: leave out
-    the grid's configurations :func:`useful` rejects (default: when the sample chose an axis; a
-    grid given whole is swept whole)."""
+    ``grid``: every axis chosen), swept, then refined once around the front, then the ``check_top``
+    best rows re-run on ``check_seeds`` further seeds before one is recommended
+    (:mod:`calib.search.reseed`; 0: off; a grid of several seeds is recommended on their means
+    instead). ``skip``: leave out the grid's configurations :func:`useful` rejects (default: when
+    the sample chose an axis; a grid given whole is swept whole)."""
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
-    if grid is None or set(given) != set(CHOSEN_AXES):
+    if grid is None or not set(CHOSEN_AXES) <= set(given):
         grid, choice = grid_from_sample(ws, grid, given=given)
     configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
         else (list(grid.configs()), 0)
-    first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
-                          progress=lambda f, m: progress(0.8 * f if second_pass else f, m)).assign(search_pass=1)
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
+    checking = check_top > 0 and check_seeds > 0 and seeds is None
+    share = (0.7 if second_pass else 0.9) if checking else (0.8 if second_pass else 1.0)
+    first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
+                          progress=lambda f, m: progress(share * f, m)).assign(search_pass=1)
 
     def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does
         return recommend(across_seeds(rows) if seeds else rows, max_false_removal_rate=max_false_removal_rate,
@@ -239,5 +252,15 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
                               max_pairs=grid.max_pairs, seeds=seeds,
                               num_perm_cap=max(max(grid.num_perms) * 2, 256),
-                              progress=lambda f, m: progress(0.8 + 0.2 * f, m))
-    return SearchResult(rows, grid, choice, skipped, first_best, best_of(rows), added, second_pass)
+                              progress=lambda f, m: progress(share + 0.2 * f, m))
+    best = refined_best = best_of(rows)
+    check = None
+    if checking and best is not None:
+        check = seed_check(ws, rows, budget=max_false_removal_rate, objective=objective, top=check_top,
+                           more=check_seeds, max_pairs=grid.max_pairs, progress=lambda f, m: progress(0.9 + 0.1 * f, m))
+        rows, best = pd.concat([rows, check.rows], ignore_index=True), check.best
+    rows = seed_flags(rows, max_false_removal_rate, check)
+    if check is not None:  # the picked row as the table holds it (with its seed flags)
+        best = rows[rows["config_fingerprint"] == best["config_fingerprint"]].iloc[0]
+    return SearchResult(rows, grid, choice, skipped, first_best, best, added, second_pass, refined_best,
+                        check, max_false_removal_rate)

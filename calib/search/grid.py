@@ -31,7 +31,8 @@ from calib.sketches.schemes import get_scheme
 from calib.sketches.represent import Representation
 from calib.verification.measures import MEASURE_NAMES, get_measure
 
-MAX_CONFIGS = 300          # grid from the sample: at most this many configurations unless given axes ask for more
+MAX_CONFIGS = 300          # grid from the sample: at most this many configurations per seed unless given axes ask for more
+MAX_PART_CUTS = 4          # a measure part (containment) of the grid from the sample: at most 4 thresholds, 4 splits
 MAX_THRESHOLDS = 8
 MAX_SPLITS = 8            # spread over the 50% points the thresholds asked for
 DUPLICATE_QUANTILES = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
@@ -130,6 +131,12 @@ class Grid:
     max_pairs: int | None = axis(20_000_000, of=None, flag="--max-pairs", parse=_optional_int, fixed=True,
                                  help="candidate pairs above which a split is reported as too loose "
                                  "instead of materialized")
+    max_configs: int = axis(MAX_CONFIGS, of=None, flag="--max-configs", parse=int, fixed=True,
+                            help="the grid chosen from the sample: at most this many configurations per seed "
+                            "(its thresholds are thinned to fit; the grid line names any left out)")
+    also: tuple = axis((), of=None, fixed=True,
+                       help="further grids swept with this one (the default search's containment part, with "
+                       "its own thresholds and splits)")
     ignore_categories: tuple[str, ...] = axis(
         (), of=None, flag="--ignore-categories", parse=_strs, fixed=True,
         help="pair categories that count neither right nor wrong (e.g. heavy): their labeled pairs are "
@@ -170,6 +177,10 @@ class Grid:
                                                           for c in self.ignore_categories):
             raise ValueError(f"Grid.ignore_categories must be a tuple of category names, got {self.ignore_categories!r}")
         object.__setattr__(self, "ignore_categories", tuple(self.ignore_categories))
+        if isinstance(self.max_configs, bool) or not isinstance(self.max_configs, int) or self.max_configs < 1 \
+                or not all(isinstance(g, Grid) for g in self.also):
+            raise ValueError(f"Grid.max_configs must be an integer >= 1 and Grid.also Grids, got "
+                             f"{self.max_configs!r}, {self.also!r}")
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int) or self.max_pairs < 0):
             raise ValueError(f"Grid.max_pairs must be None or an integer >= 0, got {self.max_pairs!r}")
         for f in fields(self):
@@ -221,6 +232,8 @@ class Grid:
                 fx = fixed if keep is None else {**fixed, "representative": keep}
                 for t in ((None,) if none else self.thresholds):
                     yield Config(rep_c, b, r, threshold=t, **kw, **fx)
+        for part in self.also:
+            yield from part.configs()
 
     def size(self) -> int:
         return sum(1 for _ in self.configs())
@@ -236,6 +249,7 @@ class Grid:
                 f"{f'min_shingles {list(self.min_shingles)} ({self.short_docs}) x ' if self.min_shingles != (0,) else ''}"
                 f"thresholds {list(self.thresholds)} x {list(self.policies)} = "
                 f"{self.size()} configs"
+                f"{''.join(f' (with {p.size()} of a {p.measures[0]} part)' for p in self.also)}"
                 f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
 
 
@@ -317,6 +331,10 @@ class SampleChoice:
     median_words: float
     similarity_range: tuple[float, float]  # labeled duplicates' exact similarity, 2nd-98th percentile
     chosen: tuple[str, ...]                # the axes this choice set (the others were given)
+    left_out: tuple[float, ...] = ()       # thresholds thinned away to fit the cap
+    over: tuple[int, bool] = (0, False)    # (configurations per seed before thinning, still over the cap after)
+    cap: int = MAX_CONFIGS
+    measure_note: str = ""                 # whether containment is swept, and why
 
     def text(self, grid) -> str:
         shingles = ", ".join(r.shingle_label() for r in dict.fromkeys(
@@ -328,34 +346,37 @@ class SampleChoice:
                 f"per document -> {shingles}; thresholds {', '.join(f'{t:g}' for t in grid.thresholds)} "
                 f"spanning the labeled duplicates' exact similarities {lo:.2f}-{hi:.2f}; splits {splits} "
                 f"(steep near each threshold) at num_perm {', '.join(map(str, grid.num_perms))}; "
-                f"{grid.size()} configurations" + (f" (given: {', '.join(given)})" if given else ""))
+                f"{grid.size()} configurations" + (f" (given: {', '.join(given)})" if given else "")
+                + "".join(f"; {p.measures[0]} part: thresholds {', '.join(f'{t:g}' for t in p.thresholds)}, "
+                          f"splits {'all' if p.splits is None else ', '.join(f'{b}x{r}' for b, r in p.splits)}, "
+                          f"{p.size()} of them" for p in grid.also)
+                + (f"; {self.measure_note}" if self.measure_note else "") + self._cap_text(grid))
+
+    def _cap_text(self, grid) -> str:
+        """What the cap on configurations left out, and how to get it back (nothing when nothing was)."""
+        if not self.left_out and not self.over[1]:
+            return ""
+        seeds = f" x {len(grid.seeds)} seeds" if grid.seeds else ""
+        out = f"; cap {self.cap} configurations per seed{seeds}"
+        if self.left_out:
+            out += (f": left out thresholds {', '.join(f'{t:g}' for t in self.left_out)} ({self.over[0]} "
+                    f"configurations with them; --max-configs {self.over[0]} sweeps them, or give --thresholds)")
+        if self.over[1]:
+            out += (": still over it with 3 thresholds (the given axes ask for more; narrow them, "
+                    "e.g. fewer --min-shingles or --policies)")
+        return out
 
 
-def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs: int = MAX_CONFIGS):
-    """(Grid, SampleChoice): ``base`` (a Grid, default ``Grid()``) with the axes not in ``given``
-    (``representations``, ``thresholds``, ``splits``, ``num_perms``) chosen from the sample of
-    workspace ``ws``."""
-    base = base if base is not None else Grid()
-    texts = pd.Series(ws.sample.texts, dtype=object).astype(str)
-    median_chars = float(texts.str.len().median())
-    median_words = float(texts.str.split().str.len().median())
-    chosen = tuple(a for a in CHOSEN_AXES if a not in given)
-    template = base.representations[0]
-    reps = base.representations
-    if "representations" in chosen:
-        reps = tuple(template.with_(shingle=kind, k=k)
-                     for kind, k in shingles_for_lengths(median_chars, median_words))
-    num_perms = (SEARCH_NUM_PERM,) if "num_perms" in chosen else base.num_perms
+def _cuts(ws, reps, measures, num_perms, base, chosen, max_thresholds=MAX_THRESHOLDS, max_splits=MAX_SPLITS):
+    """(thresholds, splits, the labeled duplicates' similarities) of ``measures`` on ``reps``: the
+    chosen axes from the labeled pairs, the others ``base``'s."""
     sims, lows = [], []
     for rep in reps:
-        for m in base.measures:
+        for m in measures:
             dup, dup_j, neg = pair_similarities(ws, rep, m)
             sims.append(dup)
             if len(dup):
                 lows.append((dup, dup_j, neg))
-    alld = np.concatenate(sims) if sims else np.zeros(0)
-    sim_range = ((float(np.quantile(alld, 0.02)), float(np.quantile(alld, 0.98))) if len(alld)
-                 else (float("nan"), float("nan")))
     thresholds = base.thresholds
     if "thresholds" in chosen and lows:
         cand = []
@@ -366,7 +387,7 @@ def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs:
             hard = neg[neg >= floor]  # the labeled non-duplicates above it: a threshold just above each of their high
             if len(hard):             # quantiles trades a little recall for fewer false removals
                 cand += list(np.quantile(hard, HARD_QUANTILES) + 0.025)
-        thresholds = tuple(_thin(_rounded(cand), MAX_THRESHOLDS))
+        thresholds = tuple(_thin(_rounded(cand), max_thresholds))
     splits = base.splits
     if "splits" in chosen and lows:
         picked = []
@@ -377,9 +398,49 @@ def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs:
                     for m in num_perms:
                         picked += steep_splits(float(np.quantile(passing, 0.05)), m)
         picked = sorted(set(picked), key=lambda s: (1.0 / s[0]) ** (1.0 / s[1]))  # by 50% point
-        splits = tuple(_thin(picked, MAX_SPLITS)) or None
-    grid = replace(base, representations=reps, thresholds=thresholds, splits=splits, num_perms=num_perms)
-    while grid.size() > max_configs and "thresholds" in chosen and len(grid.thresholds) > 3:
-        grid = replace(grid, thresholds=tuple(_thin(list(grid.thresholds), len(grid.thresholds) - 1)))
-    return grid, SampleChoice(median_chars, median_words, sim_range, chosen)
+        splits = tuple(_thin(picked, max_splits)) or None
+    return thresholds, splits, sims
 
+
+def per_seed_size(grid) -> int:
+    """Configurations of ``grid`` per hash seed (the cap counts these: seeds repeat them, they are no new ones)."""
+    return replace(grid, seeds=None).size() if grid.seeds else grid.size()
+
+
+def grid_from_sample(ws, base=None, *, given: tuple[str, ...] = (), max_configs: int | None = None):
+    """(Grid, SampleChoice): ``base`` (a Grid, default ``Grid()``) with the axes not in ``given``
+    (``representations``, ``thresholds``, ``splits``, ``num_perms``) chosen from the sample of
+    workspace ``ws``, its thresholds thinned to at most ``max_configs`` configurations per seed
+    (default ``base.max_configs``; what is left out is said in the choice's line). Unless
+    ``measures`` is in ``given`` (or ``base`` sweeps more than Jaccard), containment is added as a
+    part of its own when the labeled duplicates ask for it (:mod:`calib.search.measure_choice`),
+    leaving the Jaccard part as it would be without it."""
+    from calib.search.measure_choice import containment_worth
+    base = base if base is not None else Grid()
+    cap = base.max_configs if max_configs is None else max_configs
+    texts = pd.Series(ws.sample.texts, dtype=object).astype(str)
+    median_chars = float(texts.str.len().median())
+    median_words = float(texts.str.split().str.len().median())
+    chosen = tuple(a for a in CHOSEN_AXES if a not in given)
+    template = base.representations[0]
+    reps = base.representations
+    if "representations" in chosen:
+        reps = tuple(template.with_(shingle=kind, k=k)
+                     for kind, k in shingles_for_lengths(median_chars, median_words))
+    num_perms = (SEARCH_NUM_PERM,) if "num_perms" in chosen else base.num_perms
+    thresholds, splits, sims = _cuts(ws, reps, base.measures, num_perms, base, chosen)
+    alld = np.concatenate(sims) if sims else np.zeros(0)
+    sim_range = ((float(np.quantile(alld, 0.02)), float(np.quantile(alld, 0.98))) if len(alld)
+                 else (float("nan"), float("nan")))
+    grid = full = replace(base, representations=reps, thresholds=thresholds, splits=splits, num_perms=num_perms)
+    while per_seed_size(grid) > cap and "thresholds" in chosen and len(grid.thresholds) > 3:
+        grid = replace(grid, thresholds=tuple(_thin(list(grid.thresholds), len(grid.thresholds) - 1)))
+    left = tuple(t for t in full.thresholds if t not in grid.thresholds)
+    over = (per_seed_size(full) if left else 0, per_seed_size(grid) > cap)
+    measure_note = ""
+    if "measures" not in given and base.measures == ("jaccard",) and not base.also:
+        worth, measure_note = containment_worth(ws, reps)
+        if worth:  # its own thresholds and splits (C runs higher than J), a few of each
+            th, sp, _ = _cuts(ws, reps, ("containment",), num_perms, base, chosen, MAX_PART_CUTS, MAX_PART_CUTS)
+            grid = replace(grid, also=(replace(grid, measures=("containment",), thresholds=th, splits=sp),))
+    return grid, SampleChoice(median_chars, median_words, sim_range, chosen, left, over, cap, measure_note)

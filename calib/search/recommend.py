@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+SEED_HIGH = "false_removal_rate_seed_high"
 DOMINANT_GROUP = 0.5  # a labeled group holding more than this share of the duplicate pairs drives pair-level rates
 
 
@@ -49,28 +50,39 @@ def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
     return out.assign(recommended=pd.Series(rec, index=out.index, dtype=bool))
 
 
-def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
-              use_upper_bound: bool = False) -> pd.Series | None:
-    """The empirical optimum: max ``objective`` subject to the false-removal
-    budget (on the rate, or on its upper 95% bound); ties go to the row whose
-    removals are most labeled (lowest rate if every unlabeled removal were
-    false), then to the fewest candidates. None when no configuration fits the budget, or the sample has
-    no duplicate label. A configuration whose false-removal rate was not measured (NaN: its removals
-    all unlabeled, or no removal at all) is not recommended."""
+def ranked(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+           use_upper_bound: bool = False, any_seed: bool = True) -> pd.DataFrame:
+    """The rows :func:`recommend` may pick, best first (empty when none fits)."""
     ok = results[results["status"] == "ok"]
     if "n_positive" in ok and not (ok["n_positive"] > 0).any():
-        return None  # no duplicate labels: recall is undefined, nothing to recommend
+        return ok.iloc[:0]  # no duplicate labels: recall is undefined, nothing to recommend
     col = "false_removal_rate_high" if use_upper_bound else "false_removal_rate"
     # A rate not measured (NaN: no labeled removal, nothing removed, every document too short) is
     # not a rate of 0: such a row is never recommended.
     rate = pd.to_numeric(ok[col], errors="coerce")
     ok = ok[rate.notna() & (rate <= max_false_removal_rate)]
-    if ok.empty:
-        return None
+    if any_seed and SEED_HIGH in ok:  # the rate a new seed gives (95% upper bound over the hash) too;
+        ok = ok[ok[SEED_HIGH].fillna(0.0) <= max_false_removal_rate]  # NaN: a rule using the hash, seed check only
     # Ties on the objective go to the row that stands on more labels (the lowest false-removal rate
     # over all removals if every unlabeled one were false), then to the fewest candidates.
     worst = ok["false_removal_rate_if_unlabeled_false"] if "false_removal_rate_if_unlabeled_false" in ok else 0.0
     key = ok.assign(_cand=ok["candidates"].fillna(np.inf), _worst=pd.Series(worst, index=ok.index).fillna(0.0))
     key = key.sort_values([objective, "_worst", "_cand", "config_fingerprint"], ascending=[False, True, True, True],
                           kind="stable")
-    return results.loc[key.index[0]]
+    return results.loc[key.index]
+
+
+def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+              use_upper_bound: bool = False, any_seed: bool = True) -> pd.Series | None:
+    """The empirical optimum: max ``objective`` subject to the false-removal
+    budget (on the rate, or on its upper 95% bound) and, with ``any_seed``, to the budget
+    on the rate another hash seed would give (``false_removal_rate_seed_high``, the expected
+    rate over the hash + 1.645 hash sd, :mod:`calib.estimates.over_hash`), so the pick is not
+    the luckiest seed's; ties go to the row whose
+    removals are most labeled (lowest rate if every unlabeled removal were
+    false), then to the fewest candidates. None when no configuration fits the budget, or the sample has
+    no duplicate label. A configuration whose removals are all unlabeled has
+    an unknown false-removal rate and is not recommended."""
+    ok = ranked(results, max_false_removal_rate=max_false_removal_rate, objective=objective,
+                use_upper_bound=use_upper_bound, any_seed=any_seed)
+    return None if ok.empty else ok.iloc[0]

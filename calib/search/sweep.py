@@ -41,6 +41,7 @@ from calib.verification.short import apply_rule, positive_rule
 # calib.sweep is this module: the names it had before the split stay importable from it (documented:
 # calib.search.grid.Grid, calib.search.seeds.across_seeds, calib.search.recommend.recommend; the CLI imports the others here)
 from calib.search.grid import Grid
+from calib.search.over_hash import NAN_ROW, over_hash
 from calib.search.recommend import recommend, standing_text, with_recommendation  # noqa: F401
 from calib.search.seeds import across_seeds  # noqa: F401
 from calib.search.workspace import Workspace, as_workspace
@@ -126,6 +127,7 @@ class _SplitState:
         self.ref = (ri[hit], rj[hit], rs[hit],
                     ws.estimates(rep, f"reference>={self.ref_floor}", ri, rj, measure)[hit])
         self._est_cands = None
+        self._ref_j = None  # the reference pairs' exact J, when the verified measure is another (over_hash)
 
     def reference_covers(self, threshold: float | None) -> bool:
         """Do the reference pairs hold every pair with J >= threshold (None: any J)?"""
@@ -194,7 +196,7 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     if ver is None:
         for name in ("pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate"):
             row.update({name: np.nan, f"{name}_low": np.nan, f"{name}_high": np.nan, f"{name}_interval": ""})
-        row.update({"pair_recall_macro": np.nan, "expected_pair_recall": np.nan})
+        row.update({"pair_recall_macro": np.nan, "expected_pair_recall": np.nan, **NAN_ROW})
     else:
         vi, vj, vs, ve = ver
         if cfg.min_shingles:
@@ -215,7 +217,9 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         row["expected_pair_recall"] = (expected_rate(st.pos_exact, cfg.b, cfg.r, passing)
                                        if hash_free else float("nan"))
         lab = labels >= 0
-        row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot))
+        hashed = over_hash(ws, st, cfg)  # seed-free rates and hash sds (NaN for rules that use the hash)
+        row.update(counted_rate("pair_precision", boot.pair_counts(vi[lab], vj[lab], labels[lab] == 1), boot,
+                                hash_sd=hashed["pair_precision_hash_sd"]))
         sim = cfg.similarity(vs, ve)
         lengths = ws.sets(cfg.rep).sizes() if cfg.representative is Representative.LONGEST else None
         clustering = cluster_pairs(ws.sample.n, vi, vj, sim, policy=cfg.policy,
@@ -225,9 +229,11 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
         row.update(removal_metrics(outcomes, ws.true_clusters))
         labeled_removal = np.flatnonzero((outcomes["false_removal"] | outcomes["true_removal"]).to_numpy())
         row.update(counted_rate("false_removal_rate", boot.doc_counts(
-            labeled_removal, outcomes["false_removal"].to_numpy()[labeled_removal]), boot))
+            labeled_removal, outcomes["false_removal"].to_numpy()[labeled_removal]), boot,
+            hash_sd=hashed["false_removal_rate_hash_sd"]))
         # missed removals: trials are the m-1 "extra" members of each true cluster, counted per cluster
-        row.update(_missed_rate(ws, outcomes))
+        row.update(_missed_rate(ws, outcomes, hashed["missed_removal_rate_hash_sd"]))
+        row.update(hashed)
         row["giant_components"] = int(len(np.unique(clustering.component[clustering.flagged_giant])))
         if ws.sample.design is not None:  # labels of a stratified draw: corpus-level estimates replace the rates
             row.update(weighted_rates(ws, cfg, clustering))
@@ -237,12 +243,13 @@ def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     return row, verified, clustering, outcomes
 
 
-def _missed_rate(ws: Workspace, outcomes: pd.DataFrame) -> dict:
-    """Missed-removal rate with its trials counted per true cluster (m - 1 each)."""
+def _missed_rate(ws: Workspace, outcomes: pd.DataFrame, hash_sd: float | None = None) -> dict:
+    """Missed-removal rate with its trials counted per true cluster (m - 1 each), widened by ``hash_sd``."""
     boot = ws.boot
     size = np.bincount(boot.units, minlength=boot.n_units)
     missed = np.bincount(boot.units, weights=outcomes["missed"].to_numpy(np.float64), minlength=boot.n_units)
-    return counted_rate("missed_removal_rate", boot.unit_counts(missed, np.maximum(size - 1, 0)), boot)
+    return counted_rate("missed_removal_rate", boot.unit_counts(missed, np.maximum(size - 1, 0)), boot,
+                        hash_sd=hash_sd)
 
 
 def sweep(sample_or_ws: Sample | Workspace, grid: Grid = Grid(), *, progress: ProgressFn | None = None) -> pd.DataFrame:
