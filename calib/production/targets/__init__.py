@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from calib.production.targets.target import Target, measure_unsupported  # noqa: F401 (calib.production.targets.X)
+from calib.sketches.schemes import get_scheme
 
 if TYPE_CHECKING:
     from calib.search.config import Config
@@ -41,7 +42,7 @@ def targets(config: "Config") -> dict[str, Target]:
     """Every registered target for ``config``, in registry order.
 
     No tool weighs shingles as calib's ICWS does (:mod:`calib.sketches.weighted_minhash`): a weighted
-    config (or one with the icws scheme) becomes each tool's unweighted closest config, classic
+    config (or one with a weighted scheme) becomes each tool's unweighted closest config, classic
     MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
     unweighted = _unweighted(config)
     if unweighted is None:
@@ -54,7 +55,7 @@ def targets(config: "Config") -> dict[str, Target]:
 def _unweighted(config: "Config") -> "Config | None":
     """The closest config without weights (None when ``config`` has none)."""
     from dataclasses import replace
-    if config.rep.weighting == "none" and config.rep.scheme != "icws":
+    if config.rep.weighting == "none" and not get_scheme(config.rep.scheme).weighted:
         return None
     measure = "jaccard" if config.measure == "weighted_jaccard" else config.measure
     return replace(config, rep=config.rep.with_(weighting="none", scheme="prefix"), measure=measure)
