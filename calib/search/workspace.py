@@ -26,6 +26,7 @@ sit beside these caches and can be swapped (:meth:`Workspace.ignoring`,
 from __future__ import annotations
 
 import copy
+from contextlib import contextmanager
 from typing import Callable, Iterable
 
 import numpy as np
@@ -120,6 +121,27 @@ class Workspace:
         """How many results of each expensive step this workspace holds."""
         return {"shingle_sets": len(self._sets), "signature_matrices": len(self._sigs),
                 "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
+
+    def _rep_caches(self) -> tuple[dict, ...]:
+        """The caches keyed by a shingling fingerprint: the string itself, ``fp:weighting``, or a tuple led by it."""
+        return (self._sets, self._keys, self._copies, self._df, self._sigs, self._ref, self._ref_over, self._cands,
+                self._pos, self._est, self._neg_j)
+
+    @contextmanager
+    def transient(self):
+        """Within the block, representations first sketched there are dropped on leaving it: an
+        export's targets (another normalization, NeMo's character 24-grams) each hold their
+        sets and signatures while they are scored, not all at once beside the config's."""
+        def shingling(key) -> str:  # fingerprints are hex: the part before a ':' is the fingerprint
+            return (key if isinstance(key, str) else key[0]).split(":")[0]
+        before = {shingling(k) for k in self._sets}
+        try:
+            yield self
+        finally:
+            gone = {shingling(k) for k in self._sets} - before
+            for cache in self._rep_caches():
+                for k in [k for k in cache if shingling(k) in gone]:
+                    del cache[k]
 
     def relabeled(self, sample: Sample) -> "Workspace":
         """This workspace for ``sample``, the same documents with other pair labels (as

@@ -109,16 +109,22 @@ def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None
     cache: dict[str, dict] = {}
     if evaluation is not None:
         cache[evaluation.config.fingerprint()] = evaluation.row
+    # Targets grouped by shingling: one group's sets and signatures are let go (Workspace.transient)
+    # before the next group's are built, so memory holds the config's and one target's, not all.
+    todo: dict[str, dict[str, "Config"]] = {}
+    for t in found.values():
+        if t.engine_config is not None and t.engine_config.fingerprint() not in cache:
+            todo.setdefault(t.engine_config.rep.shingling_fingerprint(), {})[t.engine_config.fingerprint()] = \
+                t.engine_config
+    for group in todo.values():
+        with ws.transient():
+            for fp, cfg in group.items():
+                cache[fp] = evaluate(ws, cfg).row
     out = {}
     for name, t in found.items():
-        cfg = t.engine_config
-        if cfg is None:
-            continue
-        fp = cfg.fingerprint()
-        if fp not in cache:
-            cache[fp] = evaluate(ws, cfg).row
-        row = cache[fp]
-        out[name] = {"config_fingerprint": fp, **{k: json_value(row.get(k)) for k in EVIDENCE_KEYS}}
+        if t.engine_config is not None:
+            fp = t.engine_config.fingerprint()
+            out[name] = {"config_fingerprint": fp, **{k: json_value(cache[fp].get(k)) for k in EVIDENCE_KEYS}}
     return out
 
 
