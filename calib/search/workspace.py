@@ -34,7 +34,7 @@ import numpy as np
 from calib.candidates import lsh
 from calib.estimates.bootstrap import ClusterBootstrap, cluster_units
 from calib.search.config import Config
-from calib.verification.copies import Copies, find_copies, spread
+from calib.verification.copies import Copies, find_copies, set_digests, spread
 from calib.verification.jaccard import TooManyPairs, pairs_jaccard
 from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
@@ -262,13 +262,27 @@ class Workspace:
         """The measure's all-pairs join on canonical rows, expanded to every document pair
         (an exact copy has J = C = 1 with its canonical row, and its other pairs are the canonical's)."""
         cp = self.copies(rep)
-        ci, cj, cs = get_measure(measure).all_pairs(self.sets(rep), floor, active=cp.is_canonical,
-                                                    max_pairs=max_pairs)
+        if floor >= 1.0 and measure == "jaccard" and rep.weighting == "none" and self._distinct_canonicals(rep):
+            # J = 1 means equal sets, and no two canonical rows have equal sets: the join is empty
+            # (what an unverified target's scoring asks for; the join's token ranking alone took seconds)
+            ci = cj = np.zeros(0, np.int64)
+            cs = np.zeros(0)
+        else:
+            ci, cj, cs = get_measure(measure).all_pairs(self.sets(rep), floor, active=cp.is_canonical,
+                                                        max_pairs=max_pairs)
         total = cp.pair_count(ci, cj)
         if max_pairs is not None and total > max_pairs:
             raise TooManyPairs(floor, total, max_pairs)
         ii, jj, src = cp.expand(ci, cj)
         return ii, jj, spread(cs, src, 1.0)
+
+    def _distinct_canonicals(self, rep: Representation) -> bool:
+        """Do the canonical rows' set digests differ (then no two hold equal sets)? A digest
+        collision can leave equal sets on two canonical rows (:func:`find_copies`): then no."""
+        sets, cp = self.sets(rep), self.copies(rep)
+        rows = np.flatnonzero(cp.is_canonical & (sets.sizes() > 0))
+        digests = set_digests(sets)[rows]
+        return len(np.unique(digests, axis=0)) == len(rows)
 
     def positive_jaccard(self, rep: Representation) -> np.ndarray:
         """J of the duplicate pairs (weighted J under a weighting: what drives the band S-curve)."""
