@@ -98,11 +98,11 @@ EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_ra
 def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None) -> dict[str, dict]:
     """Each target's figures on the workspace's sample, computed as that target runs the config.
 
-    Evaluates every distinct ``engine_config`` once (``calib.search.sweep.evaluate``);
+    Scores every distinct ``engine_config`` once (``calib.search.sweep.evaluate_row``);
     ``evaluation`` (of ``config`` itself) is reused where a target runs the
     config unchanged. Returns ``{target: {metric: value}}`` with plain JSON values.
     """
-    from calib.search.sweep import evaluate
+    from calib.search.sweep import evaluate_row
     from calib.base.jsondoc import json_value
 
     found = targets(config) if found is None else found
@@ -119,7 +119,7 @@ def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None
     for group in todo.values():
         with ws.transient():
             for fp, cfg in group.items():
-                cache[fp] = evaluate(ws, cfg).row
+                cache[fp] = evaluate_row(ws, cfg)
     out = {}
     for name, t in found.items():
         if t.engine_config is not None:
