@@ -81,6 +81,8 @@ def test_signature_properties():
     for bad in (0.0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="finite and > 0"):
             sketch(np.array([0, 1]), np.array([1], np.uint32), 8, 1, np.array([bad]))
+    with pytest.raises(ValueError, match="multiply every weight"):   # would run for hours, not fail
+        sketch(np.array([0, 1]), np.array([1], np.uint32), 8, 1, np.array([1e-9]))
 
 
 def test_signatures_do_not_depend_on_the_chunking():

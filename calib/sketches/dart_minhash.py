@@ -34,7 +34,8 @@ hash and one comparison with exp(-k width R), and the part of a top band
 above the weight is drawn and rejected (at most as many darts as are kept).
 Christiani's grid of dyadic cells in both axes adapts to weights of any
 scale; these bands suit weights of about 1 or more (IDF weights are >= ln 2):
-smaller weights stay exact but draw about 1/w darts per dart kept.
+smaller weights stay exact but draw about 1/w darts per dart kept
+(below :data:`MIN_WEIGHT` they are refused: scale all weights up, J_w is scale-free).
 
 Repeated shingles (the CSR input allows them) draw the same darts: at one
 weight they change nothing; at different weights the largest counts (the
@@ -49,6 +50,9 @@ from numba import njit
 from calib.sketches.weighted_minhash import _seed_base, _slot, _splitmix64
 
 EMPTY = np.uint32(0xFFFFFFFF)
+# Below this weight a document of such weights would draw about 1/w darts per dart kept (band 0
+# is [0, 1)): refused rather than left to run for hours.
+MIN_WEIGHT = 1e-3
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -164,5 +168,8 @@ def sketch(offsets, hashes, num_perm: int, seed: int, weights=None) -> np.ndarra
     w = np.ones(len(hashes)) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if len(w) and not (np.all(np.isfinite(w)) and w.min() > 0):
         raise ValueError("dart weights must be finite and > 0")
+    if len(w) and w.min() < MIN_WEIGHT:
+        raise ValueError(f"dart weights below {MIN_WEIGHT:g} (got {w.min():g}) would draw about 1/w darts per "
+                         "dart kept: multiply every weight by one constant (J_w does not change) or use icws")
     return _darts(np.asarray(offsets, np.int64), np.asarray(hashes, np.uint32), w, int(num_perm),
                   _seed_base(int(seed)))
