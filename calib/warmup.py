@@ -17,7 +17,7 @@ import time
 
 MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph",
            "candidates.lsh", "verification.jaccard", "clusters.clustering", "estimates.metrics", "verification.copies",
-           "verification.containment", "sketches.weighted_minhash", "verification.weighted_jaccard")
+           "verification.containment", "sketches.weighted_minhash", "sketches.dart_minhash", "verification.weighted_jaccard")
 # kernels no user-facing path calls (the datasketch-equality check of the tests): never warmed, never "cold"
 TEST_ONLY = ("weighted_minhash._icws_dense",)
 

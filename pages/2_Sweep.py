@@ -91,7 +91,7 @@ def grid_inputs() -> Grid:
     g["weightings"] = st.columns(4)[0].multiselect(
         "Shingle weights", list(WEIGHTINGS), default=saved["weightings"], key="g_weightings",
         help="none: plain shingle sets; idf: each shingle weighs ln(1 + N/df) (df counted on the sample), so "
-             "boilerplate shared by many pages counts little: signatures by weighted MinHash (ICWS, scheme icws), "
+             "boilerplate shared by many pages counts little: signatures by weighted MinHash (scheme dart; icws on request), "
              "verification by weighted Jaccard at the same thresholds")
     g["seeds"] = c[2].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
                                  help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "

@@ -30,7 +30,7 @@ def test_sweep_page_sweeps_weighting_and_curves_show_weighted_jaccard():
     assert sorted(results["weighting"]) == ["idf", "none"]
     row = results[results["weighting"] == "idf"].iloc[0]
     cfg = config_from_row(row)
-    assert (cfg.rep.scheme, cfg.measure) == ("icws", "weighted_jaccard")
+    assert (cfg.rep.scheme, cfg.measure) == ("dart", "weighted_jaccard")
     at.session_state["calib_config"] = Config(Representation(k=5, num_perm=32, scheme="icws", weighting="idf"),
                                               8, 4, threshold=0.5, measure="weighted_jaccard")
     at.switch_page("pages/3_Curves.py").run(timeout=300)

@@ -172,8 +172,8 @@ def test_old_name_fast_is_prefix():
 
 
 def test_registry():
-    assert scheme_names() == ("prefix", "datasketch", "oph", "icws")
-    assert get_scheme("icws").weighted and not any(get_scheme(n).weighted for n in ("prefix", "datasketch", "oph"))
+    assert scheme_names() == ("prefix", "datasketch", "oph", "icws", "dart")
+    assert get_scheme("icws").weighted and get_scheme("dart").weighted and not any(get_scheme(n).weighted for n in ("prefix", "datasketch", "oph"))
     assert get_scheme("prefix").prefix_stable and get_scheme("datasketch").datasketch_identical
     for bad in ("bogus", "", None, "Prefix"):
         with pytest.raises(ValueError, match="scheme"):

@@ -354,11 +354,12 @@ def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spar
 
 
 @pytest.mark.slow
-def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path):
-    """weighting idf: both engines weigh by the same exported document-frequency table (ICWS signatures,
-    weighted-Jaccard verification) and propose the same removals."""
+@pytest.mark.parametrize("scheme", ["dart", "icws"])
+def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path, scheme):
+    """weighting idf: both engines weigh by the same exported document-frequency table (dart or ICWS
+    signatures, weighted-Jaccard verification) and propose the same removals."""
     from calib.sketches.weighted_minhash import DocumentFrequencies, document_frequencies
-    cfg = Config(Representation(shingle="char", k=5, scheme="icws", weighting="idf", num_perm=64), b=16, r=4,
+    cfg = Config(Representation(shingle="char", k=5, scheme=scheme, weighting="idf", num_perm=64), b=16, r=4,
                  threshold=0.5, measure="weighted_jaccard")
     texts = pd.read_json(corpus / "corpus.jsonl", lines=True)["text"].tolist()
     table = DocumentFrequencies.from_bytes(document_frequencies(texts, cfg.rep).to_bytes())  # as exported

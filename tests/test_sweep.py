@@ -318,3 +318,27 @@ def test_pair_budget_counts_copies_without_building_their_pairs(small_sample):
     with pytest.raises(TooManyPairs) as info:
         ws.reference_pairs(rep, 0.8, 20_000)
     assert info.value.found >= 1501 * 1500 // 2 and "distinct pairs" in str(info.value)
+
+
+def test_reference_pairs_at_one_are_the_copies_without_a_join(small_sample, monkeypatch):
+    """J >= 1 between canonical rows (distinct sets) is empty: the workspace skips the join there
+    and returns what the join returns, the copy pairs, even with copies planted."""
+    import dataclasses
+
+    import calib.search.workspace as W
+    from calib.verification.measures import get_measure
+    docs = small_sample.docs.copy()
+    docs = pd.concat([docs, docs.iloc[:5].assign(id=lambda d: d["id"] + "_copy")], ignore_index=True)
+    sample = from_frames(docs, None, name="copies")
+    rep = Representation(shingle="char", k=4)
+    joined = Workspace(sample).reference_pairs(rep, 1.0)
+    fresh = Workspace(sample)
+    def no_join(*a, **k):
+        raise AssertionError("joined at floor 1")
+    monkeypatch.setattr(W, "get_measure", lambda m: dataclasses.replace(get_measure(m), all_pairs=no_join))
+    with pytest.raises(AssertionError, match="joined"):   # the patch bites where a join is due
+        Workspace(sample).reference_pairs(rep, 0.9)
+    got = fresh.reference_pairs(rep, 1.0)
+    assert len(got[0]) >= 5
+    for a, b in zip(got, joined):
+        np.testing.assert_array_equal(a, b)

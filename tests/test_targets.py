@@ -348,3 +348,22 @@ def test_target_evidence_on_the_shipped_sample(sample):
     assert (got["datatrove"]["removed"], got["datatrove"]["false_removals"]) == (297, 32)
     for name in ("datatrove", "text_dedup", "nemo_curator"):
         assert got[name]["false_removal_rate"] > ev.row["false_removal_rate"], name
+
+
+@pytest.mark.slow
+def test_evidence_lets_each_targets_representation_go_and_keeps_its_figures(sub):
+    """Targets with their own shingling (text-dedup's normalization, NeMo's char 24-grams) are scored
+    one group at a time and dropped after (Workspace.transient): the workspace ends holding the
+    config's representation only, and the figures are those of a workspace that kept everything."""
+    cfg = Config()
+    ws = Workspace(sub)
+    ev = evaluate(ws, cfg)
+    before = ws.cache_info()
+    got = T.evidence(ws, cfg, evaluation=ev)
+    assert ws.cache_info() == before
+    keep = Workspace(sub)
+    for name, t in T.targets(cfg).items():
+        if t.engine_config is not None:
+            row = evaluate(keep, t.engine_config).row
+            assert got[name]["removed"] == row["removed"] and got[name]["pair_recall"] == row["pair_recall"], name
+    assert keep.cache_info()["shingle_sets"] > before["shingle_sets"]   # those did keep the other shinglings

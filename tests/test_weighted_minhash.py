@@ -186,7 +186,7 @@ def test_weighting_needs_icws_and_weighted_jaccard():
     assert rep.label().endswith(" idf") and rep.shingling() == Representation().shingling()
 
 
-def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
+def test_grid_pairs_idf_with_dart_and_weighted_jaccard(boiler_sample):
     from calib.search.config import config_from_row
     from calib.sketches.represent import Representation
     from calib.search.grid import Grid
@@ -197,7 +197,7 @@ def test_grid_pairs_idf_with_icws_and_weighted_jaccard(boiler_sample):
              representative="longest")
     cfgs = list(g.configs())
     idf = [c for c in cfgs if c.rep.weighting == "idf"]
-    assert {(c.rep.scheme, c.measure) for c in idf} == {("icws", "weighted_jaccard")}   # containment: no idf form
+    assert {(c.rep.scheme, c.measure) for c in idf} == {("dart", "weighted_jaccard")}   # containment: no idf form
     assert len(idf) == 2 and len(cfgs) == 2 + 2 * 2
     ws = Workspace(boiler_sample)
     rows = sweep(ws, Grid(representations=g.representations, num_perms=(32,), splits=((8, 4),),

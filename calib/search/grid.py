@@ -27,7 +27,7 @@ from calib.candidates import lsh
 from calib.reading.sample import Sample
 from calib.search.config import Config, Verify
 from calib.search.workspace import Workspace, as_workspace
-from calib.sketches.schemes import get_scheme
+from calib.sketches.schemes import DEFAULT_WEIGHTED, get_scheme
 from calib.sketches.represent import Representation
 from calib.verification.measures import MEASURE_NAMES, get_measure
 
@@ -108,7 +108,7 @@ class Grid:
                                      help="verification measures: jaccard, containment (containment keeps the "
                                      "longest document of a cluster), weighted_jaccard")
     weightings: tuple[str, ...] = axis(("none",), of="rep.weighting", flag="--weighting", parse=_strs,
-                                       help="shingle weights: none, idf (idf: ICWS signatures, scheme icws, "
+                                       help="shingle weights: none, idf (idf: weighted MinHash, scheme dart unless a weighted one is named, "
                                        "verified by weighted Jaccard: a jaccard measure becomes weighted_jaccard "
                                        "there, containment has no weighted form and is not paired with idf)")
     thresholds: tuple[float, ...] = axis((0.5, 0.6, 0.7, 0.8, 0.9), of="threshold", flag="--thresholds",
@@ -254,14 +254,15 @@ class Grid:
 
 
 def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
-    """A weighting other than none is sketched by the weighted scheme icws and verified by
+    """A weighting other than none is sketched by a weighted scheme (the representation's,
+    else :data:`~calib.sketches.schemes.DEFAULT_WEIGHTED`) and verified by
     weighted Jaccard: set both in the keyword arguments (a jaccard measure becomes
     weighted_jaccard). False for a combination with no weighted form (containment), or one
     the grid holds already (jaccard beside weighted_jaccard)."""
     if rep_kw.get("weighting", rep.weighting) == "none":
         return True
     if not get_scheme(rep_kw.get("scheme", rep.scheme)).weighted:
-        rep_kw["scheme"] = "icws"
+        rep_kw["scheme"] = DEFAULT_WEIGHTED
     m = kw.get("measure", "jaccard")
     if m == "jaccard" and "weighted_jaccard" not in measures:
         kw["measure"] = "weighted_jaccard"

@@ -80,7 +80,7 @@ class _SplitState:
     """What one (representation, num_perm, b, r) shares across thresholds."""
 
     def __init__(self, ws: Workspace, rep: Representation, b: int, r: int, floors, max_pairs,
-                 measure: str = "jaccard"):
+                 measure: str = "jaccard", candidate_rates: bool = True):
         self.ws, self.rep, self.b, self.r = ws, rep, b, r
         self.measure = get_measure(measure)
         floors = sorted(set(floors)) if np.iterable(floors) else [floors]
@@ -94,18 +94,7 @@ class _SplitState:
         # the verified measure on the duplicate pairs (pos_exact stays J: it drives the band S-curve)
         self.pos_sim = ws.positive_similarity(rep, measure)
         self.pos_sim_est = ws.estimates(rep, "positive", t.pos_i, t.pos_j, measure)
-        ni, nj = ws.negative_pairs()
-        neg_hits = lsh.band_hits(sig, ni, nj, b, r)
-        neg_exact = ws.negative_jaccard(rep)
-        boot = ws.boot
-        self.candidate_rates = {
-            **counted_rate("candidate_recall", ws.trials("positive").counts(self.pos_candidate), boot, macro=True,
-                           hash_sd=self.pos_hash_sd(None)),
-            "expected_candidate_recall": expected_rate(self.pos_exact, b, r),
-            "negative_pairs": int(len(ni)),
-            **counted_rate("false_candidate_rate", ws.trials("negative").counts(neg_hits[0] > 0), boot,
-                           hash_sd=hash_sd(*neg_hits, b, r, neg_exact)),
-            "expected_false_candidate_rate": expected_rate(neg_exact, b, r)}
+        self.candidate_rates = self._candidate_rates() if candidate_rates else {}
         cands = ws.candidates(rep, b, r, max_pairs)
         self.exploded = isinstance(cands, lsh.TooManyCandidates)
         self.cands = None if self.exploded else cands
@@ -128,6 +117,23 @@ class _SplitState:
                     ws.estimates(rep, f"reference>={self.ref_floor}", ri, rj, measure)[hit])
         self._est_cands = None
         self._ref_j = None  # the reference pairs' exact J, when the verified measure is another (over_hash)
+
+    def _candidate_rates(self) -> dict:
+        """Candidate recall and the false-candidate rate (exact J of the labeled non-duplicates: an
+        export's target evidence, which shows neither, goes without, see :func:`evaluate_row`)."""
+        ws, b, r = self.ws, self.b, self.r
+        ni, nj = ws.negative_pairs()
+        neg_hits = lsh.band_hits(self.sig, ni, nj, b, r)
+        neg_exact = ws.negative_jaccard(self.rep)
+        boot = ws.boot
+        return {
+            **counted_rate("candidate_recall", ws.trials("positive").counts(self.pos_candidate), boot, macro=True,
+                           hash_sd=self.pos_hash_sd(None)),
+            "expected_candidate_recall": expected_rate(self.pos_exact, b, r),
+            "negative_pairs": int(len(ni)),
+            **counted_rate("false_candidate_rate", ws.trials("negative").counts(neg_hits[0] > 0), boot,
+                           hash_sd=hash_sd(*neg_hits, b, r, neg_exact)),
+            "expected_false_candidate_rate": expected_rate(neg_exact, b, r)}
 
     def reference_covers(self, threshold: float | None) -> bool:
         """Do the reference pairs hold every pair with J >= threshold (None: any J)?"""
@@ -311,6 +317,15 @@ def evaluate(sample_or_ws: Sample | Workspace, config: Config, *, max_pairs: int
     st = _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs, config.measure)
     row, verified, clustering, outcomes = _score(ws, st, config, detail=True)
     return Evaluation(config, row, verified, clustering, outcomes, labeled_pairs(ws, config))
+
+
+def evaluate_row(ws: Workspace, config: Config, *, max_pairs: int | None = 20_000_000) -> dict:
+    """:func:`evaluate`'s metrics row without its details (verified pairs, clusters, labeled
+    pairs) and without the candidate rates, whose false-candidate rate needs the exact J of every
+    labeled non-duplicate pair: every other figure is :func:`evaluate`'s, computed alike."""
+    floor = config.threshold if config.threshold else 1.0
+    return _score(ws, _SplitState(ws, config.rep, config.b, config.r, floor, max_pairs, config.measure,
+                                  candidate_rates=False), config)
 
 
 def labeled_pairs(ws: Workspace, config: Config) -> pd.DataFrame:

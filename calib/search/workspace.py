@@ -26,6 +26,7 @@ sit beside these caches and can be swapped (:meth:`Workspace.ignoring`,
 from __future__ import annotations
 
 import copy
+from contextlib import contextmanager
 from typing import Callable, Iterable
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 from calib.candidates import lsh
 from calib.estimates.bootstrap import ClusterBootstrap, cluster_units
 from calib.search.config import Config
-from calib.verification.copies import Copies, find_copies, spread
+from calib.verification.copies import Copies, find_copies, set_digests, spread
 from calib.verification.jaccard import TooManyPairs, pairs_jaccard
 from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
@@ -123,6 +124,27 @@ class Workspace:
         """How many results of each expensive step this workspace holds."""
         return {"shingle_sets": len(self._sets), "signature_matrices": len(self._sigs),
                 "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
+
+    def _rep_caches(self) -> tuple[dict, ...]:
+        """The caches keyed by a shingling fingerprint: the string itself, ``fp:weighting``, or a tuple led by it."""
+        return (self._sets, self._keys, self._copies, self._df, self._sigs, self._ref, self._ref_over, self._cands,
+                self._pos, self._est, self._neg_j)
+
+    @contextmanager
+    def transient(self):
+        """Within the block, representations first sketched there are dropped on leaving it: an
+        export's targets (another normalization, NeMo's character 24-grams) each hold their
+        sets and signatures while they are scored, not all at once beside the config's."""
+        def shingling(key) -> str:  # fingerprints are hex: the part before a ':' is the fingerprint
+            return (key if isinstance(key, str) else key[0]).split(":")[0]
+        before = {shingling(k) for k in self._sets}
+        try:
+            yield self
+        finally:
+            gone = {shingling(k) for k in self._sets} - before
+            for cache in self._rep_caches():
+                for k in [k for k in cache if shingling(k) in gone]:
+                    del cache[k]
 
     def relabeled(self, sample: Sample) -> "Workspace":
         """This workspace for ``sample``, the same documents with other pair labels (as
@@ -259,13 +281,27 @@ class Workspace:
         """The measure's all-pairs join on canonical rows, expanded to every document pair
         (an exact copy has J = C = 1 with its canonical row, and its other pairs are the canonical's)."""
         cp = self.copies(rep)
-        ci, cj, cs = get_measure(measure).all_pairs(self.sets(rep), floor, active=cp.is_canonical,
-                                                    max_pairs=max_pairs)
+        if floor >= 1.0 and measure == "jaccard" and rep.weighting == "none" and self._distinct_canonicals(rep):
+            # J = 1 means equal sets, and no two canonical rows have equal sets: the join is empty
+            # (what an unverified target's scoring asks for; the join's token ranking alone took seconds)
+            ci = cj = np.zeros(0, np.int64)
+            cs = np.zeros(0)
+        else:
+            ci, cj, cs = get_measure(measure).all_pairs(self.sets(rep), floor, active=cp.is_canonical,
+                                                        max_pairs=max_pairs)
         total = cp.pair_count(ci, cj)
         if max_pairs is not None and total > max_pairs:
             raise TooManyPairs(floor, total, max_pairs)
         ii, jj, src = cp.expand(ci, cj)
         return ii, jj, spread(cs, src, 1.0)
+
+    def _distinct_canonicals(self, rep: Representation) -> bool:
+        """Do the canonical rows' set digests differ (then no two hold equal sets)? A digest
+        collision can leave equal sets on two canonical rows (:func:`find_copies`): then no."""
+        sets, cp = self.sets(rep), self.copies(rep)
+        rows = np.flatnonzero(cp.is_canonical & (sets.sizes() > 0))
+        digests = set_digests(sets)[rows]
+        return len(np.unique(digests, axis=0)) == len(rows)
 
     def positive_jaccard(self, rep: Representation) -> np.ndarray:
         """J of the duplicate pairs (weighted J under a weighting: what drives the band S-curve)."""

@@ -25,11 +25,12 @@ Registered here:
   accepted (:data:`ALIASES`); it was never faster, only prefix-stable.
 * ``oph``: one-permutation hashing with optimal densification
   (:mod:`calib.sketches.oph`), O(n + k) per document.
-* ``icws``: improved consistent weighted sampling (:mod:`calib.sketches.weighted_minhash`),
-  O(n k) per document: the only *weighted* scheme, the one a representation with
-  ``weighting = "idf"`` needs; its columns collide with probability the weighted
-  Jaccard (plain J with unit weights, ``weighting = "none"``). Prefix-stable: column p's
-  variates are a hash of (seed, p, shingle).
+* ``dart`` and ``icws``: the *weighted* schemes, one of which a representation with
+  ``weighting = "idf"`` needs; their columns collide with probability the weighted
+  Jaccard (plain J with unit weights, ``weighting = "none"``). ``dart``: dart throwing
+  (:mod:`calib.sketches.dart_minhash`), O(n + k log k) per document, the default.
+  ``icws``: improved consistent weighted sampling (:mod:`calib.sketches.weighted_minhash`),
+  O(n k); prefix-stable (column p's variates are a hash of (seed, p, shingle)).
 
 A document with no shingle gets the all-0xFFFFFFFF row (datasketch's empty
 MinHash) under every scheme.

@@ -94,12 +94,13 @@ class Representation:
         "xxhash", help="32-bit hash of a shingle's UTF-8 bytes", table=False)
     scheme: str = setting(  # a name registered in calib.sketches.schemes ("fast" is read as "prefix")
         "prefix", help="signature scheme: prefix (classic, prefix-stable; old name fast), datasketch (identical "
-        "to datasketch.MinHash) or oph (one-permutation hashing, O(n + k))", table=False)
+        "to datasketch.MinHash), oph (one-permutation hashing, O(n + k)); weighted: dart (O(n + k log k)), "
+        "icws (O(n k))", table=False)
     seed: int = setting(1, help="seed of the MinHash permutations", table=False)
     num_perm: int = setting(128, help="hash functions per signature (signature length)")
     # Last and left out of documents, rows and fingerprints while "none": earlier results keep their bytes.
     weighting: str = setting("none", help="shingle weights: none (a set) or idf (ln(1 + N/df), sketched by "
-                             "the weighted scheme icws and verified by weighted_jaccard)", table=False,
+                             "a weighted scheme, dart or icws, and verified by weighted_jaccard)", table=False,
                              doc_if_set=True)
     # Set-only too (issue 24, boilerplate): left out while 0.
     strip_lines: float = setting(0.0, help="boilerplate: strip normalized lines held by more than this share of the "

@@ -71,6 +71,14 @@ def weighted_scheme_names() -> tuple[str, ...]:
     return tuple(n for n, s in SCHEMES.items() if s.weighted)
 
 
+# The weighted scheme a weighting other than none gets when none is named: dart draws
+# about k (ln k + 2) darts per document where icws draws three logarithms per shingle and
+# column (bench/results/weighted_throughput.md), with the same guarantee (columns collide
+# with probability J_w, independently). icws stays for its prefix-stability and as the
+# estimator datasketch's WeightedMinHashGenerator computes.
+DEFAULT_WEIGHTED = "dart"
+
+
 def canonical_scheme(name: str) -> str:
     """The current name of a scheme (resolving old names); ValueError if unknown."""
     name = ALIASES.get(name, name) if isinstance(name, str) else name
@@ -92,3 +100,5 @@ register(Scheme("oph", "one-permutation hashing with optimal densification (Shri
                 "calib.sketches.oph:signatures", "O(n + k)"))
 register(Scheme("icws", "weighted MinHash: improved consistent weighted sampling (Ioffe 2010)",
                 "calib.sketches.weighted_minhash:sketch", "O(n k)", prefix_stable=True, weighted=True))
+register(Scheme("dart", "weighted MinHash: dart throwing (DartMinHash, Christiani 2020)",
+                "calib.sketches.dart_minhash:sketch", "O(n + k log k)", weighted=True))

@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -67,12 +68,18 @@ class DocumentFrequencies:
 
     def weights(self, hashes: np.ndarray) -> np.ndarray:
         """IDF weight of each hash (float64): ln(1 + N / max(df, 1))."""
-        hashes = np.asarray(hashes, dtype=np.uint32)
-        pos = np.searchsorted(self.hashes, hashes)
-        pos = np.minimum(pos, max(len(self.hashes) - 1, 0))
-        found = (self.hashes[pos] == hashes) if len(self.hashes) else np.zeros(len(hashes), dtype=bool)
-        df = np.where(found, self.df[pos] if len(self.df) else 1, 1)
-        return np.log1p(self.documents / np.maximum(df, 1).astype(np.float64))
+        keys, values, used = self._lookup_table
+        return _lookup(keys, values, used, np.log1p(self.documents / 1.0), np.asarray(hashes, dtype=np.uint32))
+
+    @cached_property
+    def _lookup_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """An open-addressing table of the weights (built once): a binary search of a
+        large table costs ~250 ns a hash here, a probe ~10 ns."""
+        size = 16
+        while size < 2 * len(self.hashes):
+            size *= 2
+        values = np.log1p(self.documents / np.maximum(self.df, 1).astype(np.float64))
+        return _build(np.asarray(self.hashes, np.uint32), values, size)
 
     def compact(self) -> "DocumentFrequencies":
         """The table without df = 1 entries (an unseen shingle weighs as df 1: same weights)."""
@@ -125,6 +132,44 @@ class DocumentFrequencies:
             raise ValueError(f"{path}: sha256 {hashlib.sha256(data).hexdigest()} differs from the config "
                              f"document's {sha256} (the table was changed or replaced)")
         return cls.from_bytes(data, str(path))
+
+
+@njit(inline="always")
+def _slot(x, mask):
+    # Fibonacci hashing: the high half of a 64-bit product, good for any table size up to 2^32
+    return np.int64((np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+
+
+@njit(cache=True)
+def _build(hashes, values, size):
+    keys = np.zeros(size, dtype=np.uint32)
+    vals = np.zeros(size, dtype=np.float64)
+    used = np.zeros(size, dtype=np.bool_)
+    mask = size - 1
+    for q in range(len(hashes)):
+        slot = _slot(hashes[q], mask)
+        while used[slot]:
+            slot = (slot + 1) & mask
+        used[slot] = True
+        keys[slot] = hashes[q]
+        vals[slot] = values[q]
+    return keys, vals, used
+
+
+@njit(cache=True, nogil=True)
+def _lookup(keys, vals, used, default, hashes):
+    out = np.empty(len(hashes), dtype=np.float64)
+    mask = len(keys) - 1
+    for q in range(len(hashes)):
+        x = hashes[q]
+        slot = _slot(x, mask)
+        out[q] = default
+        while used[slot]:
+            if keys[slot] == x:
+                out[q] = vals[slot]
+                break
+            slot = (slot + 1) & mask
+    return out
 
 
 def frequencies_from_sets(sets: ShingleSets) -> DocumentFrequencies:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from calib.production.targets.target import Target, measure_unsupported  # noqa: F401 (calib.production.targets.X)
+from calib.sketches.schemes import get_scheme
 
 if TYPE_CHECKING:
     from calib.search.config import Config
@@ -41,7 +42,7 @@ def targets(config: "Config") -> dict[str, Target]:
     """Every registered target for ``config``, in registry order.
 
     No tool weighs shingles as calib's ICWS does (:mod:`calib.sketches.weighted_minhash`): a weighted
-    config (or one with the icws scheme) becomes each tool's unweighted closest config, classic
+    config (or one with a weighted scheme) becomes each tool's unweighted closest config, classic
     MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
     unweighted = _unweighted(config)
     if unweighted is None:
@@ -54,7 +55,7 @@ def targets(config: "Config") -> dict[str, Target]:
 def _unweighted(config: "Config") -> "Config | None":
     """The closest config without weights (None when ``config`` has none)."""
     from dataclasses import replace
-    if config.rep.weighting == "none" and config.rep.scheme != "icws":
+    if config.rep.weighting == "none" and not get_scheme(config.rep.scheme).weighted:
         return None
     measure = "jaccard" if config.measure == "weighted_jaccard" else config.measure
     return replace(config, rep=config.rep.with_(weighting="none", scheme="prefix"), measure=measure)
@@ -97,27 +98,33 @@ EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_ra
 def evidence(ws, config: "Config", found: dict | None = None, *, evaluation=None) -> dict[str, dict]:
     """Each target's figures on the workspace's sample, computed as that target runs the config.
 
-    Evaluates every distinct ``engine_config`` once (``calib.search.sweep.evaluate``);
+    Scores every distinct ``engine_config`` once (``calib.search.sweep.evaluate_row``);
     ``evaluation`` (of ``config`` itself) is reused where a target runs the
     config unchanged. Returns ``{target: {metric: value}}`` with plain JSON values.
     """
-    from calib.search.sweep import evaluate
+    from calib.search.sweep import evaluate_row
     from calib.base.jsondoc import json_value
 
     found = targets(config) if found is None else found
     cache: dict[str, dict] = {}
     if evaluation is not None:
         cache[evaluation.config.fingerprint()] = evaluation.row
+    # Targets grouped by shingling: one group's sets and signatures are let go (Workspace.transient)
+    # before the next group's are built, so memory holds the config's and one target's, not all.
+    todo: dict[str, dict[str, "Config"]] = {}
+    for t in found.values():
+        if t.engine_config is not None and t.engine_config.fingerprint() not in cache:
+            todo.setdefault(t.engine_config.rep.shingling_fingerprint(), {})[t.engine_config.fingerprint()] = \
+                t.engine_config
+    for group in todo.values():
+        with ws.transient():
+            for fp, cfg in group.items():
+                cache[fp] = evaluate_row(ws, cfg)
     out = {}
     for name, t in found.items():
-        cfg = t.engine_config
-        if cfg is None:
-            continue
-        fp = cfg.fingerprint()
-        if fp not in cache:
-            cache[fp] = evaluate(ws, cfg).row
-        row = cache[fp]
-        out[name] = {"config_fingerprint": fp, **{k: json_value(row.get(k)) for k in EVIDENCE_KEYS}}
+        if t.engine_config is not None:
+            fp = t.engine_config.fingerprint()
+            out[name] = {"config_fingerprint": fp, **{k: json_value(cache[fp].get(k)) for k in EVIDENCE_KEYS}}
     return out
 
 
