@@ -8,9 +8,10 @@ Each process is ``spark-class org.apache.spark.deploy.{master.Master,worker.Work
 wheel, bound to 127.0.0.1 (``--host`` and SPARK_LOCAL_IP: never the machine's interface), its web UI
 on a free port, its work folder and log in a temporary folder, started and stopped by its PID.
 
-The workers are nodes that never installed calib: their environment has no virtualenv on PATH, no
-PYTHONPATH, and ``CALIB_NODE_PYTHON`` names :func:`plain_python` (the virtualenv's base interpreter,
-without calib, numpy or numba), the Python that the shipped environment's ``bin/python`` runs.
+The workers are nodes that never installed calib: their environment has no virtualenv on PATH and no
+PYTHONPATH. :meth:`StandaloneCluster.driver_env` is a driver's environment for it: the master's URL in
+CALIB_SPARK_MASTER, loopback, and CALIB_NODE_PYTHON = :func:`plain_python` (the virtualenv's base
+interpreter, without calib, numpy or numba): the Python the executors run the shipped environment with.
 
 The session-scoped pytest fixture ``spark_cluster`` (tests/conftest.py) starts one for the whole run.
 """
@@ -68,8 +69,14 @@ class StandaloneCluster:
         env = {k: v for k, v in os.environ.items()
                if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
                and not k.startswith("CALIB_")}
-        return {**env, "PATH": path, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": spark_home(), "CALIB_NODE_PYTHON": plain_python(),
+        return {**env, "PATH": path, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": spark_home(),
                 "SPARK_LOG_DIR": str(self.dir), "SPARK_WORKER_DIR": str(self.dir / "work")}
+
+    def driver_env(self) -> dict:
+        """The environment of a `calib apply --engine spark` run on this cluster (a driver on loopback)."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+        return {**env, "CALIB_SPARK_MASTER": self.url, "SPARK_LOCAL_IP": "127.0.0.1",
+                "CALIB_NODE_PYTHON": plain_python()}
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.dir / f"{name}.log", "wb")

@@ -80,31 +80,45 @@ def verify(expected: dict[str, str], rep=None) -> None:
         raise ApplyError(why)
 
 
-def checked(fn, expected: dict[str, str]):
-    """``fn`` (a task body taking an iterator) preceded by :func:`verify` in the task's process."""
-    def body(*args):
+def checked(fn, expected: dict[str, str], arity: int = 1):
+    """``fn`` (a task body: an iterator of batches, or ``arity=2`` tables of a cogroup) preceded by :func:`verify`
+    in the task's process. Spark reads the body's argument count, so it is spelt out."""
+    if arity == 2:
+        def body2(a, b):
+            verify(expected)
+            return fn(a, b)
+        return body2
+
+    def body(it):
         verify(expected)
-        return fn(*args)
+        return fn(it)
     return body
 
 
-def _executor_fingerprint(rep):
-    return socket.gethostname(), fingerprint(rep)
+def _executor_fingerprint(rep, paths):
+    import os
+    return socket.gethostname(), fingerprint(rep), tuple(p for p in paths if not os.path.isfile(p))
 
 
-def check_executors(spark, rep=None) -> dict[str, str]:
+def check_executors(spark, rep=None, paths=()) -> dict[str, str]:
     """Run one task per core on the executors and compare their fingerprints with the driver's (one line,
-    :class:`ApplyError`, when any differs). Returns the driver's fingerprint."""
+    :class:`ApplyError`, when any differs); each also checks that it can read the driver's local ``paths``
+    (the corpus files; the first 20). Returns the driver's fingerprint."""
     expected = fingerprint(rep)
+    paths = tuple(str(p) for p in paths)[:20]
     sc = spark.sparkContext
     n = max(2, sc.defaultParallelism)
     try:
-        found = sc.parallelize(range(n), n).map(lambda _: _executor_fingerprint(rep)).collect()
+        found = sc.parallelize(range(n), n).map(lambda _: _executor_fingerprint(rep, paths)).collect()
     except Exception as exc:  # py4j's wrapper of the failed job: its cause (No module named 'calib', ...)
         from calib.production.engines.spark_io import root_cause
         raise ApplyError(f"the executors cannot run calib ({root_cause(exc)}); {SHIP_HINT}") from None
-    for host, got in set((h, tuple(sorted(f.items()))) for h, f in found):
+    for host, got, missing in sorted(set((h, tuple(sorted(f.items())), m) for h, f, m in found)):
         why = mismatch(expected, dict(got), host)
         if why:
             raise ApplyError(why)
+        if missing:
+            raise ApplyError(f"{missing[0]}: the executor on {host} cannot read this file of the driver's disk; put the "
+                             "corpus where every node reads it (HDFS, object storage, a shared mount) and pass that "
+                             "path or URI")
     return expected

@@ -9,7 +9,16 @@ still comes first, from Spark). Layout::
 
     lib/           calib (with its bytecode and compiled numba kernels' caches) and the installed
                    distributions calib's runtime requirements pull in, with their shared libraries
+    lib/sitecustomize.py   restores the .py files' modification times (below), then runs the node's own
+    times.tsv      each .py file's modification time (ns) and path
     calib-env.json what it holds (Python version, distributions and versions, calib's source digest)
+
+Spark's unpacking does not keep the files' times, and both caches that make a
+worker start fast are keyed by their source file's time: bytecode (.pyc) and
+numba's kernel caches (their index holds the source's (mtime, size), else the
+kernels compile again, 30-60 s per Python worker here). So the first Python
+worker of each executor puts the recorded times back (``sitecustomize``, run
+by Python at start for the PYTHONPATH folder), once (a marker file).
 
 The nodes' interpreter is ``CALIB_NODE_PYTHON`` (a command or path as the nodes
 see it), else ``python3.X`` for the driver's 3.X. The archive holds no
@@ -29,8 +38,9 @@ took 20 s to write and 8 s to unpack here, for a third of the bytes). The
 digest covers the Python version and platform, each shipped distribution's
 name, version and RECORD, and calib's source and kernel-cache file names, so
 any change of code or library builds a new one and an unchanged environment is
-never packed twice. Written atomically (temp file, then rename); archives not
-used for :data:`KEEP_DAYS` days are removed when a new one is packed.
+never packed twice. Written atomically (temp file, then rename); when one is
+packed, archives beyond the :data:`KEEP` most recently used that have not been
+used for an hour are removed.
 """
 
 from __future__ import annotations
@@ -49,7 +59,8 @@ from pathlib import Path
 NOT_SHIPPED = frozenset({"pyspark", "py4j", "streamlit", "altair", "pip", "setuptools", "wheel"})
 ENV_NAME = "env"  # the folder name each executor unpacks the archive under (ARCHIVE#env)
 LIB = f"./{ENV_NAME}/lib"
-KEEP_DAYS = 7
+KEEP = 3
+PACKAGE = Path(__file__).resolve().parents[2]  # calib/ (production/engines/ is two below it)
 _SKIP_DIRS = {"tests"}  # (numpy.testing is imported at run time: not a test folder)
 def _name(req: str) -> str:
     return re.match(r"[A-Za-z0-9._-]+", req).group(0)
@@ -93,15 +104,13 @@ def _dist_files(d: metadata.Distribution) -> list[tuple[Path, str]]:
 
 def _calib_files() -> list[tuple[Path, str]]:
     """calib's package files, its bytecode and kernel caches (numba's __pycache__/*.nbi, *.nbc) included."""
-    import calib
-    pkg = Path(calib.__file__).resolve().parent
+    pkg = PACKAGE
     return sorted((p, p.relative_to(pkg.parent).as_posix()) for p in pkg.rglob("*") if p.is_file())
 
 
 def source_digest() -> str:
     """sha256 over calib's .py and .json files (path and bytes): the code every kernel and task runs."""
-    import calib
-    pkg = Path(calib.__file__).resolve().parent
+    pkg = PACKAGE
     h = hashlib.sha256()
     for p in sorted(pkg.rglob("*")):
         if p.suffix in (".py", ".json") and p.is_file() and "__pycache__" not in p.parts:
@@ -133,6 +142,43 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CALIB_CACHE_DIR") or Path.home() / ".cache" / "calib")
 
 
+_SITECUSTOMIZE = r'''"""calib's shipped environment: restore the .py files' times once per executor (see spark_ship)."""
+import os as _os
+import sys as _sys
+
+
+def _restore():
+    env = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    done = _os.path.join(env, ".times-restored")
+    if _os.path.exists(done):
+        return
+    with open(_os.path.join(env, "times.tsv"), encoding="utf-8") as fh:
+        for line in fh:
+            ns, rel = line.rstrip("\n").split("\t", 1)
+            try:
+                _os.utime(_os.path.join(env, rel), ns=(int(ns), int(ns)))
+            except OSError:
+                pass
+    open(done, "w").close()
+
+
+try:
+    _restore()
+finally:  # then the node's own sitecustomize, if it has one
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    _path = [p for p in _sys.path if _os.path.abspath(p or ".") != _here]
+    _me = _sys.modules.pop(__name__)
+    _saved, _sys.path[:] = _sys.path[:], _path
+    try:
+        import sitecustomize  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        _sys.path[:] = _saved
+        _sys.modules.setdefault(__name__, _me)  # the import machinery looks this name up when we return
+'''
+
+
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
     info = tarfile.TarInfo(name)
     info.size, info.mode, info.mtime = len(data), mode, 0
@@ -145,10 +191,14 @@ def pack(path: Path, desc: dict) -> Path:
     try:
         with tarfile.open(tmp, "w") as tar:
             _add_bytes(tar, "calib-env.json", json.dumps(desc, indent=1, sort_keys=True).encode())
-            for d in distributions():
-                for src, rel in _dist_files(d):
-                    tar.add(src, f"lib/{rel}", recursive=False)  # mtimes kept: bytecode and kernel caches stay valid
-            for src, rel in _calib_files():
+            _add_bytes(tar, "lib/sitecustomize.py", _SITECUSTOMIZE.encode())
+            # calib's version for importlib.metadata (an editable install's own metadata points at the driver's tree)
+            _add_bytes(tar, f"lib/calib-{desc['calib']}.dist-info/METADATA",
+                       f"Metadata-Version: 2.1\nName: calib\nVersion: {desc['calib']}\n".encode())
+            files = [f for d in distributions() for f in _dist_files(d)] + _calib_files()
+            times = "".join(f"{src.stat().st_mtime_ns}\tlib/{rel}\n" for src, rel in files if rel.endswith(".py"))
+            _add_bytes(tar, "times.tsv", times.encode())
+            for src, rel in files:
                 tar.add(src, f"lib/{rel}", recursive=False)
         os.replace(tmp, path)
     finally:
@@ -169,8 +219,9 @@ def archive(log=None) -> Path:
         log(f"packing this environment for the executors (once per content): {path}")
     pack(path, desc)
     import time
-    for old in folder.glob("spark-env-*.tar"):
-        if old != path and time.time() - old.stat().st_mtime > KEEP_DAYS * 86400:
+    used = sorted(folder.glob("spark-env-*.tar"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in used[KEEP:]:  # ~600 MB each: the most recently used few stay, the others once idle for an hour
+        if time.time() - old.stat().st_mtime > 3600:
             old.unlink(missing_ok=True)
     return path
 
