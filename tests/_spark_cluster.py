@@ -10,8 +10,8 @@ on a free port, its work folder and log in a temporary folder, started and stopp
 
 The workers are nodes that never installed calib: their environment has no virtualenv on PATH and no
 PYTHONPATH. :meth:`StandaloneCluster.driver_env` is a driver's environment for it: the master's URL in
-CALIB_SPARK_MASTER, loopback, and CALIB_NODE_PYTHON = :func:`plain_python` (the virtualenv's base
-interpreter, without calib, numpy or numba): the Python the executors run the shipped environment with.
+CALIB_SPARK_MASTER, loopback, and CALIB_NODE_PYTHON = the cluster's ``python``, made by :func:`bare_python`
+(an empty virtualenv: no calib, numpy or numba): the Python the executors run the shipped environment with.
 
 The session-scoped pytest fixture ``spark_cluster`` (tests/conftest.py) starts one for the whole run.
 """
@@ -36,13 +36,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def plain_python() -> str:
-    """An interpreter of the driver's version with none of the project's packages: the venv's base Python."""
+def base_python() -> str:
+    """The interpreter this virtualenv was made from."""
     base = Path(sys.base_prefix) / "bin"
     for name in (f"python{sys.version_info[0]}.{sys.version_info[1]}", "python3"):
         if (base / name).is_file():
             return str(base / name)
     raise RuntimeError(f"no python3 in {base}")
+
+
+def bare_python(folder: Path) -> str:
+    """A node's Python: an empty virtualenv of the driver's interpreter in ``folder`` (no pip, no packages, not even
+    those installed into the base interpreter), so nothing but the standard library is importable."""
+    subprocess.run([base_python(), "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
+    return str(folder / "bin" / ("python%d.%d" % sys.version_info[:2]))
 
 
 def spark_home() -> str:
@@ -61,6 +68,7 @@ class StandaloneCluster:
         self.port = free_port()
         self.ui_port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
+        self.python = ""  # the nodes' Python, made by start()
 
     def node_env(self) -> dict:
         """A node's environment: no virtualenv on PATH, no PYTHONPATH, loopback only."""
@@ -76,7 +84,7 @@ class StandaloneCluster:
         """The environment of a `calib apply --engine spark` run on this cluster (a driver on loopback)."""
         env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
         return {**env, "CALIB_SPARK_MASTER": self.url, "SPARK_LOCAL_IP": "127.0.0.1",
-                "CALIB_NODE_PYTHON": plain_python()}
+                "CALIB_NODE_PYTHON": self.python}
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.dir / f"{name}.log", "wb")
@@ -99,6 +107,7 @@ class StandaloneCluster:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in sorted(self.dir.glob("*.log")))
 
     def start(self) -> "StandaloneCluster":
+        self.python = bare_python(self.dir / "node-python")
         self._start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
                                str(self.port), "--webui-port", str(self.ui_port)])
         for k in range(self.workers):

@@ -50,12 +50,10 @@ def test_apply_on_a_standalone_cluster_without_calib(spark_cluster, tmp_path):
     environment and writes the local engine's manifest rows and summary, for an export whose config strips
     the stoplist beside it and weighs by its document-frequency table; the driver prints its own progress
     (job size, each stage with its rows), not Spark's progress bars, log lines or pandas warnings."""
-    from _spark_cluster import plain_python
-    bare = subprocess.run([plain_python(), "-c", "import calib"], capture_output=True, text=True,
-                          env=spark_cluster.node_env(), cwd=tmp_path)
-    assert bare.returncode == 1 and "No module named 'calib'" in bare.stderr
-    assert subprocess.run([plain_python(), "-c", "import numpy"], capture_output=True,
-                          env=spark_cluster.node_env(), cwd=tmp_path).returncode == 1
+    for module in ("calib", "numpy", "numba"):
+        bare = subprocess.run([spark_cluster.python, "-c", f"import {module}"], capture_output=True, text=True,
+                              env=spark_cluster.node_env(), cwd=tmp_path)
+        assert bare.returncode == 1 and f"No module named '{module}'" in bare.stderr
 
     from test_short_docs import short_corpus
     docs = short_corpus()
