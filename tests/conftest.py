@@ -74,3 +74,22 @@ def postgres_db(postgres_admin):
     yield with_database(postgres_admin, name)
     with psycopg.connect(postgres_admin, autocommit=True) as con:
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# ------------------------------------------------------- Spark: a standalone cluster on loopback
+
+@pytest.fixture(scope="session")
+def spark_cluster():
+    """A Spark standalone master and two workers (1 core, 1 GB each) on 127.0.0.1 as separate processes, whose
+    Python has no calib (tests/_spark_cluster.py); one for the whole run, stopped by PID at its end. Skipped
+    without pyspark or Java unless CALIB_REQUIRE_SPARK is set (.ci/run sets it)."""
+    from calib.production.engines import spark_io
+    try:
+        spark_io.check_environment()
+    except spark_io.SparkApplyError as exc:
+        if os.environ.get("CALIB_REQUIRE_SPARK"):
+            pytest.fail(f"CALIB_REQUIRE_SPARK is set but {exc}")
+        pytest.skip(str(exc))
+    from _spark_cluster import StandaloneCluster
+    with StandaloneCluster(workers=2, cores=1, memory="1g") as cluster:
+        yield cluster

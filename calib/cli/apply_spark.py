@@ -14,9 +14,11 @@ import sys
 
 from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark import apply_spark, check_supported
+from calib.production.engines.spark_check import SHIP_HINT
 from calib.production.engines.spark_io import (check_environment, check_out, is_glob, is_local, load_config_any,
                                                load_frequencies_any, local_path, read_text, root_cause, session)
 from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES
+from calib.production.engines.spark_progress import Progress
 from calib.reading.files import MISSING_VALUES
 
 
@@ -52,8 +54,7 @@ def cli_apply(a) -> int:
         from calib.production.engines.corpus import check_fields
         check_fields(local_path(a.corpus), slices, id_field=a.id_field, text_field=a.text_field)
     spark = session()
-    if spark.sparkContext.master.startswith("local"):  # a failed task's Java stack is not logged: its cause is reported
-        spark.sparkContext.setLogLevel("OFF")
+    spark.sparkContext.setLogLevel("OFF")  # a failed task's Java stack is not logged: its cause is reported
     if not is_local(a.out):
         check_out(spark, a.out, a.overwrite)
     if not is_local(a.config):
@@ -63,14 +64,17 @@ def cli_apply(a) -> int:
                                                          STOPLIST_MAX_BYTES), a.config)
     store = _review_store(reviews)
     try:
-        s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
-                        slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,
-                        frequencies=frequencies, stoplist=stop,
-                        missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
+        with Progress(spark) as progress:
+            s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,
+                            slice_fields=slices, review_store=store, batch_size=a.batch_size, max_pairs=a.max_pairs,
+                            frequencies=frequencies, stoplist=stop, progress=progress,
+                            missing_values=MISSING_VALUES if a.missing_values is None else a.missing_values)
     except Exception as exc:  # a failed Spark job (truncated .gz, unreadable file): its root cause, one line
         if not type(exc).__module__.startswith(("py4j", "pyspark")):
             raise
-        raise ApplyError(f"{a.corpus}: the Spark job failed: {root_cause(exc)}") from None
+        why = root_cause(exc)
+        hint = f"; {SHIP_HINT}" if "No module named" in why else ""
+        raise ApplyError(f"{a.corpus}: the Spark job failed: {why}{hint}") from None
     finally:
         if store is not None:
             store.close()

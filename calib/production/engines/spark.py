@@ -49,9 +49,11 @@ from calib.base.jsondoc import dumps
 from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark_batches import (WHERE, arrow_type, cluster_components, doc_schema,
                                                     manifest_template, sign_batches, verify_batches)
+from calib.production.engines.spark_check import check_executors, checked, fingerprint
 from calib.production.engines.spark_components import connected_components, prefix_sum
 from calib.production.engines.spark_io import (corpus_kind, delete, input_files, is_local, local_path, read_corpus,
                                                session, write_text)
+from calib.production.engines.spark_plan import apply_size
 from calib.production.manifest import NOTICE
 from calib.reading.files import MISSING_VALUES
 from calib.search.config import Config
@@ -71,6 +73,13 @@ def _first_error(spark, raw, corpus: str, files: list[str], kind: str, offsets: 
     return row["err"].replace(WHERE, f"{shown}:{offsets[(row['f'], row['bs'])][1] + row['li'] + 1}")
 
 
+def _write_on_driver(manifest, folder) -> None:
+    """The manifest as Spark would write it (a folder with one part file), from rows collected to the driver."""
+    import pyarrow.parquet as pq
+    folder.mkdir()
+    pq.write_table(manifest.toArrow(), folder / "part-00000.parquet")
+
+
 def check_supported(config: Config) -> None:
     """Refuse, in one line, a config this engine cannot run as the local engine would."""
     if config.representative is Representative.PRIORITY:
@@ -84,11 +93,18 @@ def check_supported(config: Config) -> None:
 def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: str = "id", text_field: str = "text",
                 slice_fields: tuple[str, ...] = (), max_pairs: int | None = 50_000_000, review_store=None,
                 batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES, frequencies=None,
-                stoplist=None) -> dict:
+                stoplist=None, progress=None) -> dict:
     """Run ``config`` on ``corpus`` (file, folder or glob; local or object storage) with Spark and write
     ``out``/manifest.parquet, summary.json and README.txt. Returns the summary (as ``calib apply``'s).
     ``log(stage, seconds)`` is called after each stage. ``frequencies``: a weighted config's exported
-    document-frequency table (:func:`calib.production.document.load_frequencies`), shipped to the tasks with their code."""
+    document-frequency table (:func:`calib.production.document.load_frequencies`), shipped to the tasks with their code.
+    ``progress``: a :class:`calib.production.engines.spark_progress.Progress` told the job's size and each stage's
+    end with its row count.
+
+    On a cluster (a master other than local), the executors are first checked to run the driver's calib and
+    libraries and to see the corpus's local files (:func:`calib.production.engines.spark_check.check_executors`),
+    and every task checks again; a local ``out`` is then written by the driver (the manifest is collected to
+    it), as the executors' disks are not the driver's."""
     import time
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
@@ -105,6 +121,13 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(batch_size))
     files = input_files(spark, corpus)
     kind = corpus_kind(files)
+    size = apply_size(spark, files)
+    cluster = not spark.sparkContext.master.startswith("local")
+    if progress is not None:
+        progress.note(f"job size: {size.describe()}")
+    if cluster:
+        check_executors(spark, config.rep, paths=[local_path(f).resolve() for f in files if is_local(f)])
+    expected = fingerprint()
     out = out.rstrip("/")
     fp = config.fingerprint()
     slice_fields = tuple(slice_fields)
@@ -112,11 +135,13 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
     persisted = []
     t0 = [time.perf_counter()]
 
-    def done(stage: str) -> None:
+    def done(stage: str, rows: int | None = None) -> None:
+        now = time.perf_counter()
         if log is not None:
-            now = time.perf_counter()
             log(stage, now - t0[0])
-            t0[0] = now
+        if progress is not None:
+            progress.log(stage, now - t0[0], rows)
+        t0[0] = now
 
     def keep(df, level=StorageLevel.MEMORY_AND_DISK):
         persisted.append(df.persist(level))
@@ -128,7 +153,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         fn = lambda it: sign_batches(it, config=config, kind=kind, id_field=id_field,  # noqa: E731
                                      text_field=text_field, extra_fields=slice_fields, frequencies=frequencies,
                                      stoplist=stoplist)
-        raw = keep(src.mapInArrow(fn, doc_schema(slice_fields)))
+        raw = keep(src.mapInArrow(checked(fn, expected), doc_schema(slice_fields)))
         counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"), F.count("di").alias("docs"),
                                             F.sum((F.col("size") == 0).cast("long")).alias("empty"),
                                             F.sum(((F.col("size") > 0) & (F.col("size") < config.min_shingles))
@@ -138,7 +163,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
             line_off = 0 if r["f"] != last_f else line_off
             offsets[(r["f"], r["bs"])] = (doc_off, line_off)
             doc_off, line_off, last_f = doc_off + r["docs"], line_off + r["lines"], r["f"]
-        done("signatures")
+        done("signatures", sum(r["docs"] for r in counts))
         err = _first_error(spark, raw, corpus, files, kind, offsets)
         if err:
             raise ApplyError(err)
@@ -185,14 +210,14 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         if max_pairs is not None and n_candidates > max_pairs:
             raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, n_candidates)} "
                              "(--max-pairs)")
-        done("candidates")
+        done("candidates", n_candidates)
 
         # 4: verification against both documents' shingle sets and signatures
         side = lambda s: docs.select(F.col("row").alias(s), F.col("sig").alias(f"sig_{s}"),  # noqa: E731
                                      F.col("sh").alias(f"sh_{s}"))
         joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "sig_i", "sig_j", "sh_i", "sh_j")
-        verified = joined.mapInArrow(lambda it: verify_batches(it, config=config, frequencies=frequencies),
-                                     "i long, j long, exact double, est double")
+        verified = joined.mapInArrow(checked(lambda it: verify_batches(it, config=config, frequencies=frequencies),
+                                             expected), "i long, j long, exact double, est double")
         if config.min_shingles and config.short_docs == "exact":  # short documents: equal normalized text, J = 1
             ta, tb = docs.where(F.col("tk").isNotNull()).select("row", "tk").alias("a"), docs.select("row", "tk").alias("b")
             verified = verified.unionByName(
@@ -201,7 +226,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                         F.lit(1.0).alias("est")))
         verified = keep(verified)
         n_verified = verified.count()
-        done("verification")
+        done("verification", n_verified)
 
         # 5-6: components, then each component's clustering and manifest rows
         template = manifest_template(slice_fields)
@@ -222,10 +247,9 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         fn = lambda a, b: cluster_components(a, b, config=config, fingerprint=fp,  # noqa: E731
                                              slice_fields=slice_fields, reviews=reviews, columns=columns,
                                              missing_values=missing_values, frequencies=frequencies)
-        members = keep(nodes.groupBy("grp").cogroup(edges.groupBy("egrp")).applyInArrow(fn, schema))
-
-        members.count()
-        done("clustering")
+        members = keep(nodes.groupBy("grp").cogroup(edges.groupBy("egrp")).applyInArrow(checked(fn, expected, 2),
+                                                                                      schema))
+        done("clustering", members.count())
         # 7: cluster ids over all n rows
         below = prefix_sum(members.select("_row", (F.col("_row") != F.col("_cmin")).cast("long").alias("nm")),
                             "_row", "nm")
@@ -254,7 +278,10 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
             from calib.base.atomic import atomic_folder
             try:
                 with atomic_folder(local_path(out)) as tmp:
-                    manifest.write.parquet((tmp / "manifest.parquet").resolve().as_uri())
+                    if cluster:  # the driver's folder: written by the driver
+                        _write_on_driver(manifest, tmp / "manifest.parquet")
+                    else:
+                        manifest.write.parquet((tmp / "manifest.parquet").resolve().as_uri())
                     write_text(spark, str(tmp / "README.txt"), readme)
                     write_text(spark, str(tmp / "summary.json"), text)
             except ValueError as exc:  # a folder holding files this output does not write
@@ -264,7 +291,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
             manifest.write.mode("overwrite").parquet(f"{out}/manifest.parquet")
             write_text(spark, f"{out}/README.txt", readme)
             write_text(spark, f"{out}/summary.json", text)
-        done("write")
+        done("write", summary["proposed_removals"])
         return summary
     finally:
         for df in persisted:

@@ -53,17 +53,32 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
     The master comes from ``master``, else from spark-submit, else
     ``CALIB_SPARK_MASTER``, else ``local[*]``. A local master runs Python
     workers with this interpreter and this calib (so they use the driver's
-    code and environment).
+    code and environment). Any other master gets this environment shipped
+    (:mod:`calib.production.engines.spark_ship`: ``spark.archives``, the nodes'
+    ``python3.X`` with ``PYTHONPATH=./env/lib``) unless ``CALIB_SPARK_SHIP=0`` says
+    the nodes have it; the session then waits (at most
+    ``CALIB_SPARK_EXECUTOR_WAIT`` seconds, default 30) for its executors, whose
+    cores size the job. Spark's console progress bars are off (the CLI prints
+    its own progress) and its log level is ERROR.
     """
     check_environment()
+    import warnings
     from pyspark.sql import SparkSession
 
+    # pyspark 4.3 warns, whenever an Arrow or pandas function is defined, that it does not fully support pandas 3.
+    # calib's tasks exchange Arrow batches (mapInArrow, applyInArrow) and use none of pyspark's pandas
+    # conversions; their manifests equal the local engine's under pandas 3 (tests/test_spark_apply.py).
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    b = SparkSession.builder.appName(app_name)
+    b = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
+    if "SPARK_CONF_DIR" not in os.environ:  # the JVM's start-up lines too (before setLogLevel): errors only
+        b = b.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log4j().as_uri()}")
     if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # under spark-submit: its master and conf
-        return b.getOrCreate()
+        s = b.getOrCreate()
+        s.sparkContext.setLogLevel("ERROR")
+        return s
     master = master or os.environ.get("CALIB_SPARK_MASTER") or "local[*]"
     b = b.master(master)
     if master.startswith("local"):
@@ -71,12 +86,58 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
         root = str(Path(__file__).resolve().parents[3])  # the folder holding calib/ (engines/, production/, calib/)
         b = (b.config("spark.executorEnv.PYTHONPATH", root)
              .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 2)))
              .config("spark.driver.memory", os.environ.get("CALIB_SPARK_DRIVER_MEMORY", "4g")))
+    elif os.environ.get("CALIB_SPARK_SHIP", "1") != "0":
+        from calib.production.engines.spark_ship import archive, conf, node_python
+        for key, value in conf(archive(log=lambda m: print(f"calib spark: {m}", file=sys.stderr))).items():
+            b = b.config(key, value)
+        os.environ["PYSPARK_PYTHON"] = node_python()  # SparkContext reads the executors' Python from here
     s = b.getOrCreate()
     s.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):
+        wait_for_executors(s, float(os.environ.get("CALIB_SPARK_EXECUTOR_WAIT", "30")))
     return s
+
+
+_LOG4J = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _quiet_log4j() -> Path:
+    from calib.base.atomic import write_text_atomic
+    from calib.production.engines.spark_ship import cache_dir
+    path = cache_dir() / "log4j2-errors.properties"
+    if not path.is_file() or path.read_text() != _LOG4J:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, _LOG4J)
+    return path
+
+
+def executors(spark) -> int:
+    """Executors registered now (the driver not counted)."""
+    return max(0, len(spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()) - 1)
+
+
+def wait_for_executors(spark, timeout: float, settle: float = 2.0) -> int:
+    """Wait until executors have registered and their number has not changed for ``settle`` seconds (at most
+    ``timeout`` seconds: with dynamic allocation they may come only with work). Returns their number."""
+    import time
+    start = last_change = time.monotonic()
+    seen = executors(spark)
+    while time.monotonic() - start < timeout:
+        time.sleep(0.25)
+        now = executors(spark)
+        if now != seen:
+            seen, last_change = now, time.monotonic()
+        elif seen and time.monotonic() - last_change >= settle:
+            break
+    return seen
 
 
 # ---------------------------------------------------------------------------
