@@ -6,6 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from appui.labels import category
 from calib.candidates import lsh
 from calib.sketches.minhash import estimate_sd
 
@@ -23,7 +24,7 @@ def length_histogram(docs: pd.DataFrame) -> alt.Chart:
     words = docs["text"].astype(str).str.split().str.len()
     df = pd.DataFrame({"words": words})
     return alt.Chart(df).mark_bar(color="#4c78a8").encode(
-        x=alt.X("words:Q", bin=alt.Bin(maxbins=60), title="Document length (words, whitespace-separated)"),
+        x=alt.X("words:Q", bin=alt.Bin(maxbins=60), title="Words per document"),
         y=alt.Y("count():Q", title="Documents"),
         tooltip=[alt.Tooltip("words:Q", bin=alt.Bin(maxbins=60), title="Words"),
                  alt.Tooltip("count():Q", title="Documents")],
@@ -33,13 +34,13 @@ def length_histogram(docs: pd.DataFrame) -> alt.Chart:
 def category_bars(pairs_by_category: dict, step: int = 24) -> alt.Chart:
     """Horizontal stacked bars, one row of ``step`` pixels per category, so
     every category label shows however many there are."""
-    rows = [{"category": c, "label": k.replace("_", " "), "pairs": v}
+    rows = [{"category": category(c), "label": category(k), "pairs": v}
             for c, d in pairs_by_category.items() for k, v in d.items()]
     df = pd.DataFrame(rows, columns=["category", "label", "pairs"])
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("category:N", title="Pair category", sort="-x",
                 axis=alt.Axis(labelOverlap=False, labelLimit=220)),
-        x=alt.X("sum(pairs):Q", title="Labeled pairs"),
+        x=alt.X("sum(pairs):Q", title="Labeled pairs", axis=alt.Axis(tickCount=5, labelOverlap=True)),
         color=alt.Color("label:N", title="Label", scale=alt.Scale(domain=["duplicate", "not duplicate"],
                                                                   range=[LABEL_COLORS["duplicate"],
                                                                          LABEL_COLORS["not duplicate"]])),
@@ -92,13 +93,13 @@ REP_PARTS = r"^(?P<kind>[a-z]+)(?P<k>\d+)(?: \[(?P<norm>[^\]]*)\])?(?P<rest>.*)$
 
 
 def rep_parts(representation: pd.Series) -> pd.DataFrame:
-    """'word5 [lower+nfkc+ws] idf' -> kind 'word', k 5, variant 'lower+nfkc+ws idf' (the normalization and
+    """'word5 [lower+nfkc+ws] idf' -> shingle_kind 'word', shingle_k 5, variant 'lower+nfkc+ws idf' (the normalization and
     what follows): the Pareto chart draws kind as colour, k as size and the variant as shape, so 17
     representations need 2 + 5 + 3 legend entries, not 17 shapes reused."""
     got = representation.astype(str).str.extract(REP_PARTS)
     variant = (got["norm"].fillna("") + got["rest"].fillna("")).str.strip()
-    return pd.DataFrame({"kind": got["kind"].fillna(representation.astype(str)),
-                         "k": pd.to_numeric(got["k"], errors="coerce").fillna(0).astype(int),
+    return pd.DataFrame({"shingle_kind": got["kind"].fillna(representation.astype(str)),
+                         "shingle_k": pd.to_numeric(got["k"], errors="coerce").fillna(0).astype(int),
                          "variant": variant.where(variant != "", "as given")}, index=representation.index)
 
 
@@ -120,7 +121,8 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     legend is below the plot (none over it); both axes stay within 0-100%."""
     df = results[results["status"] == "ok"].copy()
     df["config"] = config_labels(df)
-    df = pd.concat([df, rep_parts(df["representation"])], axis=1)
+    parts = rep_parts(df["representation"])
+    df = pd.concat([df.drop(columns=[c for c in parts if c in df]), parts], axis=1)
     x_title = "False-removal rate (share of labeled removals that are not duplicates)"
     y_title = OBJECTIVES.get(objective, objective)
     x_domain = rate_domain(df["false_removal_rate"], include=budget)
@@ -144,15 +146,15 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                alt.Tooltip("false_removal_rate:Q", title="False-removal rate", format=".2%"),
                alt.Tooltip("removed:Q", title="Documents removed", format=","),
                alt.Tooltip("config_fingerprint:N", title="Fingerprint")]
-    kinds = sorted(df["kind"].unique())
-    ks = sorted(int(k) for k in df["k"].unique())
+    kinds = sorted(df["shingle_kind"].unique())
+    ks = sorted(int(k) for k in df["shingle_k"].unique())
     variants = sorted(df["variant"].unique())
     below_legend = dict(orient="bottom", direction="horizontal", labelLimit=240)
     enc = dict(
         x=x, y=y, tooltip=tooltip,
-        color=alt.Color("kind:N", title="Shingles", scale=alt.Scale(domain=kinds, scheme="category10"),
+        color=alt.Color("shingle_kind:N", title="Shingles", scale=alt.Scale(domain=kinds, scheme="category10"),
                         legend=alt.Legend(symbolSize=120, **below_legend)),
-        size=alt.Size("k:O", title="Shingle size k", scale=alt.Scale(domain=ks, range=[30, 420]),
+        size=alt.Size("shingle_k:O", title="Shingle size k", scale=alt.Scale(domain=ks, range=[30, 420]),
                       legend=alt.Legend(symbolFillColor="#777", symbolStrokeColor="#777", **below_legend)))
     if len(variants) > 1:  # one normalization: every point a circle, no legend to read
         enc["shape"] = alt.Shape("variant:N", title="Normalization", scale=alt.Scale(domain=variants),

@@ -177,3 +177,16 @@ def sweep_order(results: pd.DataFrame, budget: float, objective: str, recommende
     key.loc[over, ["obj", "frr"]] = key.loc[over, ["frr", "obj"]].to_numpy()  # over budget: by false removals
     order = key.sort_values(["rec", "stopped", "over", "obj", "frr", "cand"], kind="stable").index
     return results.loc[order]
+
+
+def small_table(frame: pd.DataFrame, index: str | None = None, labels: dict | None = None) -> pd.DataFrame:
+    """A small frame for ``st.table`` (HTML: every row shown, every cell measurable in a browser): human
+    headers, counts with thousands separators, category values in words; ``index`` becomes the row labels."""
+    out = frame.copy()
+    for c in out.columns:
+        if c in COUNTS or (pd.api.types.is_integer_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c])):
+            out[c] = formatted(out[c], COUNT)
+        elif out[c].dtype == object:
+            out[c] = out[c].map(lambda v: words.category(v) if isinstance(v, str) else v)
+    out = out.rename(columns={c: header(c, labels) for c in out.columns})
+    return out.set_index(header(index, labels)) if index is not None else out
