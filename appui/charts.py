@@ -149,7 +149,8 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     kinds = sorted(df["shingle_kind"].unique())
     ks = sorted(int(k) for k in df["shingle_k"].unique())
     variants = sorted(df["variant"].unique())
-    below_legend = dict(orient="bottom", direction="horizontal", labelLimit=240)
+    # below the plot, each legend a narrow column (side by side in a row they ran off the chart at 1000 px)
+    below_legend = dict(orient="bottom", direction="vertical", labelLimit=180)
     enc = dict(
         x=x, y=y, tooltip=tooltip,
         color=alt.Color("shingle_kind:N", title="Shingles", scale=alt.Scale(domain=kinds, scheme="category10"),
@@ -159,7 +160,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     if len(variants) > 1:  # one normalization: every point a circle, no legend to read
         enc["shape"] = alt.Shape("variant:N", title="Normalization", scale=alt.Scale(domain=variants),
                                  legend=alt.Legend(symbolSize=120, symbolFillColor="#777", symbolStrokeColor="#777",
-                                                   columns=min(3, len(variants)), **below_legend))
+                                                   **below_legend))
     # mark_point keeps the shape channel (mark_circle would drop it); clip: rows below the focus stay off
     points = alt.Chart(df).mark_point(filled=True, opacity=0.6, clip=True).encode(**enc)
     expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8,
@@ -200,8 +201,8 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
         height=560).interactive()  # Streamlit fits title, legends and plot into this height
 
 
-# below the plot with the others: inside it, it covered points
-MARK_LEGEND = alt.Legend(orient="bottom", direction="horizontal", symbolSize=140)
+# above the plot, alone in its row: inside the plot it covered points, beside the others it was cut
+MARK_LEGEND = alt.Legend(orient="top", direction="horizontal", symbolSize=140)
 MARKS = {"recommended": ("black", "diamond"), "current": ("#e377c2", "square"),
          "recommended = current": ("black", "diamond")}
 

@@ -186,7 +186,7 @@ def small_table(frame: pd.DataFrame, index: str | None = None, labels: dict | No
     for c in out.columns:
         if c in COUNTS or (pd.api.types.is_integer_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c])):
             out[c] = formatted(out[c], COUNT)
-        elif out[c].dtype == object:
+        elif not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
             out[c] = out[c].map(lambda v: words.category(v) if isinstance(v, str) else v)
     out = out.rename(columns={c: header(c, labels) for c in out.columns})
     return out.set_index(header(index, labels)) if index is not None else out

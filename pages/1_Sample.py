@@ -86,7 +86,7 @@ def show_sample() -> None:
 
     st.subheader("Slices")
     if info["slice_columns"]:
-        cols = st.columns(min(4, len(info["slice_columns"])))
+        cols = st.columns(min(2, len(info["slice_columns"])))  # two a row: four cut a table's counts at 1000 px
         for k, (col, counts) in enumerate(info["slice_columns"].items()):
             # st.table: HTML, every row shown and every count whole (a canvas grid cut 1009 to "10")
             cols[k % len(cols)].markdown(f"**{md(labels.word(col))}**")
