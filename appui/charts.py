@@ -155,7 +155,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
         x=x, y=y, tooltip=tooltip,
         color=alt.Color("shingle_kind:N", title="Shingles", scale=alt.Scale(domain=kinds, scheme="category10"),
                         legend=alt.Legend(symbolSize=120, **below_legend)),
-        size=alt.Size("shingle_k:O", title="Shingle size k", scale=alt.Scale(domain=ks, range=[30, 420]),
+        size=alt.Size("shingle_k:O", title="Shingle size k", scale=alt.Scale(domain=ks, range=[30, 300]),
                       legend=alt.Legend(symbolFillColor="#777", symbolStrokeColor="#777", **below_legend)))
     if len(variants) > 1:  # one normalization: every point a circle, no legend to read
         enc["shape"] = alt.Shape("variant:N", title="Normalization", scale=alt.Scale(domain=variants),
@@ -198,7 +198,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
         title=alt.TitleParams(f"{y_title.split(' (')[0]} vs false-removal rate", anchor="start", subtitle=[
             "Colour = shingles, size = shingle size k" + (", shape = normalization." if len(variants) > 1 else "."),
             f"Dark tick: {y_title.split(' (')[0].lower()} expected from exact J{seeds}."] + off),
-        height=560).interactive()  # Streamlit fits title, legends and plot into this height
+        height=760).interactive()  # Streamlit fits title, legends and plot into this height (plot ~400 px)
 
 
 # above the plot, alone in its row: inside the plot it covered points, beside the others it was cut
@@ -351,7 +351,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         # legends below the graph: on its right they left it a third of the width at 1000 px
         color=alt.Color("sim:Q", title="Verified similarity",
                         scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0]),
-                        legend=alt.Legend(orient="bottom", direction="horizontal")),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),  # a row was cut at 800 px
         tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
                  alt.Tooltip("sim:Q", title="Similarity", format=".3f")])
     n = alt.Chart(nodes).mark_circle(size=380, opacity=1, stroke="white", strokeWidth=1.5).encode(
