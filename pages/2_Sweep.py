@@ -50,10 +50,10 @@ def grid_inputs() -> Grid:
     saved = {**sample_defaults(), **st.session_state.get(state.GRID, {})}
     g = {}
     st.markdown("**Representation**")
-    c = st.columns(4)
+    c = st.columns(2)  # two a row: four cut "Strip punctuation" at 1000 px
     for k, (name, label) in enumerate((("lowercase", "Lowercase"), ("nfkc", "Unicode NFKC"),
                                        ("strip_punct", "Strip punctuation"), ("collapse_ws", "Collapse whitespace"))):
-        g[name] = c[k].checkbox(label, value=saved[name], key=f"g_{name}")
+        g[name] = c[k % 2].checkbox(label, value=saved[name], key=f"g_{name}")
     c = st.columns(2)  # two a row: at four, a chip read "1." at 1000 px
     g["word_k"] = c[0].multiselect("Word shingle sizes (words)", list(range(1, 10)), default=saved["word_k"],
                                    key="g_word_k")
@@ -236,8 +236,9 @@ def controls() -> tuple[float, str, bool]:
     objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
                            format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
     ss[state.OBJECTIVE] = objective
-    upper = c[2].checkbox("Budget on the 95% upper bound", value=ss.get("calib_use_upper", False),
-                          key="use_upper", help="Stricter: the false-removal rate's interval must fit the budget")
+    upper = c[2].checkbox("Upper bound", value=ss.get("calib_use_upper", False), key="use_upper",
+                          help="Budget on the 95% upper bound of the false-removal rate: stricter, the rate's "
+                               "interval must fit the budget")
     ss["calib_use_upper"] = upper
     return budget, objective, upper
 
@@ -273,13 +274,14 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
     """Every configuration, filterable and sortable; a ticked row can become the current configuration."""
     st.markdown("**All configurations** (the recommended first, then those within the budget by "
                 f"{objective.replace('_', ' ')}; click a column to sort; tick a row to make it the current one)")
-    f = st.columns(3)
-    within = f[0].checkbox("Only within the budget", value=False, key="only_within", disabled=not labeled)
+    f = st.columns(2)  # the filter and the two boxes: three a row cut the boxes' labels at 800 px
+    within = f[1].checkbox("Only within the budget", value=False, key="only_within", disabled=not labeled)
     # one choice, "every representation" by default: rows a second pass adds are never hidden by a list
     # of the representations the first pass had (and no chips to cut)
     reps = [EVERY] + sorted(results["representation"].unique())
-    pick = f[1].selectbox("Representation", reps, key="filter_rep")
-    ok_only = f[2].checkbox("Hide stopped configurations", value=True, key="ok_only")
+    pick = f[0].selectbox("Representation", reps, key="filter_rep")
+    ok_only = f[1].checkbox("Hide stopped", value=True, key="ok_only",
+                            help="Hide the configurations that stopped with too many candidate pairs")
     view = results if pick == EVERY else results[results["representation"] == pick]
     if ok_only:
         view = view[view["status"] == "ok"]

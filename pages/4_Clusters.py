@@ -96,8 +96,9 @@ def by_slice(ev) -> None:
                     "Slices whose rate differs from the others' at p < 0.05 after Holm's adjustment")])
     show = show.assign(metric=show["metric"].map(labels.word), level=show["level"].map(labels.word),
                        value=show["value"].map(labels.category))
-    # which slice, its rate and whether it is flagged first: at 1000 px p, p (Holm) and flagged were off-screen
-    first = ["column", "value", "metric", "rate", "flagged", "p_adjusted", "p_value", "k", "n", "ci_low", "ci_high"]
+    # which rate of which slice value, the rate and whether it is flagged first: at 1000 px p, p (Holm) and
+    # flagged were off-screen (the slice column's name, e.g. "category", after them)
+    first = ["metric", "value", "rate", "flagged", "p_adjusted", "column", "p_value", "k", "n", "ci_low", "ci_high"]
     show = show[[c for c in first if c in show] + [c for c in show if c not in first]]
     shown, config = tables.view(show, SLICE_LABELS, percent=("rate", "ci_low", "ci_high"),
                                 formats={"p_value": "%.2g", "p_adjusted": "%.2g"})

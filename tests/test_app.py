@@ -438,7 +438,7 @@ def test_review_flow(tmp_path):
     assert not any("already has a sample label" in c.value for c in at.caption)
     at.button(key="decide_not_duplicate").click().run()
     assert not at.exception and not errors(at), errors(at)
-    assert metric(at, "Decisions recorded") == "1"
+    assert metric(at, "Decisions") == "1"
     assert metric(at, "Labels used") == "1" and metric(at, "Unanimous") == "1"
     assert at.subheader[0].value.startswith(f"Queue of ana: {left - 1:,} pairs left ({unlabeled - 1:,} without a "
                                             "sample label")

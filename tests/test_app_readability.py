@@ -231,3 +231,13 @@ def test_grid_line_and_second_pass_note_read_as_words():
     line = str(Grid())
     assert "[" not in line and "'" not in line and "verify exact" in line, line
     assert objective_text("pair_recall", 0.776) == "pair recall 77.6%"
+
+
+def test_clusters_slice_table_puts_the_rate_and_its_test_first():
+    at = start()
+    at.switch_page("pages/4_Clusters.py").run()
+    table = next(t for t in at.dataframe if "p_adjusted" in t.value)
+    assert list(table.value.columns[:5]) == ["metric", "value", "rate", "flagged", "p_adjusted"]
+    assert not [v for v in table.value["value"] if "_" in str(v)]  # categories in words
+    headers = shown_headers(table)
+    assert not [h for h in headers if "_" in h], headers

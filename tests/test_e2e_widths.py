@@ -2,7 +2,7 @@
 
 One server and one browser session for the module; the page loads are few (the
 sidebar navigates, the viewport is resized in place). On each page and width:
-no metric label or value, multiselect chip, st.table cell, chart title, axis
+no metric label or value, widget label, multiselect chip, st.table cell, chart title, axis
 title or legend cut (scrollWidth against clientWidth, SVG boxes against the
 chart's), and no legend over a chart's plot area. Screenshots:
 test-artifacts/widths/NN_page_WIDTH.png. Streamlit's st.dataframe draws on a
@@ -32,6 +32,9 @@ MEASURE = """() => {
   const text = e => (e.innerText || e.textContent || '').trim().slice(0, 60);
   for (const m of main.querySelectorAll('[data-testid="stMetricLabel"], [data-testid="stMetricValue"]'))
     for (const e of [m, ...m.querySelectorAll('div, p, span')]) if (cut(e)) { bad.push('metric: ' + text(m)); break; }
+  // a widget's label text (the label element itself also holds the hidden input, so its own width says nothing)
+  for (const w of main.querySelectorAll('[data-testid="stWidgetLabel"], [data-testid="stCheckbox"] label'))
+    for (const e of w.querySelectorAll('[data-testid="stMarkdownContainer"], p')) if (cut(e)) { bad.push('widget label: ' + text(w)); break; }
   for (const t of main.querySelectorAll('[data-testid="stMultiSelect"] [data-baseweb="tag"]'))
     for (const e of [t, ...t.querySelectorAll('span')]) if (cut(e)) { bad.push('chip: ' + text(t)); break; }
   for (const c of main.querySelectorAll('[data-testid="stTable"] td, [data-testid="stTable"] th'))
@@ -97,6 +100,12 @@ def page(server):
         browser.close()
 
 
+def slow_step(page, text: str) -> None:
+    """Wait for a sweep (minutes on a loaded 2-core machine), then for the page to be idle."""
+    page.locator('[data-testid="stMain"]').get_by_text(text, exact=False).first.wait_for(timeout=600_000)
+    idle(page, text)
+
+
 def main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
@@ -128,9 +137,9 @@ def test_every_page_reads_at_1400_1000_and_800_px(page, server):
                      if t.startswith("Grid:"))
     assert "[" not in grid_line and "'" not in grid_line, grid_line  # no Python list reprs
     page.get_by_role("button", name="Run sweep").click()
-    idle(page, "Recommended under")
+    slow_step(page, "Recommended under")
     page.get_by_role("button", name="Refine around the front (second pass)").click()
-    idle(page, "Second pass:")
+    slow_step(page, "Second pass:")
     no_exception(page)
     text = main_text(page)
     line = re.search(r"Results of this session's sweep: ([\d,]+) configurations.*", text).group(0)
