@@ -104,11 +104,13 @@ def rep_parts(representation: pd.Series) -> pd.DataFrame:
 
 
 def focus_domain(df: pd.DataFrame, objective: str, budget: float) -> tuple[list[float], int]:
-    """(y domain, rows below it): the objective's range over the rows a choice is made among (false
-    removals within max(3 x budget, 2%)), so a few far-off rows at low recall do not squash the front
-    into one strip at the top; the rows below are counted (they stay in the table)."""
+    """(y domain, rows below it): from the lowest objective among the rows a choice is made among (false
+    removals within max(3 x budget, 2%)) to the highest of all rows, so a few far-off rows at low recall
+    do not squash the front into one strip at the top; the rows below are counted (they stay in the table)."""
+    every = df[objective].dropna()
     near = df[df["false_removal_rate"] <= max(3 * budget, 0.02)][objective].dropna()
-    values = near if len(near) >= 3 else df[objective].dropna()
+    # the lower end from the rows near the budget, the upper from every row (none is cut at the top)
+    values = pd.concat([near, every.nlargest(1)]) if len(near) >= 3 else every
     domain = rate_domain(values)
     return domain, int((df[objective] < domain[0]).sum())
 

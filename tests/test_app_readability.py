@@ -241,3 +241,14 @@ def test_clusters_slice_table_puts_the_rate_and_its_test_first():
     assert not [v for v in table.value["value"] if "_" in str(v)]  # categories in words
     headers = shown_headers(table)
     assert not [h for h in headers if "_" in h], headers
+
+
+def test_recall_axis_spans_the_rows_near_the_budget_and_every_higher_one():
+    # far-off rows at 5% recall squashed the front into one strip: they fall below the axis, counted
+    df = pd.DataFrame({"pair_recall": [0.05, 0.06, 0.70, 0.75, 0.80, 0.95],
+                       "false_removal_rate": [0.30, 0.25, 0.004, 0.008, 0.012, 0.20]})
+    (lo, hi), below = charts.focus_domain(df, "pair_recall", 0.01)
+    assert 0.06 < lo < 0.70 and hi >= 0.95 and below == 2
+    few = df.iloc[[0, 5]]  # fewer than three rows near the budget: every row in view
+    (lo, hi), below = charts.focus_domain(few, "pair_recall", 0.01)
+    assert lo <= 0.05 and hi >= 0.95 and below == 0
