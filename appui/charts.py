@@ -93,9 +93,9 @@ REP_PARTS = r"^(?P<kind>[a-z]+)(?P<k>\d+)(?: \[(?P<norm>[^\]]*)\])?(?P<rest>.*)$
 
 
 def rep_parts(representation: pd.Series) -> pd.DataFrame:
-    """'word5 [lower+nfkc+ws] idf' -> shingle_kind 'word', shingle_k 5, variant 'lower+nfkc+ws idf' (the normalization and
-    what follows): the Pareto chart draws kind as colour, k as size and the variant as shape, so 17
-    representations need 2 + 5 + 3 legend entries, not 17 shapes reused."""
+    """'word5 [lower+nfkc+ws] idf' -> shingle_kind 'word', shingle_k 5, variant 'lower+nfkc+ws idf'
+    (the normalization and what follows): the Pareto chart draws kind as colour, k as size and the
+    variant as shape, so 17 representations need 2 + 5 + 3 legend entries, not 17 shapes reused."""
     got = representation.astype(str).str.extract(REP_PARTS)
     variant = (got["norm"].fillna("") + got["rest"].fillna("")).str.strip()
     return pd.DataFrame({"shingle_kind": got["kind"].fillna(representation.astype(str)),

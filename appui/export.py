@@ -54,7 +54,8 @@ def selection_text(sel: dict) -> str:
     """How the configuration was chosen, in words ('given' is said to be untuned)."""
     if sel.get("method") == "recommend":
         budget = sel.get("max_false_removal_rate")
-        return "recommended by the sweep" + (f" under a {budget:.1%} false-removal budget" if budget is not None else "")
+        under = f" under a {budget:.1%} false-removal budget" if budget is not None else ""
+        return "recommended by the sweep" + under
     if sel.get("method") == "picked":
         return "picked from the sweep table"
     return "calib's default, not tuned on this sample" if untuned(sel) else f"given ({sel.get('source')})"

@@ -229,17 +229,17 @@ class Grid:
         def words(values) -> str:  # "exact, estimated": no Python list reprs in what people read
             return ", ".join(f"{v:g}" if isinstance(v, float) else str(getattr(v, "value", v)) for v in values)
         n = len(self.representations)
-        return (f"Grid: {n} representation{'s' if n != 1 else ''} x num_perm {words(self.num_perms)} x "
-                f"{f'seeds {words(self.seeds)} x ' if self.seeds else ''}"
-                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
-                f"{words(self.verify)} x "
-                f"{f'measures {words(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
-                f"{f'weightings {words(self.weightings)} x ' if self.weightings != ('none',) else ''}"
-                f"{f'boilerplate lines stripped at {words(self.strip_lines)} x ' if self.strip_lines != (0.0,) else ''}"
-                f"{f'minimum shingles {words(self.min_shingles)} ({self.short_docs}) x ' if self.min_shingles != (0,) else ''}"
-                f"thresholds {words(self.thresholds)} x policies {words(self.policies)} = "
-                f"{self.size()} configurations"
-                f"{f'; ignoring categories {words(self.ignore_categories)}' if self.ignore_categories else ''}")
+        axes = [f"Grid: {n} representation{'s' if n != 1 else ''}", f"num_perm {words(self.num_perms)}"]
+        axes += [f"seeds {words(self.seeds)}"] if self.seeds else []
+        axes += ["all splits" if self.splits is None else f"{len(self.splits)} splits", f"verify {words(self.verify)}"]
+        axes += [f"measures {words(self.measures)}"] if self.measures != ("jaccard",) else []
+        axes += [f"weightings {words(self.weightings)}"] if self.weightings != ("none",) else []
+        axes += [f"boilerplate lines stripped at {words(self.strip_lines)}"] if self.strip_lines != (0.0,) else []
+        axes += ([f"minimum shingles {words(self.min_shingles)} ({self.short_docs})"] if self.min_shingles != (0,)
+                 else [])
+        axes += [f"thresholds {words(self.thresholds)}", f"policies {words(self.policies)}"]
+        ignoring = f"; ignoring categories {words(self.ignore_categories)}" if self.ignore_categories else ""
+        return f"{' x '.join(axes)} = {self.size()} configurations{ignoring}"
 
 
 def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
