@@ -6,6 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from appui.labels import category
 from calib.candidates import lsh
 from calib.sketches.minhash import estimate_sd
 
@@ -23,7 +24,7 @@ def length_histogram(docs: pd.DataFrame) -> alt.Chart:
     words = docs["text"].astype(str).str.split().str.len()
     df = pd.DataFrame({"words": words})
     return alt.Chart(df).mark_bar(color="#4c78a8").encode(
-        x=alt.X("words:Q", bin=alt.Bin(maxbins=60), title="Document length (words, whitespace-separated)"),
+        x=alt.X("words:Q", bin=alt.Bin(maxbins=60), title="Words per document"),
         y=alt.Y("count():Q", title="Documents"),
         tooltip=[alt.Tooltip("words:Q", bin=alt.Bin(maxbins=60), title="Words"),
                  alt.Tooltip("count():Q", title="Documents")],
@@ -33,13 +34,13 @@ def length_histogram(docs: pd.DataFrame) -> alt.Chart:
 def category_bars(pairs_by_category: dict, step: int = 24) -> alt.Chart:
     """Horizontal stacked bars, one row of ``step`` pixels per category, so
     every category label shows however many there are."""
-    rows = [{"category": c, "label": k.replace("_", " "), "pairs": v}
+    rows = [{"category": category(c), "label": category(k), "pairs": v}
             for c, d in pairs_by_category.items() for k, v in d.items()]
     df = pd.DataFrame(rows, columns=["category", "label", "pairs"])
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("category:N", title="Pair category", sort="-x",
                 axis=alt.Axis(labelOverlap=False, labelLimit=220)),
-        x=alt.X("sum(pairs):Q", title="Labeled pairs"),
+        x=alt.X("sum(pairs):Q", title="Labeled pairs", axis=alt.Axis(tickCount=5, labelOverlap=True)),
         color=alt.Color("label:N", title="Label", scale=alt.Scale(domain=["duplicate", "not duplicate"],
                                                                   range=[LABEL_COLORS["duplicate"],
                                                                          LABEL_COLORS["not duplicate"]])),
@@ -88,24 +89,53 @@ def config_labels(results: pd.DataFrame) -> pd.Series:
             + " r=" + results["r"].astype(str) + " " + results["verify"] + " t=" + t + " " + results["policy"])
 
 
+REP_PARTS = r"^(?P<kind>[a-z]+)(?P<k>\d+)(?: \[(?P<norm>[^\]]*)\])?(?P<rest>.*)$"
+
+
+def rep_parts(representation: pd.Series) -> pd.DataFrame:
+    """'word5 [lower+nfkc+ws] idf' -> shingle_kind 'word', shingle_k 5, variant 'lower+nfkc+ws idf'
+    (the normalization and what follows): the Pareto chart draws kind as colour, k as size and the
+    variant as shape, so 17 representations need 2 + 5 + 3 legend entries, not 17 shapes reused."""
+    got = representation.astype(str).str.extract(REP_PARTS)
+    variant = (got["norm"].fillna("") + got["rest"].fillna("")).str.strip()
+    return pd.DataFrame({"shingle_kind": got["kind"].fillna(representation.astype(str)),
+                         "shingle_k": pd.to_numeric(got["k"], errors="coerce").fillna(0).astype(int),
+                         "variant": variant.where(variant != "", "as given")}, index=representation.index)
+
+
+def focus_domain(df: pd.DataFrame, objective: str, budget: float) -> tuple[list[float], int]:
+    """(y domain, rows below it): from the lowest objective among the rows a choice is made among (false
+    removals within max(3 x budget, 2%)) to the highest of all rows, so a few far-off rows at low recall
+    do not squash the front into one strip at the top; the rows below are counted (they stay in the table)."""
+    every = df[objective].dropna()
+    near = df[df["false_removal_rate"] <= max(3 * budget, 0.02)][objective].dropna()
+    # the lower end from the rows near the budget, the upper from every row (none is cut at the top)
+    values = pd.concat([near, every.nlargest(1)]) if len(near) >= 3 else every
+    domain = rate_domain(values)
+    return domain, int((df[objective] < domain[0]).sum())
+
+
 def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                  recommended_fp: str | None = None, current_fp: str | None = None) -> alt.LayerChart:
     """Objective (recall) against false-removal rate, one point per configuration:
-    shape = representation, colour = verification threshold, size = candidate pairs;
-    the dashed step line is the Pareto front, the red rule the budget. Both axes
-    stay within 0-100%."""
+    colour = shingle kind, size = shingle size k, shape = normalization variant (when there
+    are several); the dashed step line is the Pareto front, the red rule the budget. Every
+    legend is below the plot (none over it); both axes stay within 0-100%."""
     df = results[results["status"] == "ok"].copy()
     df["config"] = config_labels(df)
-    df["threshold_label"] = df["threshold"].map(lambda t: "none" if pd.isna(t) else f"{t:g}")
+    parts = rep_parts(df["representation"])
+    df = pd.concat([df.drop(columns=[c for c in parts if c in df]), parts], axis=1)
     x_title = "False-removal rate (share of labeled removals that are not duplicates)"
     y_title = OBJECTIVES.get(objective, objective)
     x_domain = rate_domain(df["false_removal_rate"], include=budget)
+    y_domain, below = focus_domain(df, objective, budget)
     x = alt.X("false_removal_rate:Q", axis=rate_axis(x_title, ".1%", tickCount=10),
               scale=alt.Scale(domain=x_domain, nice=False))
-    y = alt.Y(f"{objective}:Q", axis=rate_axis(y_title, PCT),
-              scale=alt.Scale(domain=rate_domain(df[objective]), nice=False))
+    y = alt.Y(f"{objective}:Q", axis=rate_axis(y_title.split(" (")[0], PCT),
+              scale=alt.Scale(domain=y_domain, nice=False))
     tooltip = [alt.Tooltip("config:N", title="Configuration"),
                alt.Tooltip("representation:N", title="Representation"),
+               alt.Tooltip("threshold:Q", title="Verify threshold", format=".2f"),
                alt.Tooltip("candidates:Q", title="Candidate pairs", format=","),
                alt.Tooltip("candidate_recall:Q", title="Candidate recall", format=".1%"),
                alt.Tooltip("expected_candidate_recall:Q", title="Expected candidate recall (no seed)", format=".1%"),
@@ -118,25 +148,27 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                alt.Tooltip("false_removal_rate:Q", title="False-removal rate", format=".2%"),
                alt.Tooltip("removed:Q", title="Documents removed", format=","),
                alt.Tooltip("config_fingerprint:N", title="Fingerprint")]
-    reps = sorted(df["representation"].unique())
-    # mark_point keeps the shape channel (mark_circle would drop it): one shape per representation.
-    points = alt.Chart(df).mark_point(filled=True, opacity=0.6).encode(
-        x=x, y=y,
-        size=alt.Size("candidates:Q", title="Candidate pairs", scale=alt.Scale(type="sqrt", range=[20, 600]),
-                      legend=alt.Legend(orient="bottom", direction="horizontal", columns=3, labelExpr=COMPACT)),
-        # colour and size below the plot, compact: on its right they squeezed it to a third at 1000 px
-        color=alt.Color("threshold_label:O", title="Verify threshold", scale=alt.Scale(scheme="viridis"),
-                        legend=alt.Legend(orient="bottom", direction="horizontal")),
-        # the representation legend above the plot, where it is read first and never pushed off the bottom
-        shape=alt.Shape("representation:N", title="Representation", scale=alt.Scale(domain=reps),
-                        legend=alt.Legend(orient="top", direction="horizontal", symbolSize=140,
-                                          columns=2 if len(reps) > 2 else alt.Undefined,  # wraps, not cut
-                                          symbolFillColor="#555", symbolStrokeColor="#555", labelLimit=260)),
-        tooltip=tooltip)
-    expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8).encode(
-        x=x, y=alt.Y(f"expected_{objective}:Q"), tooltip=tooltip)
+    kinds = sorted(df["shingle_kind"].unique())
+    ks = sorted(int(k) for k in df["shingle_k"].unique())
+    variants = sorted(df["variant"].unique())
+    # below the plot, each legend a narrow column (side by side in a row they ran off the chart at 1000 px)
+    below_legend = dict(orient="bottom", direction="vertical", labelLimit=180)
+    enc = dict(
+        x=x, y=y, tooltip=tooltip,
+        color=alt.Color("shingle_kind:N", title="Shingles", scale=alt.Scale(domain=kinds, scheme="category10"),
+                        legend=alt.Legend(symbolSize=120, **below_legend)),
+        size=alt.Size("shingle_k:O", title="Shingle size k", scale=alt.Scale(domain=ks, range=[30, 300]),
+                      legend=alt.Legend(symbolFillColor="#777", symbolStrokeColor="#777", **below_legend)))
+    if len(variants) > 1:  # one normalization: every point a circle, no legend to read
+        enc["shape"] = alt.Shape("variant:N", title="Normalization", scale=alt.Scale(domain=variants),
+                                 legend=alt.Legend(symbolSize=120, symbolFillColor="#777", symbolStrokeColor="#777",
+                                                   **below_legend))
+    # mark_point keeps the shape channel (mark_circle would drop it); clip: rows below the focus stay off
+    points = alt.Chart(df).mark_point(filled=True, opacity=0.6, clip=True).encode(**enc)
+    expected = alt.Chart(df).mark_tick(color="#333", orient="horizontal", thickness=2, size=14, opacity=0.8,
+                                       clip=True).encode(x=x, y=alt.Y(f"expected_{objective}:Q"), tooltip=tooltip)
     front = pareto_front(df, "false_removal_rate", objective)
-    line = alt.Chart(front).mark_line(interpolate="step-after", color="#555", strokeDash=[4, 3]).encode(
+    line = alt.Chart(front).mark_line(interpolate="step-after", color="#555", strokeDash=[4, 3], clip=True).encode(
         x=x, y=y)
     rule = alt.Chart(pd.DataFrame({"budget": [budget], "label": [f"budget {budget:.1%}"]}))
     budget_rule = rule.mark_rule(color="#d62728", strokeDash=[6, 4], size=2).encode(x="budget:Q")
@@ -145,7 +177,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                                  color="#d62728", baseline="top").encode(x="budget:Q", y=alt.value(4), text="label:N")
     layers = [points, expected, line, budget_rule, budget_text]
     if f"{objective}_min" in df:  # results across seeds: the range the seeds showed
-        layers.insert(0, alt.Chart(df).mark_rule(color="#888", size=1.5).encode(
+        layers.insert(0, alt.Chart(df).mark_rule(color="#888", size=1.5, clip=True).encode(
             x=x, y=alt.Y(f"{objective}_min:Q"), y2=f"{objective}_max:Q", tooltip=tooltip))
     marked = marked_rows(df, recommended_fp, current_fp)
     if len(marked):
@@ -160,17 +192,19 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
                                                                      range=[MARKS[k][0] for k in domain]),
                             legend=MARK_LEGEND)))
     seeds = "; grey bar: range over seeds" if f"{objective}_min" in df else ""
+    off = [f"{below} configuration{'s' if below != 1 else ''} with lower recall lie below the plot (see the table)."
+           ] if below else []
     chart = alt.layer(*layers).resolve_scale(color="independent", shape="independent")
     return chart.properties(
         # a short title and subtitle lines that fit at 1000 px (one long title was cut)
         title=alt.TitleParams(f"{y_title.split(' (')[0]} vs false-removal rate", anchor="start", subtitle=[
-            "Shape = representation, colour = verify threshold, size = candidate pairs.",
-            f"Dark tick: {y_title.split(' (')[0].lower()} expected from exact J{seeds}."]),
-        height=640).interactive()  # Streamlit fits title, legends and plot into this height
+            "Colour = shingles, size = shingle size k" + (", shape = normalization." if len(variants) > 1 else "."),
+            f"Dark tick: {y_title.split(' (')[0].lower()} expected from exact J{seeds}."] + off),
+        height=760).interactive()  # Streamlit fits title, legends and plot into this height (plot ~400 px)
 
 
-# inside the plot's lower right corner, where a sweep has few points (high false removals, low recall)
-MARK_LEGEND = alt.Legend(orient="bottom-right", symbolSize=140, fillColor="white", strokeColor="#ccc", padding=6)
+# above the plot, alone in its row: inside the plot it covered points, beside the others it was cut
+MARK_LEGEND = alt.Legend(orient="top", direction="horizontal", symbolSize=140)
 MARKS = {"recommended": ("black", "diamond"), "current": ("#e377c2", "square"),
          "recommended = current": ("black", "diamond")}
 
@@ -319,7 +353,7 @@ def cluster_graph(nodes: pd.DataFrame, edges: pd.DataFrame, title: str) -> alt.L
         # legends below the graph: on its right they left it a third of the width at 1000 px
         color=alt.Color("sim:Q", title="Verified similarity",
                         scale=alt.Scale(scheme="viridis", domain=[min(lo, 0.99), 1.0]),
-                        legend=alt.Legend(orient="bottom", direction="horizontal")),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),  # a row was cut at 800 px
         tooltip=[alt.Tooltip("id_a:N", title="Doc A"), alt.Tooltip("id_b:N", title="Doc B"),
                  alt.Tooltip("sim:Q", title="Similarity", format=".3f")])
     n = alt.Chart(nodes).mark_circle(size=380, opacity=1, stroke="white", strokeWidth=1.5).encode(

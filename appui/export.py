@@ -40,6 +40,34 @@ def selection(source: str, budget: float | None = None, objective: str | None = 
     return {"method": "given", "source": source}
 
 
+UNTUNED = ("**Untuned:** the current configuration is calib's default, not chosen on this sample. Run a sweep on "
+           "the Sweep page and use its recommendation (or tick a row) before exporting; what this page offers now "
+           "is that default, evaluated on the sample.")
+
+
+def untuned(sel: dict) -> bool:
+    """True when the configuration is still calib's default (neither recommended, picked nor set by hand)."""
+    return sel.get("method") == "given" and str(sel.get("source") or "").startswith("default")
+
+
+def selection_text(sel: dict) -> str:
+    """How the configuration was chosen, in words ('given' is said to be untuned)."""
+    if sel.get("method") == "recommend":
+        budget = sel.get("max_false_removal_rate")
+        under = f" under a {budget:.1%} false-removal budget" if budget is not None else ""
+        return "recommended by the sweep" + under
+    if sel.get("method") == "picked":
+        return "picked from the sweep table"
+    return "calib's default, not tuned on this sample" if untuned(sel) else f"given ({sel.get('source')})"
+
+
+def untuned_warning(source: str) -> None:
+    """The Export page's warning before anything is offered, when the configuration is untuned."""
+    import streamlit as st
+    if untuned(selection(source)):
+        st.warning(UNTUNED)
+
+
 def config_document(cfg: Config, evaluation=None, sample=None, sel: dict | None = None,
                     reviews: dict | None = None, stoplist=None) -> dict:
     """The config JSON document, validated (raises ``calib.production.document.ExportError`` when invalid); ``stoplist``:

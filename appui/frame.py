@@ -35,3 +35,15 @@ def page(title: str, caption: str | None = None) -> None:
                    f"from {md(st.session_state[state.SAMPLE_SOURCE])}")
         st.markdown("**Current configuration**")
         st.caption(f"{md(state.config_label(cfg))}  \n({md(st.session_state[state.CONFIG_SOURCE])}, {cfg.fingerprint()})")
+
+
+def metrics(items, per_row: int = 3) -> None:
+    """Metrics in rows of ``per_row``: items are (label, value) or (label, value, help). Short labels
+    (two or three words) and at most three a row keep each label whole at 800 px; the longer
+    definition goes in the help."""
+    items = list(items)
+    for start in range(0, len(items), per_row):
+        cols = st.columns(per_row)
+        for col, item in zip(cols, items[start:start + per_row]):
+            label, value, *rest = item
+            col.metric(label, value, help=rest[0] if rest else None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from appui import labels as words
 from calib.search.config import table_columns
 
 MARK = "mark"
@@ -29,34 +30,8 @@ SEEDS = ["seeds", "pair_recall_min", "pair_recall_max", "false_removal_rate_min"
 # Without labels only the work and the removals can be shown (first, as the decision columns).
 UNLABELED = ["candidates", "removed", "reduction"]
 
-LABELS = {
-    MARK: "", "pair_recall": "pair recall", "pair_recall_95": "recall 95% CI", "pair_precision": "precision",
-    "pair_precision_95": "precision 95% CI", "false_removal_rate": "false-removal rate",
-    "false_removal_rate_95": "false-removal 95% CI", "candidates": "candidates", "representation": "representation",
-    "num_perm": "num_perm", "b": "b (bands)", "r": "r (rows)", "verify": "verify", "threshold": "threshold",
-    "policy": "policy", "removed": "removed", "false_removals": "false removals",
-    "unlabeled_removals": "unlabeled removals", "chained_removals": "chained removals",
-    "missed_removal_rate": "missed-removal rate", "candidate_recall": "candidate recall", "reduction": "reduction",
-    "s50": "s50 (50% point)", "status": "status", "config_fingerprint": "fingerprint",
-    "pair_recall_interval": "recall CI method", "expected_pair_recall": "expected pair recall (no seed)",
-    "pair_recall_macro": "pair recall per group", "expected_candidate_recall": "expected candidate recall",
-    "candidate_recall_macro": "candidate recall per group", "seeds": "seeds",
-    "pair_recall_min": "pair recall, lowest seed", "pair_recall_max": "pair recall, highest seed",
-    "false_removal_rate_min": "false-removal, lowest seed", "false_removal_rate_max": "false-removal, highest seed",
-    "candidate_recall_min": "candidate recall, lowest seed", "candidate_recall_max": "candidate recall, highest seed",
-}
-# Columns of the other pages' tables (Curves per-bin rates, Review decisions, Label progress): one
-# map, so a column reads the same wherever it appears.
-LABELS.update({
-    "bin_low": "J from", "bin_high": "J to", "pairs": "pairs", "mean_similarity": "mean J", "rate": "measured rate",
-    "rate_low": "95% low", "rate_high": "95% high", "rate_interval": "CI method", "expected": "expected (mean P(J))",
-    "theory": "theory at mean J", "id_a": "document A", "id_b": "document B",
-    "decision": "decision", "reviewer": "reviewer", "note": "note", "created_at": "recorded at (UTC)",
-    "sample_label": "sample label", "contradicts": "contradicts sample label", "sim": "exact J",
-    "chained": "chained only", "distance": "|J - threshold|", "stratum": "stratum", "drawn": "drawn",
-    "pairs_in_sample": "pairs in the document sample", "duplicate": "duplicate", "not_duplicate": "not duplicate",
-    "skipped": "skipped (unsure)", "left": "left", "labeled": "labeled",
-})
+# Headers come from the one map of words for people (appui.labels), shared by every page.
+LABELS = words.COLUMNS
 PERCENT = {"pair_recall", "pair_precision", "false_removal_rate", "missed_removal_rate", "candidate_recall",
            "reduction", "expected_pair_recall", "pair_recall_macro", "expected_candidate_recall",
            "candidate_recall_macro", "pair_recall_min", "pair_recall_max", "false_removal_rate_min",
@@ -93,7 +68,7 @@ def interval(low: pd.Series, high: pd.Series, name: str = "") -> pd.Series:
 
 def header(name: str, labels: dict | None = None) -> str:
     """A column's human header: ``labels``, then the shared map, else the name with spaces."""
-    return {**LABELS, **(labels or {})}.get(name, name.replace("_", " "))
+    return (labels or {}).get(name) or words.word(name)
 
 
 def columns(names, labels: dict | None = None, *, percent=(), formats: dict | None = None,
@@ -114,14 +89,15 @@ def view(frame: pd.DataFrame, labels: dict | None = None, *, percent=(), formats
     """(frame to show, column_config): human headers, ``percent`` columns x 100 with a
     fixed number of digits (Streamlit's own "percent" format drops trailing digits, so
     31.1% stood beside 31.75%), integer columns as counts with thousands separators
-    (unless ``formats`` says otherwise, e.g. "%d" for an id)."""
+    (unless ``formats`` says otherwise, e.g. "%d" for an id), every column as wide as its longest
+    formatted value and its header (:func:`fitted`; ``widths`` overrides)."""
     percent = [c for c in percent if c in frame]
     shown = frame.copy()
     shown[percent] = shown[percent].astype(float) * 100
     counts = {c: COUNT for c in frame.columns if c in COUNTS or (pd.api.types.is_integer_dtype(frame[c])
                                                                  and not pd.api.types.is_bool_dtype(frame[c]))}
-    return shown, columns(frame.columns, labels, percent=percent, formats={**counts, **(formats or {})},
-                          widths=widths)
+    return shown, fitted(shown, columns(frame.columns, labels, percent=percent,
+                                        formats={**counts, **(formats or {})}, widths=widths))
 
 
 def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: str | None = None,
@@ -139,7 +115,80 @@ def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: s
         frame.loc[frame["seed_swing"].fillna(False).astype(bool), MARK] += " ± seed"
     for name in ("pair_recall", "pair_precision", "false_removal_rate"):
         frame[f"{name}_95"] = interval(frame[f"{name}_low"], frame[f"{name}_high"], name)
-    cols = [MARK] + (DECISION + CONFIG + DETAIL if labeled else UNLABELED + CONFIG + ["status", "config_fingerprint"])
-    cols = [c for c in cols if c in frame] + [c for c in SEEDS if c in frame]
+    # the mark, then which representation (a row is named before it is read), then the decision columns
+    cols = [MARK, "representation"] + (DECISION + CONFIG + DETAIL if labeled
+                                       else UNLABELED + CONFIG + ["status", "config_fingerprint"])
+    cols = list(dict.fromkeys(c for c in cols if c in frame)) + [c for c in SEEDS if c in frame]
     return view(frame[cols], percent=sorted(PERCENT), formats={"s50": "%.3f", "threshold": "%.2f"},
                 widths={MARK: MARK_WIDTH})
+
+
+# --- column widths from the values (a canvas grid cuts what does not fit, and then shows "10" for 1009) ---
+CHAR_PX = 8.0    # a digit or letter of the grid's 14 px font is at most ~8 px wide
+PAD_PX = 28      # the cell's padding and the sort arrow
+MAX_PX = 420
+
+
+def formatted(values: pd.Series, fmt: str | None) -> pd.Series:
+    """``values`` as the grid writes them with printf format ``fmt`` ('%,d', '%.1f%%', '%.3f'; None: str);
+    '' where missing."""
+    v = pd.Series(values)
+    if fmt is None:
+        return v.map(lambda x: "" if x is None or (isinstance(x, float) and pd.isna(x)) else str(x))
+    if fmt == COUNT:
+        return v.map(lambda x: "" if pd.isna(x) else f"{int(x):,}")
+    return v.map(lambda x: "" if pd.isna(x) else fmt % x)
+
+
+def fit_width(values: pd.Series, header_text: str, fmt: str | None = None) -> int:
+    """Pixels a grid column needs to show its longest formatted value and its header whole."""
+    text = formatted(values, fmt)
+    longest = max([len(header_text)] + [len(t) for t in text])
+    return int(min(MAX_PX, round(CHAR_PX * longest + PAD_PX)))
+
+
+def fitted(frame: pd.DataFrame, config: dict) -> dict:
+    """``config`` (from :func:`view` or :func:`columns`) with every column's width set by :func:`fit_width`
+    from ``frame``'s values, unless a width is set already."""
+    out = {}
+    for name, c in config.items():
+        c = dict(c)
+        if name in frame and not c.get("width"):
+            fmt = (c.get("type_config") or {}).get("format")
+            c["width"] = fit_width(frame[name], c.get("label") or name, fmt)
+        out[name] = c
+    return out
+
+
+def sweep_order(results: pd.DataFrame, budget: float, objective: str, recommended_fp: str | None = None,
+                labeled: bool = True) -> pd.DataFrame:
+    """The order the Sweep table opens in: the recommended row first, then the rows within the budget by
+    ``objective`` (highest first, fewer candidates on ties), then the rows over it by false-removal rate
+    (lowest first), stopped configurations last. Without labels: fewest candidates first."""
+    if not labeled:
+        return results.sort_values(["candidates", "removed"], kind="stable")
+    frr = results["false_removal_rate"]
+    key = pd.DataFrame({
+        "rec": (results["config_fingerprint"] != recommended_fp).astype(int),
+        "stopped": (results["status"] != "ok").astype(int),
+        "over": (frr.fillna(float("inf")) > budget).astype(int),
+        "obj": -results[objective].fillna(-1.0),
+        "frr": frr.fillna(float("inf")),
+        "cand": results["candidates"].fillna(float("inf"))}, index=results.index)
+    over = key["over"] == 1
+    key.loc[over, ["obj", "frr"]] = key.loc[over, ["frr", "obj"]].to_numpy()  # over budget: by false removals
+    order = key.sort_values(["rec", "stopped", "over", "obj", "frr", "cand"], kind="stable").index
+    return results.loc[order]
+
+
+def small_table(frame: pd.DataFrame, index: str | None = None, labels: dict | None = None) -> pd.DataFrame:
+    """A small frame for ``st.table`` (HTML: every row shown, every cell measurable in a browser): human
+    headers, counts with thousands separators, category values in words; ``index`` becomes the row labels."""
+    out = frame.copy()
+    for c in out.columns:
+        if c in COUNTS or (pd.api.types.is_integer_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c])):
+            out[c] = formatted(out[c], COUNT)
+        elif not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
+            out[c] = out[c].map(lambda v: words.category(v) if isinstance(v, str) else v)
+    out = out.rename(columns={c: header(c, labels) for c in out.columns})
+    return out.set_index(header(index, labels)) if index is not None else out

@@ -1,4 +1,4 @@
-"""Screenshots of every page at 1400 px and 1000 px wide, for looking at (issue 27, point 4).
+"""Screenshots of every page at 1400, 1000 and 800 px wide, for looking at (issue 27, point 4).
 
     PYTHONPATH=$PWD .venv/bin/python bench/screens.py OUT_DIR [--drawn FOLDER]
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.test_e2e_browser import ARGS, CHROMIUM, _free_port, idle, nav  # noqa: E402 - one set of browser helpers
 
-WIDTHS = (1400, 1000)
+WIDTHS = (1400, 1000, 800)
 TALL = 7000  # Streamlit scrolls an inner container: a tall viewport shows the whole page
 PIECE = 1200
 

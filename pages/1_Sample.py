@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appui import charts, frame, loading, state
+from appui import charts, frame, labels, loading, state, tables
 from appui.errors import guard, message
 from appui.text import agree, count, md
 from appui.paths import ENV_VAR, allowed_roots
@@ -63,12 +63,11 @@ def show_sample() -> None:
                         "(macro) recall on the Sweep page; its intervals resample whole groups.")
     if notes:
         st.warning(" ".join(notes))
-    c = st.columns(5)
-    c[0].metric("Documents", f"{info['documents']:,}")
-    c[1].metric("Labeled pairs", f"{info['pairs']:,}")
-    c[2].metric("Duplicate", f"{info['pairs_by_label']['duplicate']:,}")
-    c[3].metric("Not duplicate", f"{info['pairs_by_label']['not_duplicate']:,}")
-    c[4].metric("Excluded rows", f"{info['excluded']:,}")
+    frame.metrics([("Documents", f"{info['documents']:,}"), ("Labeled pairs", f"{info['pairs']:,}"),
+                   ("Duplicate", f"{info['pairs_by_label']['duplicate']:,}", "Labeled pairs that are duplicates"),
+                   ("Not duplicate", f"{info['pairs_by_label']['not_duplicate']:,}",
+                    "Labeled pairs that are not duplicates"),
+                   ("Excluded rows", f"{info['excluded']:,}", "Rows left out while loading (see Validation)")])
     if "groups" in info:
         g = info["groups"]
         st.caption(f"Groups: {g['groups']:,} named groups, {g['in_groups_of_2_or_more']:,} documents in groups "
@@ -78,22 +77,21 @@ def show_sample() -> None:
     if not info["pairs"] and "groups" not in info:
         st.warning("This sample has no labels (no pairs, no groups): recall and false removals cannot be measured.")
 
-    left, right = st.columns(2)
-    with left:
-        st.altair_chart(charts.length_histogram(s.docs), width="stretch")
-    with right:
-        if info["pairs_by_category"]:
-            st.altair_chart(charts.category_bars(info["pairs_by_category"]), width="stretch")
-        else:
-            st.info("No labeled pairs, so no categories.")
+    # one chart a row: side by side at 1000 px the bars shrank to slivers and the axis titles were cut
+    st.altair_chart(charts.length_histogram(s.docs), width="stretch")
+    if info["pairs_by_category"]:
+        st.altair_chart(charts.category_bars(info["pairs_by_category"]), width="stretch")
+    else:
+        st.info("No labeled pairs, so no categories.")
 
     st.subheader("Slices")
     if info["slice_columns"]:
-        cols = st.columns(min(4, len(info["slice_columns"])))
+        cols = st.columns(min(2, len(info["slice_columns"])))  # two a row: four cut a table's counts at 1000 px
         for k, (col, counts) in enumerate(info["slice_columns"].items()):
-            frame = pd.DataFrame({"value": list(counts), "documents": list(counts.values())})
-            cols[k % len(cols)].markdown(f"**{md(col)}**")
-            cols[k % len(cols)].dataframe(frame, hide_index=True, width="stretch")
+            # st.table: HTML, every row shown and every count whole (a canvas grid cut 1009 to "10")
+            cols[k % len(cols)].markdown(f"**{md(labels.word(col))}**")
+            cols[k % len(cols)].table(tables.small_table(
+                pd.DataFrame({"value": list(counts), "documents": list(counts.values())}), index="value"))
     else:
         st.caption("No slice columns (columns other than id, text, group).")
 

@@ -17,6 +17,7 @@ from calib.candidates.lsh import parse_splits
 from calib.search.grid import Grid
 from calib.search.recommend import recommend, standing_text
 from calib.search.seeds import across_seeds
+from calib.search.from_sample import objective_text
 from calib.search.reseed import seed_flags
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
@@ -50,22 +51,23 @@ def grid_inputs() -> Grid:
     saved = {**sample_defaults(), **st.session_state.get(state.GRID, {})}
     g = {}
     st.markdown("**Representation**")
-    c = st.columns(4)
+    c = st.columns(2)  # two a row: four cut "Strip punctuation" at 1000 px
     for k, (name, label) in enumerate((("lowercase", "Lowercase"), ("nfkc", "Unicode NFKC"),
                                        ("strip_punct", "Strip punctuation"), ("collapse_ws", "Collapse whitespace"))):
-        g[name] = c[k].checkbox(label, value=saved[name], key=f"g_{name}")
-    c = st.columns(4)
+        g[name] = c[k % 2].checkbox(label, value=saved[name], key=f"g_{name}")
+    c = st.columns(2)  # two a row: at four, a chip read "1." at 1000 px
     g["word_k"] = c[0].multiselect("Word shingle sizes (words)", list(range(1, 10)), default=saved["word_k"],
                                    key="g_word_k")
     g["char_k"] = c[1].multiselect("Character shingle sizes (chars)", list(range(2, 13)), default=saved["char_k"],
                                    key="g_char_k")
-    g["hashfunc"] = c[2].selectbox("Shingle hash", HASH_FUNCTIONS, index=HASH_FUNCTIONS.index(saved["hashfunc"]),
+    c = st.columns(2)
+    g["hashfunc"] = c[0].selectbox("Shingle hash", HASH_FUNCTIONS, index=HASH_FUNCTIONS.index(saved["hashfunc"]),
                                    key="g_hashfunc")
     names = scheme_names()
-    g["scheme"] = c[3].selectbox("MinHash scheme", names, index=names.index(canonical_scheme(saved["scheme"])),
+    g["scheme"] = c[1].selectbox("MinHash scheme", names, index=names.index(canonical_scheme(saved["scheme"])),
                                  key="g_scheme", help="; ".join(str(SCHEMES[n]) for n in names))
     st.markdown("**LSH, verification, clustering**")
-    c = st.columns(4)
+    c = st.columns(2)
     g["num_perms"] = c[0].multiselect("Hash counts (num_perm)", HASH_COUNTS, default=saved["num_perms"],
                                       key="g_num_perms")
     mode = c[1].radio("Splits", ["all splits (b x r = num_perm)", "a list"],
@@ -73,27 +75,29 @@ def grid_inputs() -> Grid:
     g["all_splits"] = mode.startswith("all")
     g["splits"] = c[1].text_input("Splits (bands x rows)", value=saved["splits"], key="g_splits",
                                   disabled=g["all_splits"])
-    g["thresholds"] = c[2].multiselect("Thresholds (J or C)", THRESHOLDS,
+    c = st.columns(2)
+    g["thresholds"] = c[0].multiselect("Thresholds (J or C)", THRESHOLDS,
                                        default=saved["thresholds"], key="g_thresholds")
-    g["verify"] = c[3].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
+    g["verify"] = c[1].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
                                    key="g_verify", help="exact: Jaccard of the shingle sets; estimated: from the "
                                    "signatures; none: every LSH candidate counts as a duplicate")
-    c = st.columns(4)
+    c = st.columns(2)
     g["policies"] = c[0].multiselect("Clustering policies", ["connected", "star"], default=saved["policies"],
                                      key="g_policies")
     reps = ["first", "longest", "medoid"]
     g["representative"] = c[1].selectbox("Keep per cluster", reps, index=reps.index(saved["representative"]),
                                          key="g_representative")
-    g["measures"] = c[3].multiselect("Measures", list(MEASURE_NAMES), default=saved["measures"], key="g_measures",
+    c = st.columns(2)
+    g["measures"] = c[0].multiselect("Measures", list(MEASURE_NAMES), default=saved["measures"], key="g_measures",
                                      help="jaccard: |A∩B|/|A∪B|; containment: |A∩B|/|A| of the smaller set A, "
                                           "for short texts copied inside long ones (keeps the longest document "
                                           "of each cluster, whatever 'Keep per cluster' says)")
-    g["weightings"] = st.columns(4)[0].multiselect(
+    g["weightings"] = c[1].multiselect(
         "Shingle weights", list(WEIGHTINGS), default=saved["weightings"], key="g_weightings",
         help="none: plain shingle sets; idf: each shingle weighs ln(1 + N/df) (df counted on the sample), so "
              "boilerplate shared by many pages counts little: signatures by weighted MinHash (scheme dart; icws on request), "
              "verification by weighted Jaccard at the same thresholds")
-    g["seeds"] = c[2].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
+    g["seeds"] = st.columns(2)[0].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
                                  help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "
                                       "runs once per seed and the results show the mean and range over seeds")
     st.markdown("**Boilerplate and short documents**")
@@ -177,7 +181,7 @@ def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> No
         moved = ("the recommendation stands" if after is None or (before is not None and before[
             "config_fingerprint"] == after["config_fingerprint"]) else
                  f"the recommendation moved to {after['representation']} b={after['b']} r={after['r']} "
-                 f"t={after['threshold']} ({objective} {after[objective]:.3f})")
+                 f"t={after['threshold']} ({objective_text(objective, after[objective])})")
         st.session_state["calib_second_pass_note"] = f"Second pass: {added} configurations added; {moved}"
         state.set_results(rows)
         st.rerun()
@@ -215,6 +219,7 @@ def engine_caption() -> None:
                f"{count(info['candidate_sets'], 'candidate set')}.")
 
 
+EVERY = "every representation"
 NO_LABELS = ("This sample has no duplicate labels (no duplicate pair, no group of two or more): recall and "
              "false-removal rates cannot be measured, so nothing is recommended and there is no trade-off to "
              "plot. The table shows what each configuration would do (candidate pairs, documents removed). "
@@ -232,8 +237,9 @@ def controls() -> tuple[float, str, bool]:
     objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
                            format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
     ss[state.OBJECTIVE] = objective
-    upper = c[2].checkbox("Budget on the 95% upper bound", value=ss.get("calib_use_upper", False),
-                          key="use_upper", help="Stricter: the false-removal rate's interval must fit the budget")
+    upper = c[2].checkbox("Upper bound", value=ss.get("calib_use_upper", False), key="use_upper",
+                          help="Budget on the 95% upper bound of the false-removal rate: stricter, the rate's "
+                               "interval must fit the budget")
     ss["calib_use_upper"] = upper
     return budget, objective, upper
 
@@ -242,14 +248,17 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
     """The recommended row, its numbers, and the button that makes it the current configuration."""
     cfg = config_from_row(rec)
     st.markdown(f"**Recommended under a {budget:.1%} budget:** `{state.config_label(cfg)}`")
-    m = st.columns(5)
     frr = "false_removal_rate"
-    m[0].metric(charts.OBJECTIVES[objective].split(" (")[0], tables.pct(rec[objective], objective))
-    m[1].metric("False-removal rate", tables.pct(rec[frr], frr),
-                help=f"95% interval {tables.pct(rec[frr + '_low'], frr)} - {tables.pct(rec[frr + '_high'], frr)}")
-    m[2].metric("Candidate pairs", f"{int(rec['candidates']):,}")
-    m[3].metric("Documents removed", f"{int(rec['removed']):,}")
-    m[4].metric("Missed-removal rate", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"))
+    frame.metrics([
+        (charts.OBJECTIVES[objective].split(" (")[0], tables.pct(rec[objective], objective),
+         charts.OBJECTIVES[objective]),
+        ("False removals", tables.pct(rec[frr], frr),
+         f"False-removal rate: the share of labeled removals that are not duplicates; 95% interval "
+         f"{tables.pct(rec[frr + '_low'], frr)} - {tables.pct(rec[frr + '_high'], frr)}"),
+        ("Candidates", f"{int(rec['candidates']):,}", "Candidate pairs LSH proposes for verification"),
+        ("Removed", f"{int(rec['removed']):,}", "Documents this configuration would remove"),
+        ("Missed removals", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"),
+         "Missed-removal rate: the share of documents that should go (duplicates of a kept one) that stay")])
     if standing_text(rec):
         st.caption(f"It stands on: {standing_text(rec)}.")
     review_button(rec)
@@ -264,19 +273,22 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
 def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, rec_fp: str | None,
           per_seed: pd.DataFrame | None = None) -> None:
     """Every configuration, filterable and sortable; a ticked row can become the current configuration."""
-    st.markdown("**All configurations** (click a column to sort; tick a row to make it the current configuration)")
-    f = st.columns(3)
-    within = f[0].checkbox("Only within the budget", value=False, key="only_within", disabled=not labeled)
-    reps = sorted(results["representation"].unique())
-    pick = f[1].multiselect("Representations", reps, default=reps, key="filter_reps")
-    ok_only = f[2].checkbox("Hide stopped configurations", value=True, key="ok_only")
-    view = results[results["representation"].isin(pick)]
+    st.markdown("**All configurations** (the recommended first, then those within the budget by "
+                f"{objective.replace('_', ' ')}; click a column to sort; tick a row to make it the current one)")
+    f = st.columns(2)  # the filter and the two boxes: three a row cut the boxes' labels at 800 px
+    within = f[1].checkbox("Only within the budget", value=False, key="only_within", disabled=not labeled)
+    # one choice, "every representation" by default: rows a second pass adds are never hidden by a list
+    # of the representations the first pass had (and no chips to cut)
+    reps = [EVERY] + sorted(results["representation"].unique())
+    pick = f[0].selectbox("Representation", reps, key="filter_rep")
+    ok_only = f[1].checkbox("Hide stopped", value=True, key="ok_only",
+                            help="Hide the configurations that stopped with too many candidate pairs")
+    view = results if pick == EVERY else results[results["representation"] == pick]
     if ok_only:
         view = view[view["status"] == "ok"]
     if within and labeled:
         view = view[view["false_removal_rate"] <= budget]  # a rate not measured (NaN) is not within it
-    order = [objective, "candidates"] if labeled else ["candidates", "removed"]
-    view = view.sort_values(order, ascending=[not labeled, True], kind="stable")
+    view = tables.sweep_order(view, budget, objective, rec_fp, labeled)
     frame, col_cfg = tables.sweep_view(view, labeled=labeled, recommended_fp=rec_fp,
                                        current_fp=state.config().fingerprint())
     event = st.dataframe(frame, hide_index=True, width="stretch", height=380, column_config=col_cfg,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from appui import charts, diff, engine, frame, state, tables
+from appui import charts, diff, engine, frame, labels, state, tables
 from appui.errors import guard
 from appui.text import count
 from calib.clusters.clustering import largest_components
@@ -17,7 +17,7 @@ RISK_LABELS = {"cluster": "cluster", "representative_id": "representative", "siz
                "diameter": "diameter (hops)", "min_edge_sim": "weakest edge J", "min_sim_to_rep": "lowest J to rep.",
                "weakest_a_id": "weakest pair: A", "weakest_b_id": "weakest pair: B", "weakest_sim": "weakest pair J",
                "n_chained": "chained", "risk": "risk"}
-POLICY_LABELS = {"policy": "policy", "n_clusters": "clusters", "removals": "removed",
+POLICY_LABELS = {"policy": "policy", "n_clusters": "clusters (with single documents)", "removals": "removed",
                  "unverified": "removed unverified", "below_threshold": "removed below threshold",
                  "false_removals": "false removals", "unlabeled_removals": "unlabeled removals",
                  "labeled_removals": "labeled removals", "false_removal_rate": "false-removal rate",
@@ -32,20 +32,21 @@ COMPONENT_LABELS = {"component": "component", "first_id": "first document", "siz
 def overview(ev) -> pd.DataFrame:
     c = ev.clustering
     sizes = c.cluster_sizes()
-    k = st.columns(3) + st.columns(3)  # two rows: six in one cut the labels at 1000 px
-    k[0].metric("Verified pairs", f"{len(ev.verified.i):,}")
-    k[1].metric("Clusters of 2+", f"{int((sizes >= 2).sum()):,}")
-    k[2].metric("Removed", f"{c.n_removed:,}")
-    k[3].metric("Chained", f"{c.n_chained:,}",
-                help="Removed documents whose pair with the representative was never verified")
-    k[4].metric("Largest cluster", f"{int(sizes.max()) if len(sizes) else 0:,}")
-    k[5].metric("Giant members", f"{int(c.flagged_giant.sum()):,}",
-                help="Members of components above the guard size, clustered with the star rule")
+    frame.metrics([  # three a row: six in one cut the labels at 1000 px
+        ("Verified pairs", f"{len(ev.verified.i):,}", "Candidate pairs whose exact similarity passed the threshold"),
+        ("Clusters of 2+", f"{int((sizes >= 2).sum()):,}",
+         "Clusters of two or more documents. The policies table's 'clusters' also counts each document "
+         f"left alone as a cluster of one: {len(sizes):,} in all here."),
+        ("Removed", f"{c.n_removed:,}", "Documents removed: every member of a cluster but its representative"),
+        ("Chained", f"{c.n_chained:,}", "Removed documents whose pair with the representative was never verified"),
+        ("Largest cluster", f"{int(sizes.max()) if len(sizes) else 0:,}", "Documents in the largest cluster"),
+        ("Giant members", f"{int(c.flagged_giant.sum()):,}",
+         "Members of components above the guard size, clustered with the star rule")])
 
     st.subheader("Clusters by risk")
     st.caption("risk = members below the threshold to their representative + (1 - weakest similarity to the "
                "representative) x log2(size). Similarities are the exact "
-               f"{get_measure(state.config().measure).name} of the shingle sets.")
+               f"{labels.measure(get_measure(state.config().measure).name)} of the shingle sets.")
     with st.spinner("Diagnosing clusters..."):
         diag = engine.diagnostics(ev)
     ids = state.sample().ids
@@ -58,9 +59,9 @@ def overview(ev) -> pd.DataFrame:
     # last columns are off-screen
     cols = ["cluster", "representative_id", "size", "risk", "n_chained", "min_sim_to_rep", "weakest_sim",
             "min_edge_sim", "diameter", "weakest_a_id", "weakest_b_id"]
-    frame, config = tables.view(show[cols], RISK_LABELS, formats={
+    shown, config = tables.view(show[cols], RISK_LABELS, formats={
         "cluster": "%d", **dict.fromkeys(("min_edge_sim", "min_sim_to_rep", "weakest_sim", "risk"), "%.3f")})
-    st.dataframe(frame, hide_index=True, width="stretch", height=300, column_config=config)
+    st.dataframe(shown, hide_index=True, width="stretch", height=300, column_config=config)
     return diag
 
 
@@ -90,13 +91,18 @@ def by_slice(ev) -> None:
         return
     only = st.checkbox("Only flagged slices", value=False, key="slices_flagged_only")
     show = sb[sb["flagged"]] if only else sb
-    k = st.columns(2)
-    k[0].metric("Slices compared", f"{len(sb):,}")
-    k[1].metric("Flagged (p < 0.05 after Holm)", f"{int(sb['flagged'].sum()):,}")
-    show = show.assign(metric=show["metric"].str.replace("_", " "))
-    frame, config = tables.view(show, SLICE_LABELS, percent=("rate", "ci_low", "ci_high"),
+    frame.metrics([("Slices compared", f"{len(sb):,}"),
+                   ("Flagged slices", f"{int(sb['flagged'].sum()):,}",
+                    "Slices whose rate differs from the others' at p < 0.05 after Holm's adjustment")])
+    show = show.assign(metric=show["metric"].map(labels.word), level=show["level"].map(labels.word),
+                       value=show["value"].map(labels.category))
+    # which rate of which slice value, the rate and whether it is flagged first: at 1000 px p, p (Holm) and
+    # flagged were off-screen (the slice column's name, e.g. "category", after them)
+    first = ["metric", "value", "rate", "flagged", "p_adjusted", "column", "p_value", "k", "n", "ci_low", "ci_high"]
+    show = show[[c for c in first if c in show] + [c for c in show if c not in first]]
+    shown, config = tables.view(show, SLICE_LABELS, percent=("rate", "ci_low", "ci_high"),
                                 formats={"p_value": "%.2g", "p_adjusted": "%.2g"})
-    st.dataframe(frame, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
+    st.dataframe(shown, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
                  column_config=config)
 
 

@@ -102,12 +102,12 @@ def queue_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
 def decisions_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     st.subheader("Decisions")
     labels, counts = review_labels(decisions)
-    c = st.columns(5)
-    c[0].metric("Decisions recorded", f"{len(decisions):,}")
-    c[1].metric("Labels used", f"{counts.used:,}", help="Adjudicated plus unanimous pairs")
-    c[2].metric("Adjudicated", f"{counts.adjudicated:,}")
-    c[3].metric("Unanimous", f"{counts.unanimous:,}", help="Every reviewer of the pair agrees (one reviewer counts)")
-    c[4].metric("Contested, excluded", f"{counts.contested:,}", help="Reviewers disagree and no adjudication yet")
+    frame.metrics([("Decisions", f"{len(decisions):,}", "Decisions recorded in the review store"),
+                   ("Labels used", f"{counts.used:,}", "Adjudicated plus unanimous pairs"),
+                   ("Adjudicated", f"{counts.adjudicated:,}"),
+                   ("Unanimous", f"{counts.unanimous:,}", "Every reviewer of the pair agrees (one reviewer counts)"),
+                   ("Contested", f"{counts.contested:,}",
+                    "Reviewers disagree and no adjudication yet: left out of the labels")])
     st.caption(reviews.label_counts_line(counts))
     s = state.sample()
     reviewer = reviews.reviewer()
@@ -126,9 +126,9 @@ def decisions_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
         shown = shown.assign(sample_label=shown["sample_label"].map(LABEL_NAMES),
                              decision=shown["decision"].str.replace("_", " "))
         first = ["id_a", "id_b", "decision", "sample_label", "contradicts"]  # what the warning is about, on screen
-        frame, config = tables.view(shown[first + [c for c in shown.columns if c not in first]],
+        table, config = tables.view(shown[first + [c for c in shown.columns if c not in first]],
                                     {"id": "decision #"}, formats={"id": "%d"})
-        st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+        st.dataframe(table, hide_index=True, width="stretch", column_config=config)
     if st.button(f"Use reviews as labels ({count(len(labels), 'pair label')})", key="use_reviews",
                  disabled=len(labels) == 0):
         new, used, skipped = reviews.merge_review_labels(s, labels)

@@ -5,7 +5,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import engine, export, frame, reviews, state, tables
+from appui import engine, export, labels, reviews, state, tables
+from appui import frame as frame_
 from appui.errors import guard, message
 from appui.text import count, md
 from calib.production import export as cx
@@ -73,11 +74,12 @@ def config_section(cfg, ev, s) -> None:
     except cx.ExportError as exc:
         st.error(f"The config document does not validate: {md(exc)}")
         return
-    c = st.columns(4)
-    c[0].metric("format_version", doc["format_version"])
+    c = st.columns(2)  # two a row: four cut "Format version" at 800 px
+    c[0].metric("Format version", doc["format_version"], help="format_version in config.json")
     c[1].metric("calib version", doc["calib_version"])
-    c[2].markdown(f"**Config fingerprint**  \n`{doc['config_fingerprint']}`")
-    c[3].markdown(f"**Representation fingerprint**  \n`{doc['representation_fingerprint']}`")
+    c = st.columns(2)
+    c[0].markdown(f"**Config fingerprint**  \n`{doc['config_fingerprint']}`")
+    c[1].markdown(f"**Representation fingerprint**  \n`{doc['representation_fingerprint']}`")
     st.success(f"Valid: checked against config.schema.json (format_version {doc['format_version']}); both "
                "fingerprints recomputed from the content and matching. `calib apply --config config.json` runs it.")
     m = (doc.get("evidence") or {}).get("metrics") or {}
@@ -87,11 +89,13 @@ def config_section(cfg, ev, s) -> None:
         st.caption(f"Evidence stored with it: the sample named **{md(s.name)}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
                    f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
                    f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
-                   f"{m.get('removed') or 0:,} documents would be removed. Selection: {sel['method']}.")
+                   f"{m.get('removed') or 0:,} documents would be removed. Chosen: {export.selection_text(sel)}.")
     with st.expander("config.json", expanded=False):
         st.code(cx.dumps(doc), language="json")
-    st.download_button("Download config.json", export.config_bytes(doc), export.config_filename(cfg),
-                       "application/json", key="download_config", type="primary")
+    untuned = export.untuned(sel)
+    st.download_button("Download config.json" + (" (untuned default)" if untuned else ""), export.config_bytes(doc),
+                       export.config_filename(cfg), "application/json", key="download_config",
+                       type="secondary" if untuned else "primary")
     if stop is not None:  # config.json names it with its sha256: apply reads it from beside config.json
         st.download_button(f"Download stoplist.json ({count(len(stop), 'line')}; save it beside config.json)",
                            stop.to_json(cfg.rep).encode("utf-8"), cx.STOPLIST_FILE, "application/json",
@@ -115,7 +119,9 @@ def targets_section(cfg, ev) -> None:
     if evidence:
         st.markdown("**What each target would remove on this sample** (the configuration evaluated as that tool "
                     "runs it: its verification, its kept-document rule, its shingles)")
-        st.table(export.evidence_frame(cfg, ev.row, evidence, found))
+        table = export.evidence_frame(cfg, ev.row, evidence, found)
+        for start in range(0, table.shape[1], 3):  # three targets a table: six were cut at 800 px
+            st.table(table.iloc[:, start:start + 3])
     st.caption("In brackets: how many parts of this configuration each target cannot express.")
     tabs = st.tabs([f"{TAB_TITLES.get(n, t.title)} ({len(t.unsupported)})" for n, t in found.items()])
     for tab, (name, t) in zip(tabs, found.items()):
@@ -149,14 +155,16 @@ def manifest_section(cfg, ev, s) -> None:
     latest, stamp = latest_reviews()
     frame = engine.manifest(ev, latest, stamp)
     n_chained = int(frame["chained"].sum())
-    c = st.columns(4)
-    c[0].metric("Proposed removals", f"{len(frame):,}")
-    c[1].metric("Clusters", f"{frame['cluster_id'].nunique():,}")
-    c[2].metric("Removed by chaining only", f"{n_chained:,}")
-    c[3].metric("In giant clusters", f"{int(frame['flagged_giant'].sum()):,}")
+    frame_.metrics([("Proposed removals", f"{len(frame):,}"),
+                    ("Clusters", f"{frame['cluster_id'].nunique():,}",
+                     "Clusters with at least one proposed removal (clusters of two or more documents)"),
+                    ("Chained only", f"{n_chained:,}", "Removed by chaining only: no verified pair with the "
+                     "document that is kept"),
+                    ("In giant clusters", f"{int(frame['flagged_giant'].sum()):,}")])
     st.caption("One row per document this configuration would remove, next to the representative it would keep; "
-               "`via_id` is the verified neighbour that links it to its cluster. `chained` = only the transitive "
-               "closure justifies the removal: review those first.")
+               "'linked through' is the verified neighbour that links it to its cluster. 'chained only': only the "
+               "transitive closure justifies the removal: review those first. The downloads keep the machine "
+               "column names (doc_id, via_id, ...).")
 
     f = st.columns([1, 1, 1, 1])
     chained_only = f[0].checkbox("Chained only", value=False, key="export_chained_only")
@@ -185,8 +193,9 @@ def manifest_section(cfg, ev, s) -> None:
                                                                                 if "representative" in c else
                                                                                 " of the verified pair (doc, via_id)"))
             for c, label in cols.items()}
-    conf["cluster_id"] = st.column_config.NumberColumn("cluster id", format="%d")
-    conf["representative_id"] = st.column_config.TextColumn("kept (representative)")
+    conf["cluster_id"] = st.column_config.NumberColumn(labels.word("cluster_id"), format="%d")
+    for c in view.columns:
+        conf.setdefault(c, st.column_config.Column(labels.word(c)))
     first = ["doc_id", "cluster_id", "representative_id", "sim_to_representative_exact",
              "sim_to_representative_estimated", "chained", "label", "review_status", "via_id", "via_exact",
              "via_estimated", "flagged_giant"]
@@ -203,11 +212,12 @@ def manifest_section(cfg, ev, s) -> None:
 
 
 with guard("The Export page"):
-    frame.page("Export", "The chosen configuration, ready to apply elsewhere, with the evidence it was chosen on.")
+    frame_.page("Export", "The chosen configuration, ready to apply elsewhere, with the evidence it was chosen on.")
     st.info("**Nothing is deleted.** " + cx.NOTICE)
     cfg = state.config()
     st.markdown(f"Current configuration: `{state.config_label(cfg)}`")
     st.caption(f"Source: {st.session_state[state.CONFIG_SOURCE]}; fingerprint {cfg.fingerprint()}")
+    export.untuned_warning(st.session_state[state.CONFIG_SOURCE])
     ev = None
     try:
         with st.spinner("Evaluating the current configuration on the sample..."):

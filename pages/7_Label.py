@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, frame, identity, reviews, state, tables
+from appui import diff, engine, frame, identity, labels, reviews, state, tables
 from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
@@ -144,7 +144,7 @@ def next_section(folder: Path) -> None:
     for col, (name, d) in zip(cols, plan["rates"].items()):
         need = ("more documents (a larger calib draw --docs)" if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
-        col.metric(name.replace("_", " "), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
+        col.metric(labels.word(name).capitalize(), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
                    help=f"+/-{width:g} needs {need} (greedy Neyman allocation)")
         col.caption(f"±{width:g} needs {need}.")
     st.dataframe(plan["allocation"].rename("label next").to_frame().T, width="stretch")

@@ -175,29 +175,40 @@ def test_sweep_table_shows_decision_columns_first():
     at = small_sweep(start())
     table = at.dataframe[0]
     cols = list(table.value.columns)
-    assert cols[:8] == ["mark", "pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95",
-                        "false_removal_rate", "false_removal_rate_95", "candidates"]
+    assert cols[:9] == ["mark", "representation", "pair_recall", "pair_recall_95", "pair_precision",
+                        "pair_precision_95", "false_removal_rate", "false_removal_rate_95", "candidates"]
     res = at.session_state["calib_results"]
-    row = table.value.iloc[0]  # sorted by pair recall, best first
-    assert row["pair_recall"] == pytest.approx(res["pair_recall"].max() * 100)  # percent points
-    src = res.loc[res["pair_recall"] == res["pair_recall"].max()].iloc[0]
+    shown = table.value
+    row = shown.iloc[0]  # the recommended row first (here also the current one)
+    assert row["mark"] == "★ current"
+    src = res.set_index("config_fingerprint").loc[row["config_fingerprint"]]
+    assert row["pair_recall"] == pytest.approx(src["pair_recall"] * 100)  # percent points
     assert row["pair_recall_95"] == f"{src['pair_recall_low'] * 100:.1f}–{src['pair_recall_high'] * 100:.1f}%"
-    headers = {c: json.loads(table.proto.columns).get(c, {}).get("label") for c in cols[:8]}
+    # then the rows within the 1% budget, highest recall first, then the rest by false-removal rate
+    within = shown["false_removal_rate"].iloc[1:] <= 1.0
+    n_in = int(within.sum())
+    assert within.iloc[:n_in].all()
+    assert shown["pair_recall"].iloc[1:1 + n_in].is_monotonic_decreasing
+    assert shown["false_removal_rate"].iloc[1 + n_in:].dropna().is_monotonic_increasing
+    headers = {c: json.loads(table.proto.columns).get(c, {}).get("label") for c in cols[:9]}
     assert headers["false_removal_rate"] == "false-removal rate" and headers["pair_recall_95"] == "recall 95% CI"
     assert table.value["mark"].tolist().count("★ current") == 1  # default config = the 1% recommendation
 
-    # the Pareto chart: points that keep their shape (mark_circle drops it), one shape per
-    # representation with a legend, rate axes that label nothing beyond 0-100%
+    # the Pareto chart: colour = shingle kind, size = k (a few legend entries, below the plot, not one
+    # shape per representation), rate axes that label nothing beyond 0-100%
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     points = spec["layer"][0]
     assert points["mark"]["type"] == "point"
-    shape = points["encoding"]["shape"]
-    assert shape["field"] == "representation" and shape["title"] == "Representation"
-    assert shape["scale"]["domain"] == sorted(res["representation"].unique()) and "legend" in shape
+    color, size = points["encoding"]["color"], points["encoding"]["size"]
+    assert color["field"] == "shingle_kind" and color["scale"]["domain"] == sorted(
+        {r.split("[")[0].rstrip("0123456789 ") for r in res["representation"]})
+    assert size["field"] == "shingle_k" and color["legend"]["orient"] == size["legend"]["orient"] == "bottom"
     for axis in ("x", "y"):
         enc = points["encoding"][axis]
         lo, hi = enc["scale"]["domain"]
         col = res[enc["field"]].dropna()
+        if axis == "y":  # the rows a choice is made among (false removals within 3x the budget) are in view
+            col = res.loc[res["false_removal_rate"] <= 0.03, enc["field"]].dropna()
         assert lo <= col.min() and col.max() <= hi and -0.05 < lo and hi < 1.05
         assert "datum.value > 1" in enc["axis"]["labelExpr"] and "datum.value < " in enc["axis"]["labelExpr"]
 
@@ -230,7 +241,7 @@ def test_sweep_without_labels_says_so_once(tmp_path, monkeypatch):
     assert not [b for b in at.button if b.key == "use_recommended"]
     table = at.dataframe[0].value
     assert "pair_recall" not in table and "false_removal_rate" not in table
-    assert list(table.columns[1:4]) == ["candidates", "removed", "reduction"]
+    assert list(table.columns[1:5]) == ["representation", "candidates", "removed", "reduction"]
     assert table[["candidates", "removed"]].notna().all().all() and len(table) == 6
 
 
@@ -427,7 +438,7 @@ def test_review_flow(tmp_path):
     assert not any("already has a sample label" in c.value for c in at.caption)
     at.button(key="decide_not_duplicate").click().run()
     assert not at.exception and not errors(at), errors(at)
-    assert metric(at, "Decisions recorded") == "1"
+    assert metric(at, "Decisions") == "1"
     assert metric(at, "Labels used") == "1" and metric(at, "Unanimous") == "1"
     assert at.subheader[0].value.startswith(f"Queue of ana: {left - 1:,} pairs left ({unlabeled - 1:,} without a "
                                             "sample label")
@@ -526,7 +537,7 @@ def test_export_page_config_targets_manifest():
     # 1. the versioned, validated config JSON
     doc = json.loads(at.code[0].value)
     assert doc["format_version"] == 1 and doc["config_fingerprint"] == cfg.fingerprint()
-    assert metric(at, "format_version") == "1"
+    assert metric(at, "Format version") == "1"
     assert any(f"`{cfg.fingerprint()}`" in m.value and "Config fingerprint" in m.value for m in at.markdown)
     assert doc["evidence"]["sample"]["n_docs"] == 2396 and "pair_recall" in doc["evidence"]["metrics"]
     validate_doc(doc)
@@ -652,7 +663,7 @@ def test_clusters_page_breaks_rates_down_by_slice():
     at.switch_page("pages/4_Clusters.py").run()
     assert not at.exception, at.exception
     assert int(metric(at, "Slices compared").replace(",", "")) > 10
-    flagged = int(metric(at, "Flagged (p < 0.05 after Holm)").replace(",", ""))
+    flagged = int(metric(at, "Flagged slices").replace(",", ""))
     at.checkbox(key="slices_flagged_only").check().run()
     assert not at.exception, at.exception
     tables = [d.value for d in at.dataframe if "p_adjusted" in d.value.columns]

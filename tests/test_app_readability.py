@@ -184,3 +184,71 @@ def test_review_sentences_agree_with_their_counts():
     assert list(table.value.columns[:5]) == ["id_a", "id_b", "decision", "sample_label", "contradicts"]
     assert not [h for h in shown_headers(table) if "_" in h], shown_headers(table)
     assert set(table.value["decision"]) == {"duplicate", "not duplicate"}
+
+
+def test_fit_width_holds_the_longest_formatted_value_and_the_header():
+    # "1009" was drawn as "10" in a column sized for two digits: the width follows "1,009" and the header
+    assert tables.formatted(pd.Series([1009, 2332, np.nan]), tables.COUNT).tolist() == ["1,009", "2,332", ""]
+    assert tables.fit_width(pd.Series([1009, 2332, 35]), "documents", tables.COUNT) == 8 * 9 + 28
+    assert tables.fit_width(pd.Series([1234567]), "n", tables.COUNT) == 8 * len("1,234,567") + 28
+    assert tables.fit_width(pd.Series([77.64]), "recall", "%.1f%%") == 8 * len("recall") + 28
+    assert tables.fit_width(pd.Series(["x" * 500]), "text") == tables.MAX_PX
+
+
+def test_sweep_table_columns_are_as_wide_as_their_values():
+    at = small_sweep(start())
+    table = at.dataframe[0]
+    cfg, shown = config_of(table), table.value
+    for col in shown.columns:
+        fmt = (cfg[col].get("type_config") or {}).get("format")
+        longest = max([len(cfg[col].get("label") or col)] + [len(t) for t in tables.formatted(shown[col], fmt)])
+        assert cfg[col]["width"] >= min(tables.MAX_PX, tables.CHAR_PX * longest), (col, cfg[col])
+
+
+def test_sweep_order_recommended_then_within_budget_by_recall_then_over_by_false_removals():
+    res = pd.DataFrame({"config_fingerprint": list("abcdef"), "status": ["ok"] * 5 + ["stopped"],
+                        "pair_recall": [0.9, 0.7, 0.8, 0.95, 0.99, np.nan],
+                        "false_removal_rate": [0.02, 0.005, 0.008, 0.015, 0.05, np.nan],
+                        "candidates": [10, 20, 30, 40, 50, 60]})
+    got = tables.sweep_order(res, 0.01, "pair_recall", recommended_fp="b")["config_fingerprint"].tolist()
+    assert got == ["b", "c", "d", "a", "e", "f"]
+
+
+def test_words_for_people():
+    from appui import labels
+    assert labels.word("light_edit") == "light edit" and labels.word("same_topic") == "same topic"
+    assert labels.word("doc_id") == "document" and labels.word("via_id") == "linked through"
+    assert labels.word("review_status") == "review status" and labels.word("format_version") == "format version"
+    assert labels.word("some_new_column") == "some new column"
+    assert labels.measure("jaccard") == "Jaccard" and labels.measure("weighted_jaccard") == "weighted Jaccard"
+    shown = tables.small_table(pd.DataFrame({"value": ["light_edit", "exact"], "documents": [1009, 2332]}), "value")
+    assert shown.index.tolist() == ["light edit", "exact copy"] and shown["documents"].tolist() == ["1,009", "2,332"]
+
+
+def test_grid_line_and_second_pass_note_read_as_words():
+    from calib.search.from_sample import objective_text
+    from calib.search.grid import Grid
+    line = str(Grid())
+    assert "[" not in line and "'" not in line and "verify exact" in line, line
+    assert objective_text("pair_recall", 0.776) == "pair recall 77.6%"
+
+
+def test_clusters_slice_table_puts_the_rate_and_its_test_first():
+    at = start()
+    at.switch_page("pages/4_Clusters.py").run()
+    table = next(t for t in at.dataframe if "p_adjusted" in t.value)
+    assert list(table.value.columns[:5]) == ["metric", "value", "rate", "flagged", "p_adjusted"]
+    assert not [v for v in table.value["value"] if "_" in str(v)]  # categories in words
+    headers = shown_headers(table)
+    assert not [h for h in headers if "_" in h], headers
+
+
+def test_recall_axis_spans_the_rows_near_the_budget_and_every_higher_one():
+    # far-off rows at 5% recall squashed the front into one strip: they fall below the axis, counted
+    df = pd.DataFrame({"pair_recall": [0.05, 0.06, 0.70, 0.75, 0.80, 0.95],
+                       "false_removal_rate": [0.30, 0.25, 0.004, 0.008, 0.012, 0.20]})
+    (lo, hi), below = charts.focus_domain(df, "pair_recall", 0.01)
+    assert 0.06 < lo < 0.70 and hi >= 0.95 and below == 2
+    few = df.iloc[[0, 5]]  # fewer than three rows near the budget: every row in view
+    (lo, hi), below = charts.focus_domain(few, "pair_recall", 0.01)
+    assert lo <= 0.05 and hi >= 0.95 and below == 0

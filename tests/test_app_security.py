@@ -45,8 +45,12 @@ def _clean(monkeypatch, tmp_path):
 
 
 def files_under(root: Path) -> set[Path]:
+    """Every file under ``root`` but caches, test artifacts and the top-level ``work/`` folder: the README's
+    commands write there, and a user running one meanwhile must not fail these tests (the tests run the
+    app from an empty temporary folder as well, where a relative write would land)."""
     return {p for p in root.rglob("*") if "__pycache__" not in p.parts and ".git" not in p.parts
-            and "test-artifacts" not in p.parts and ".pytest_cache" not in p.parts}
+            and "test-artifacts" not in p.parts and ".pytest_cache" not in p.parts
+            and p.relative_to(root).parts[:1] != ("work",)}
 
 
 # -- uploads ------------------------------------------------------------------
@@ -360,13 +364,17 @@ def test_review_page_refuses_a_db_outside_and_creates_nothing(tmp_path):
     assert not target.exists() and not target.parent.exists()
 
 
-def test_export_page_writes_no_file():
+def test_export_page_writes_no_file(tmp_path, monkeypatch):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # a relative write (manifest.csv, config.json, work/...) would land here
     before = files_under(ROOT)
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("pages/6_Export.py").run()
     assert not at.exception and not at.error
     at.download_button(key="download_manifest_parquet").click().run()
     assert files_under(ROOT) == before
+    assert not any(cwd.iterdir())
     assert not Path(os.environ["CALIB_REVIEW_DB"]).exists()  # read only if it exists, never created
 
 

@@ -82,3 +82,13 @@ def test_corpus_holds_the_promised_near_duplicates():
         chained += any(p not in passing for p in pairs)
     assert chained >= 15, (len(big), chained)
     assert np.count_nonzero((sim >= 0.8) & (sim < 1.0)) >= 150
+
+
+def test_corpus_command_refuses_an_existing_file_without_overwrite(tmp_path, capsys):
+    from calib.cli.samples import main
+    out = tmp_path / "docs.jsonl.gz"
+    out.write_bytes(b"keep me")
+    assert main(["corpus", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: --out {out}: already exists (pass --overwrite to replace it)"
+    assert out.read_bytes() == b"keep me"

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from _util import needs_clough
+from appui import labels as words
 from calib.reading.clough import CLOUGH_DIR, load_clough
 from calib.reading.samples import load_sample
 
@@ -183,7 +184,7 @@ def test_walk_every_page(page, server):
     no_exception(page)
     # every category of the shipped sample is labeled on the horizontal bar chart
     expected = set(load_sample(ROOT / "data" / "sample").pairs["category"])
-    assert len(expected) == 11 and expected <= category_labels(page)
+    assert len(expected) == 11 and {words.category(c) for c in expected} <= category_labels(page)
     shot(page, "02_sample.png")
 
     nav(page, "Sweep")
@@ -193,10 +194,10 @@ def test_walk_every_page(page, server):
     page.get_by_role("button", name="Run sweep").click()
     idle(page, "Recommended under")
     no_exception(page)
-    # the Pareto chart's representation legend: one entry per representation swept
+    # the Pareto chart's shingle legend: one entry per shingle kind swept (colour), not per representation
     legends = chart_texts(page, "Pair recall vs false-removal rate", "legend")
-    reps = [entries[:-1] for entries in legends if entries[-1] == "Representation"]
-    assert reps == [sorted(r.label() for r in sample_grid().representations)], legends
+    kinds = [entries[:-1] for entries in legends if entries[-1] == "Shingles"]
+    assert kinds == [sorted({r.shingle for r in sample_grid().representations})], legends
     # the recall axis stops at 100%
     labels = [t for axis in chart_texts(page, "Pair recall vs false-removal rate", "axis-label") for t in axis]
     assert labels and all(float(t.rstrip("%")) <= 100 for t in labels if t), labels
@@ -205,8 +206,8 @@ def test_walk_every_page(page, server):
     grid.scroll_into_view_if_needed()
     grid.locator("th", has_text="pair recall").first.wait_for(state="attached")  # the grid draws late
     headers = grid.locator("th").all_text_contents()
-    assert [h.strip() for h in headers if h.strip()][:4] == ["pair recall", "recall 95% CI", "precision",
-                                                            "precision 95% CI"], headers
+    assert [h.strip() for h in headers if h.strip()][:4] == ["marked", "representation", "pair recall",
+                                                            "recall 95% CI"], headers
     recommended = re.search(r"Recommended under a [\d.]+% budget:\s*(\S+)",
                             page.locator('[data-testid="stMain"]').inner_text()).group(1)  # e.g. word3 or char5
     before = page.locator('[data-testid="stSidebar"]').inner_text()
@@ -322,5 +323,6 @@ def test_category_chart_labels_every_clough_category(page, server):
     load_path(page, CLOUGH_DIR)
     assert "clough: 100 documents" in page.locator('[data-testid="stSidebar"]').inner_text()
     expected = set(load_clough(CLOUGH_DIR).pairs["category"])
-    assert expected == {"cut", "light", "heavy", "non"} and expected <= category_labels(page)
+    assert expected == {"cut", "light", "heavy", "non"}
+    assert {words.category(c) for c in expected} <= category_labels(page)
     shot_at(page, "Length distribution", "02b_sample_clough.png")

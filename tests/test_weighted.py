@@ -129,3 +129,21 @@ def test_weighted_estimates_cover_the_corpus_rates(tmp_path):
     assert np.mean(err[(1, "plain")]) > 1.5 * np.mean(err[(1, "weighted")]), err
     assert hits[(1, "plain_recall")] <= 0.5 * n, hits
     print({k: v for k, v in hits.items()}, {k: round(float(np.mean(v)), 4) for k, v in err.items()})
+
+
+def test_next_labels_say_zero_more_only_when_the_interval_is_within_the_width():
+    """'+/-0.05 needs 0 more labels' was printed beside a half-width of 0.0585: the projection
+    starts from the reported interval, so 0 more means the reported half-width fits already."""
+    frame = pd.DataFrame({"h": [0] * 10 + [1] * 10 + [2] * 5,
+                          "duplicate": [True] * 10 + [True, False] * 5 + [False] * 5,
+                          "candidate": True, "verified": [True] * 10 + [True, False, False, True] * 2 + [True, False]
+                          + [False] * 5, "removal": [True] * 10 + [True, False] * 5 + [False] * 5})
+    design = type("D", (), {"strata": ("a", "b", "uniform"), "population": (12, 5000, 10 ** 6)})()
+    now = next_labels(frame, design, width=0.3)["rates"]
+    for rate, d in now.items():
+        hw = d["half_width"]
+        for width in (hw * 0.98, hw * 1.02):
+            got = next_labels(frame, design, width=width, rates_=(rate,))["rates"][rate]
+            if got["documents_limit"]:
+                continue
+            assert (got["labels_needed"] == 0) == (hw <= width), (rate, hw, width, got)

@@ -97,7 +97,7 @@ def cmd_draw(a) -> int:
     except DrawError as exc:
         raise CliError(str(exc))
     d = drawn.design
-    print(f"{d}\nwrote {out}/documents.jsonl ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
+    print(f"{d}\nwrote {Path(out) / 'documents.jsonl'} ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
           f"label empty), design.json", file=sys.stderr)
     print(inclusion_note(d), file=sys.stderr)
     print(strata_table(d).to_string(index=False), file=sys.stderr)
@@ -147,7 +147,8 @@ def cmd_more(a) -> int:
     for r, d in plan["rates"].items():
         need = ("more documents (a larger --docs): the document sample limits it" if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
-        print(f"{r}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}", file=sys.stderr)
+        print(f"{r.replace('_', ' ')}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}",
+              file=sys.stderr)
     # drawn but unlabeled pairs are proposed first; only the rest is drawn anew
     unlabeled = (drawn.pairs["label"].str.strip() == "").groupby(drawn.pairs["stratum"]).sum()
     waiting = unlabeled.reindex(list(sample.design.strata)).fillna(0).astype(int)
@@ -163,5 +164,5 @@ def cmd_more(a) -> int:
     table = pd.DataFrame({"stratum": list(sample.design.strata), "label next": plan["allocation"].to_numpy(),
                           "already drawn, unlabeled": waiting.to_numpy(), "newly drawn": new})
     print(table.to_string(index=False), file=sys.stderr)
-    print(f"wrote {len(grown.pairs) - len(drawn.pairs):,} new pairs to {a.out}/pairs.csv (label empty)", file=sys.stderr)
+    print(f"wrote {len(grown.pairs) - len(drawn.pairs):,} new pairs to {Path(a.out) / 'pairs.csv'} (label empty)", file=sys.stderr)
     return 0

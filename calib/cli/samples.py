@@ -13,6 +13,7 @@ import json
 import sys
 
 from calib.base.atomic import OutputBusy, claim_output
+from calib.base.errors import CliError, check_out_file
 from calib.reading.sample import SAMPLE_DIR, summary
 from calib.reading.files import SampleError
 from calib.reading.samples import load_sample
@@ -46,6 +47,7 @@ def main(argv=None) -> int:
     co.add_argument("--out", default=None, help="output .jsonl.gz (default data/corpus/docs.jsonl.gz)")
     co.add_argument("--base", default=str(BASE_FILE))
     co.add_argument("--seed", type=int, default=None)
+    co.add_argument("--overwrite", action="store_true", help="replace an existing --out (default: refuse)")
     sm = sub.add_parser("summary", help="load a sample and print its summary as JSON")
     sm.add_argument("path")
     sm.add_argument("pairs", nargs="?")
@@ -59,7 +61,8 @@ def main(argv=None) -> int:
                 s = build_sample(args.out, base=args.base, seed=args.seed)
             print(s)
         elif args.cmd == "corpus":
-            counts = build_corpus(args.out or CORPUS_FILE, base=args.base,
+            out = check_out_file(str(args.out or CORPUS_FILE), (".gz",), args.overwrite)
+            counts = build_corpus(out, base=args.base,
                                   seed=CORPUS_SEED if args.seed is None else args.seed)
             print(json.dumps(counts))
         else:
@@ -67,7 +70,7 @@ def main(argv=None) -> int:
     except OutputBusy as err:
         print(f"error: --out {err.strerror}", file=sys.stderr)
         return 2
-    except SampleError as err:
+    except (SampleError, CliError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -64,12 +64,24 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
         parts[r] = (s2, est.total_x if np.isfinite(est.total_x) else 1.0, est.estimate, extra,
                     (est.high - est.low) / 2 if np.isfinite(est.estimate) else float("inf"))
 
+    # The projection's half-width at the labels held now can differ from the reported interval's
+    # (the estimate widens its interval for strata next to labeled ones, which the projection does
+    # not model): scale the projection by that ratio, so "0 more labels" is said exactly when the
+    # reported interval is within the width already, and a wider one always needs more.
+    scale = {}
+    for r in rates_:
+        now = _half_width(parts[r][2], _variance(N, n0, parts[r][0], parts[r][1]) + parts[r][3])
+        scale[r] = parts[r][4] / now if np.isfinite(parts[r][4]) and np.isfinite(now) and now > 0 else 1.0
+
+    def within(r: str, var: float) -> bool:
+        return _half_width(parts[r][2], var) * scale[r] <= width
+
     def greedy(which: tuple[str, ...], stop_k: int | None):
         n = n0.copy()
         added = 0
         while True:
             vs = {r: _variance(N, n, parts[r][0], parts[r][1]) + parts[r][3] for r in which}
-            if stop_k is None and all(_half_width(parts[r][2], vs[r]) <= width for r in which):
+            if stop_k is None and all(within(r, vs[r]) for r in which):
                 return n - n0, added, vs
             if stop_k is not None and added >= stop_k:
                 return n - n0, added, vs
@@ -97,7 +109,7 @@ def next_labels(frame: pd.DataFrame, design, *, width: float = 0.05, rates_: tup
         _, need, _ = greedy((r,), None)
         out["rates"][r] = {"estimate": parts[r][2], "half_width": float(parts[r][4]), "labels_needed": need,
                            # True: the document sample alone keeps the interval wider than the width
-                           "documents_limit": _half_width(parts[r][2], parts[r][3]) > width}
+                           "documents_limit": not within(r, parts[r][3])}
     alloc, added, _ = greedy(rates_, k)
     out["allocation"] = pd.Series(alloc.astype(int), index=list(design.strata))
     out["labels"] = added

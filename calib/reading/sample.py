@@ -127,9 +127,10 @@ class Sample:
 
     def __str__(self) -> str:
         npos = int(self.pairs["is_duplicate"].sum()) if len(self.pairs) else 0
-        return (f"Sample {self.name!r}: {self.n} documents, {len(self.pairs)} labeled pairs "
-                f"({npos} duplicate), groups={'yes' if self.has_groups else 'no'}, "
-                f"{len(self.exclusions)} exclusions, slices={list(self.slice_columns)}")
+        slices = ", ".join(self.slice_columns) or "none"
+        return (f"Sample {self.name}: {self.n:,} documents, {len(self.pairs):,} labeled pairs "
+                f"({npos:,} duplicate), groups: {'yes' if self.has_groups else 'no'}, "
+                f"{len(self.exclusions):,} exclusions, slice columns: {slices}")
 
 
 def from_frames(docs: pd.DataFrame, pairs: pd.DataFrame | None = None, *, name: str = "sample",

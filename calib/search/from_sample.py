@@ -193,15 +193,19 @@ class SearchResult:
             return f"second pass: {self.refined} configurations around the front; still nothing within the budget"
         if self.first_best is not None and self.first_best["config_fingerprint"] == best["config_fingerprint"]:
             return (f"second pass: {self.refined} configurations around the front; the first pass's recommendation "
-                    f"stands ({objective} {best[objective]:.3f})")
-        name = objective.replace("_", " ")
-        before = (f"{name} {self.first_best[objective]:.3f}" if self.first_best is not None
+                    f"stands ({objective_text(objective, best[objective])})")
+        before = (objective_text(objective, self.first_best[objective]) if self.first_best is not None
                   else "nothing within the budget")
         if self.first_best is not None and self.first_best[objective] == best[objective]:
             before += " (a tie: more labeled removals or fewer candidates)"
         return (f"second pass: {self.refined} configurations around the front; the recommendation moved from "
-                f"{before} to {best[objective]:.3f} ({best['representation']} "
+                f"{before} to {best[objective]:.1%} ({best['representation']} "
                 f"b={best['b']} r={best['r']} t={best['threshold']})")
+
+
+def objective_text(objective: str, value: float) -> str:
+    """'pair recall 77.6%': an objective's name in words and its value as a percentage."""
+    return f"{objective.replace('_', ' ')} {value:.1%}"
 
 
 def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",

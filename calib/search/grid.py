@@ -239,18 +239,21 @@ class Grid:
         return sum(1 for _ in self.configs())
 
     def __str__(self) -> str:
-        return (f"Grid: {len(self.representations)} representation(s) x num_perm {list(self.num_perms)} x "
-                f"{f'seeds {list(self.seeds)} x ' if self.seeds else ''}"
-                f"{'all splits' if self.splits is None else f'{len(self.splits)} splits'} x verify "
-                f"{[v.value for v in self.verify]} x "
-                f"{f'measures {list(self.measures)} x ' if self.measures != ('jaccard',) else ''}"
-                f"{f'weightings {list(self.weightings)} x ' if self.weightings != ('none',) else ''}"
-                f"{f'strip_lines {list(self.strip_lines)} x ' if self.strip_lines != (0.0,) else ''}"
-                f"{f'min_shingles {list(self.min_shingles)} ({self.short_docs}) x ' if self.min_shingles != (0,) else ''}"
-                f"thresholds {list(self.thresholds)} x {list(self.policies)} = "
-                f"{self.size()} configs"
-                f"{''.join(f' (with {p.size()} of a {p.measures[0]} part)' for p in self.also)}"
-                f"{f'; ignoring categories {list(self.ignore_categories)}' if self.ignore_categories else ''}")
+        def words(values) -> str:  # "exact, estimated": no Python list reprs in what people read
+            return ", ".join(f"{v:g}" if isinstance(v, float) else str(getattr(v, "value", v)) for v in values)
+        n = len(self.representations)
+        axes = [f"Grid: {n} representation{'s' if n != 1 else ''}", f"num_perm {words(self.num_perms)}"]
+        axes += [f"seeds {words(self.seeds)}"] if self.seeds else []
+        axes += ["all splits" if self.splits is None else f"{len(self.splits)} splits", f"verify {words(self.verify)}"]
+        axes += [f"measures {words(self.measures)}"] if self.measures != ("jaccard",) else []
+        axes += [f"weightings {words(self.weightings)}"] if self.weightings != ("none",) else []
+        axes += [f"boilerplate lines stripped at {words(self.strip_lines)}"] if self.strip_lines != (0.0,) else []
+        axes += ([f"minimum shingles {words(self.min_shingles)} ({self.short_docs})"] if self.min_shingles != (0,)
+                 else [])
+        axes += [f"thresholds {words(self.thresholds)}", f"policies {words(self.policies)}"]
+        ignoring = f"; ignoring categories {words(self.ignore_categories)}" if self.ignore_categories else ""
+        parts = "".join(f" (with {p.size()} of a {p.measures[0]} part)" for p in self.also)
+        return f"{' x '.join(axes)} = {self.size()} configurations{parts}{ignoring}"
 
 
 def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
@@ -344,8 +347,10 @@ class SampleChoice:
         splits = "all splits" if grid.splits is None else ", ".join(f"{b}x{r}" for b, r in grid.splits)
         given = [a for a in CHOSEN_AXES if a not in self.chosen]
         return (f"grid from the sample: median {self.median_chars:.0f} characters, {self.median_words:.0f} words "
-                f"per document -> {shingles}; thresholds {', '.join(f'{t:g}' for t in grid.thresholds)} "
-                f"spanning the labeled duplicates' exact similarities {lo:.2f}-{hi:.2f}; splits {splits} "
+                f"per document -> {shingles}; thresholds {', '.join(f'{t:g}' for t in grid.thresholds)}"
+                + (f" spanning the labeled duplicates' exact similarities {lo:.2f}-{hi:.2f}" if np.isfinite(lo)
+                   else " (default: no labeled duplicate to place them by)")
+                + f"; splits {splits} "
                 f"(steep near each threshold) at num_perm {', '.join(map(str, grid.num_perms))}; "
                 f"{grid.size()} configurations" + (f" (given: {', '.join(given)})" if given else "")
                 + "".join(f"; {p.measures[0]} part: thresholds {', '.join(f'{t:g}' for t in p.thresholds)}, "

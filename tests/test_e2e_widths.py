@@ -1,0 +1,185 @@
+"""Every page measured in Chromium at 1400, 1000 and 800 px: what the browser draws, not only a look.
+
+One server and one browser session for the module; the page loads are few (the
+sidebar navigates, the viewport is resized in place). On each page and width:
+no metric label or value, widget label, multiselect chip, st.table cell, chart title, axis
+title or legend cut (scrollWidth against clientWidth, SVG boxes against the
+chart's), and no legend over a chart's plot area. Screenshots:
+test-artifacts/widths/NN_page_WIDTH.png. Streamlit's st.dataframe draws on a
+canvas: its columns are sized by a rule (appui.tables.fit_width), tested in
+test_app_readability.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_e2e_browser import (ARGS, CHROMIUM, ROOT, idle, nav, no_exception, only_128_and_a_split_list,  # noqa: F401
+                              server, unlabeled)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDTHS = (1400, 1000, 800)
+HEIGHT = 2400
+SHOTS = ROOT / "test-artifacts" / "widths"
+
+MEASURE = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const bad = [];
+  const cut = e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1;
+  const text = e => (e.innerText || e.textContent || '').trim().slice(0, 60);
+  for (const m of main.querySelectorAll('[data-testid="stMetricLabel"], [data-testid="stMetricValue"]'))
+    for (const e of [m, ...m.querySelectorAll('div, p, span')]) if (cut(e)) { bad.push('metric: ' + text(m)); break; }
+  // a widget's label text (the label element itself also holds the hidden input, so its own width says nothing)
+  for (const w of main.querySelectorAll('[data-testid="stWidgetLabel"], [data-testid="stCheckbox"] label'))
+    for (const e of w.querySelectorAll('[data-testid="stMarkdownContainer"], p')) if (cut(e)) { bad.push('widget label: ' + text(w)); break; }
+  for (const t of main.querySelectorAll('[data-testid="stMultiSelect"] [data-baseweb="tag"]'))
+    for (const e of [t, ...t.querySelectorAll('span')]) if (cut(e)) { bad.push('chip: ' + text(t)); break; }
+  for (const c of main.querySelectorAll('[data-testid="stTable"] td, [data-testid="stTable"] th'))
+    if (cut(c)) bad.push('table cell: ' + text(c));
+  for (const t of main.querySelectorAll('[data-testid="stTable"]'))  // a table wider than its column hides cells
+    for (const e of [t, ...t.querySelectorAll('div')]) if (cut(e)) { bad.push('table cut: ' + text(t.querySelector('th') || t)); break; }
+  // 6 px of slack: a glyph's box (ascent, a rotated title's) pokes past the chart's by a few pixels when
+  // nothing is cut; a cut title or legend loses whole letters or entries
+  const within = (r, box) => r.left >= box.left - 6 && r.right <= box.right + 6 && r.top >= box.top - 6
+                             && r.bottom <= box.bottom + 6;
+  const overlaps = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  let charts = 0, legends = 0;
+  for (const svg of main.querySelectorAll('.vega-embed svg')) {
+    charts += 1;
+    const box = (svg.closest('[data-testid="stVegaLiteChart"]') || svg.closest('.vega-embed') || svg).getBoundingClientRect();
+    const title = (svg.querySelector('g.role-title text') || {}).textContent || '?';
+    for (const t of svg.querySelectorAll('g.role-title text, g.role-axis-title text, g.role-legend-title text'))
+      if (t.textContent && !within(t.getBoundingClientRect(), box)) { const r = t.getBoundingClientRect();
+        bad.push(`cut text in "${title}": ${t.textContent} [${[r.left - box.left, r.top - box.top, box.right - r.right, box.bottom - r.bottom].map(Math.round)}]`); }
+    const domains = [...svg.querySelectorAll('g.role-axis-domain path')].map(p => p.getBoundingClientRect());
+    const plot = domains.length < 2 ? null : {left: Math.min(...domains.map(r => r.left)),
+      right: Math.max(...domains.map(r => r.right)), top: Math.min(...domains.map(r => r.top)),
+      bottom: Math.max(...domains.map(r => r.bottom))};
+    for (const g of svg.querySelectorAll('g.role-legend')) {
+      legends += 1;
+      const r = g.getBoundingClientRect();
+      if (r.width === 0) continue;
+      if (!within(r, box)) bad.push(`legend cut in "${title}"`);
+      if (plot && overlaps(r, plot)) bad.push(`legend over the plot in "${title}"`);
+    }
+    if (plot && plot.bottom - plot.top < 250) bad.push(`plot squashed to ${Math.round(plot.bottom - plot.top)} px in "${title}"`);
+  }
+  return {bad, charts, legends};
+}"""
+
+
+def measure(page, name: str) -> dict:
+    """The page at each width: problems found (asserted empty) and a screenshot per width."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    seen = {}
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": HEIGHT})
+        idle(page)
+        page.wait_for_timeout(1200)  # charts and grids redraw at the new width
+        got = page.evaluate(MEASURE)
+        page.screenshot(path=str(SHOTS / f"{name}_{width}.png"), animations="disabled")
+        seen[width] = got
+    page.set_viewport_size({"width": WIDTHS[0], "height": HEIGHT})
+    problems = {w: g["bad"] for w, g in seen.items() if g["bad"]}
+    assert not problems, f"{name}: {problems}"
+    return seen[WIDTHS[0]]
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": WIDTHS[0], "height": HEIGHT})
+        pg.set_default_timeout(120_000)
+        yield pg
+        browser.close()
+
+
+def slow_step(page, text: str) -> None:
+    """Wait for a sweep (minutes on a loaded 2-core machine), then for the page to be idle."""
+    page.locator('[data-testid="stMain"]').get_by_text(text, exact=False).first.wait_for(timeout=600_000)
+    idle(page, text)
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_every_page_reads_at_1400_1000_and_800_px(page, server):
+    page.goto(server)
+    idle(page, "Duplicate pairs")
+    measure(page, "01_home")
+
+    # before any sweep the Export page says its configuration is the untuned default
+    nav(page, "Export")
+    idle(page, "Download config.json")
+    no_exception(page)
+    assert "Untuned:" in main_text(page) and "untuned default" in main_text(page)
+    measure(page, "07_export_untuned")
+
+    nav(page, "Sample")
+    idle(page, "Length distribution")
+    no_exception(page)
+    got = measure(page, "02_sample")
+    assert got["charts"] == 2
+    text = main_text(page)
+    assert "light edit" in text and "light_edit" not in text  # categories in words
+
+    nav(page, "Sweep")
+    idle(page, "Run sweep")
+    only_128_and_a_split_list(page)
+    grid_line = next(t for t in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+                     if t.startswith("Grid:"))
+    assert "[" not in grid_line and "'" not in grid_line, grid_line  # no Python list reprs
+    page.get_by_role("button", name="Run sweep").click()
+    slow_step(page, "Recommended under")
+    page.get_by_role("button", name="Refine around the front (second pass)").click()
+    slow_step(page, "Second pass:")
+    no_exception(page)
+    text = main_text(page)
+    line = re.search(r"Results of this session's sweep: ([\d,]+) configurations.*", text).group(0)
+    assert "pair_recall" not in line and not re.search(r"recall \d\.\d{3}", line), line  # words, a percentage
+    total = int(re.search(r"sweep: ([\d,]+) configurations", line).group(1).replace(",", ""))
+    stopped = re.search(r"([\d,]+) configurations? stopped", text)
+    shown_rows = total - (int(stopped.group(1).replace(",", "")) if stopped else 0)
+    # the table's filter follows every row the session holds: the second pass's rows are listed
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    count = """() => { const g = document.querySelector('[data-testid="stDataFrame"] [aria-rowcount]');
+                       return g ? Number(g.getAttribute('aria-rowcount')) : -1; }"""
+    try:  # the grid is redrawn after the rerun that added the rows
+        page.wait_for_function(f"() => ({count})() === {shown_rows + 1}", timeout=30_000)
+    except Exception:  # noqa: BLE001 - the assertion below says what was drawn
+        pass
+    rows = page.evaluate(count)
+    assert rows - 1 == shown_rows, (rows, shown_rows, line)
+    headers = [h.strip() for h in grid.locator("th").all_text_contents() if h.strip()]
+    assert headers[:3] == ["marked", "representation", "pair recall"], headers
+    got = measure(page, "03_sweep_second_pass")
+    assert got["legends"] >= 2
+
+    nav(page, "Curves")
+    idle(page, "S-curve for b=")
+    no_exception(page)
+    measure(page, "04_curves")
+
+    nav(page, "Clusters")
+    idle(page, "Clusters by risk")
+    idle(page, "Compare two documents")
+    no_exception(page)
+    measure(page, "05_clusters")
+
+    nav(page, "Review")
+    idle(page, "Queue:")
+    no_exception(page)
+    measure(page, "06_review")
+
+    nav(page, "Label")
+    idle(page)
+    no_exception(page)
+    measure(page, "08_label")
