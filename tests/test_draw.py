@@ -210,9 +210,10 @@ def test_more_cli_proposes_and_draws(tmp_path, oracle):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(build_config_doc(Config(rep=Representation(shingle="char", k=5), b=16, r=8,
                                                        threshold=0.8))))
-    proc = _run("draw", "--more", "40", "--out", str(d), "--config", str(cfg), "--width", "0.1")
+    proc = _run("draw", "--more", "40", "--out", f"{d}/", "--config", str(cfg), "--width", "0.1")
     assert proc.returncode == 0, proc.stderr
-    assert "pair_recall:" in proc.stderr and "false_removal_rate:" in proc.stderr and "+/-0.1 needs" in proc.stderr
+    assert "pair recall:" in proc.stderr and "false removal rate:" in proc.stderr and "+/-0.1 needs" in proc.stderr
+    assert "_rate" not in proc.stderr.split("stratum")[0] and "//" not in proc.stderr  # words, no doubled slash
     grown = read_drawn(d)
     new = len(grown.pairs) - 150
     assert 10 <= waiting <= 20 and 40 - waiting <= new <= 40  # 40 proposed, at most the waiting ones among them

@@ -311,7 +311,7 @@ def test_sweep_without_labels_says_so_once(page, server, unlabeled):
     grid.scroll_into_view_if_needed()
     grid.locator("th", has_text="candidates").first.wait_for(state="attached")
     headers = [h.strip() for h in grid.locator("th").all_text_contents()]
-    assert [h for h in headers if h][:2] == ["candidates", "removed"], headers
+    assert [h for h in headers if h][:4] == ["marked", "representation", "candidates", "removed"], headers
     shot_at(page, "Results", "03d_sweep_no_labels.png")
 
 
