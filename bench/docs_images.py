@@ -73,10 +73,10 @@ def main() -> None:
             page.get_by_role("button", name="Use the recommended configuration").click()
             idle(page, "The current configuration is this recommendation")
             page.wait_for_timeout(1500)  # the chart finishes drawing
-            page.get_by_text("Recommended under", exact=False).first.evaluate(  # its line at the top
-                """e => { e.scrollIntoView({block: 'start'}); let p = e.parentElement;
-                          while (p && p.scrollHeight <= p.clientHeight) p = p.parentElement;
-                          if (p) p.scrollTop -= 60; }""")
+            page.get_by_text("Recommended under", exact=False).first.evaluate(
+                "e => e.scrollIntoView({block: 'start'})")
+            page.mouse.move(WIDTH // 2, HEIGHT // 2)
+            page.mouse.wheel(0, -120)  # the recommendation's line above its figures
             page.wait_for_timeout(800)
             save(page.screenshot(animations="disabled"), OUT / "sweep.png")
             visit(page, "Curves", "S-curve for b=")
