@@ -13,16 +13,16 @@ import numpy as np
 import pandas as pd
 
 from calib.review.labels import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
-from calib.review.postgres import is_postgres_url, redact_url, url_password
+from calib.review.urls import check_unambiguous, conninfo, is_postgres_url, redact_url
 from calib.reading.sample import REPO_ROOT, Sample
 from calib.reading.writing import pair_frame
 from calib.search.sweep import Evaluation
 
+from .identity import OVERLAP  # noqa: F401 - the overlap share's session key (re-exported for the pages)
 from .paths import ENV_VAR as PATHS_ENV_VAR
-from .paths import allowed_roots, unique_resolved
+from .paths import allowed_roots, resolve_link, unique_resolved
 
 ENV_VAR = "CALIB_REVIEW_DB"
-OVERLAP = "calib_review_overlap"  # the overlap share, a plain session key (widget keys drop on page change)
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -60,7 +60,7 @@ def check_db_path(text: str) -> Path:
         raise ValueError(f"{p} should end in .sqlite or .db (a SQLite file the app creates or reopens)")
     if not p.is_absolute():
         p = REPO_ROOT / p
-    resolved = p.resolve()
+    resolved = resolve_link(p)
     if resolved.suffix.lower() not in DB_SUFFIXES:  # a .sqlite symlink to some other file
         raise ValueError(f"{p} resolves to {resolved}, which is not a .sqlite or .db file")
     dirs = allowed_db_dirs()
@@ -75,30 +75,34 @@ def check_db_path(text: str) -> Path:
 
 def check_db_url(text: str) -> str:
     """The PostgreSQL URL to open for ``text`` typed in the app. The box shows the
-    ``CALIB_REVIEW_DB`` URL with its password as ***: that text gives back the real URL.
-    A typed URL may not carry a password (the page would show it; use ~/.pgpass or
-    PGPASSWORD where the app runs) nor parameters outside :data:`URL_PARAMETERS`."""
-    from urllib.parse import parse_qsl, urlsplit
+    ``CALIB_REVIEW_DB`` URL in its display form (:func:`calib.review.urls.redact_url`): that
+    text gives back the real URL. Decided on libpq's own parse of the URL, as libpq will
+    use it: a typed URL may not carry a password (the page would show it; use ~/.pgpass or
+    PGPASSWORD where the app runs), nor name a Unix-socket folder as host (a ``%2Ftmp``
+    host or ``?host=/tmp``: local trust could log in as anyone), nor carry parameters
+    outside :data:`URL_PARAMETERS`. Messages show the display form, never the typed text."""
     raw = str(text or "").strip()
     env = os.environ.get(ENV_VAR, "").strip()
     if env and is_postgres_url(env) and raw in (env, redact_url(env)):  # the box's text, or the session's
         return env
     if "\x00" in raw:
         raise ValueError("the review store URL contains a NUL character")
-    if url_password(raw):
-        raise ValueError(f"{redact_url(raw)}: leave the password out of a URL typed here (the page would show it); "
+    check_unambiguous(raw)
+    info = conninfo(raw)
+    shown_url = redact_url(raw)
+    if info.get("password"):
+        raise ValueError(f"{shown_url}: leave the password out of a URL typed here (the page would show it); "
                          "put it in ~/.pgpass or PGPASSWORD where the app runs, or in "
                          f"{ENV_VAR} when starting the app")
-    try:
-        parts = urlsplit(raw)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as exc:
-        raise ValueError(f"{raw}: not a usable URL ({exc})") from None
-    if not parts.hostname:
-        raise ValueError(f"{raw}: name the server (postgresql://user@host:5432/database)")
-    unknown = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)} - set(URL_PARAMETERS))
+    hosts = info.get("host", "").split(",")
+    if not all(h.strip() for h in hosts):
+        raise ValueError(f"{shown_url}: name the server (postgresql://user@host:5432/database)")
+    if any(h.startswith(("/", "@")) for h in hosts):
+        raise ValueError(f"{shown_url}: the host is a Unix-socket folder, which the app does not open for a "
+                         f"visitor (local trust could log in as anyone); set the URL in {ENV_VAR} when starting the app")
+    unknown = sorted(set(info) - {"host", "port", "dbname", "user"} - set(URL_PARAMETERS))
     if unknown:
-        raise ValueError(f"{raw}: parameter {unknown[0]!r} is not accepted in the app (allowed: "
+        raise ValueError(f"{shown_url}: parameter {unknown[0]!r} is not accepted in the app (allowed: "
                          f"{', '.join(URL_PARAMETERS)}); set the URL in {ENV_VAR} when starting the app")
     return raw
 
@@ -116,18 +120,41 @@ def shown(target: str) -> str:
     return redact_url(str(target))
 
 
+def no_cleartext(target: str) -> str:
+    """A PostgreSQL URL as the app opens it: with ``require_auth=!password`` (libpq 16 or later), so that
+    a server named in a link's query string or a typed URL cannot ask libpq for the cleartext password
+    of a ``~/.pgpass`` line (a line with ``*`` for the host would hand it to any server). SCRAM, md5,
+    certificates and trust still work. Anything else is returned as it is."""
+    from urllib.parse import urlsplit, urlunsplit
+    if not is_postgres_url(target) or "require_auth" in target:
+        return target
+    try:
+        import psycopg
+        if psycopg.pq.version() < 160000:
+            return target
+    except ImportError:
+        return target
+    parts = urlsplit(target.strip())
+    query = f"{parts.query}&require_auth=%21password" if parts.query else "require_auth=%21password"
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+def open_store(target: str, *, readonly: bool = False):
+    """The review store at ``target`` as the app opens it (:func:`no_cleartext`)."""
+    from calib.review.stores import open_review_store
+    return open_review_store(no_cleartext(target), readonly=readonly)
+
+
 @contextmanager
 def opened_store(db: str):
     """The review store at ``db`` (Review and Label pages), closed afterwards;
     None, with the reason shown, when it cannot be opened."""
     import streamlit as st
 
-    from calib.review.stores import open_review_store
-
     from .errors import message
     from .text import md
     try:
-        store = open_review_store(db)
+        store = open_store(db)
     except Exception as exc:  # noqa: BLE001 - any failure to open is shown, never a traceback
         st.error(f"Cannot open the review store {md(shown(db))}: {message(exc)}")
         yield None
@@ -139,48 +166,43 @@ def opened_store(db: str):
 
 
 def settings_widgets(db_key: str, reviewer_key: str) -> str | None:
-    """The review store, reviewer name and overlap share inputs (Review and Label pages): the
-    checked path or URL, kept in the session state, or None after an error. The name and the share
-    are kept in plain session keys, so they hold across pages for the browser session."""
+    """The review store box (Review and Label pages): the checked path or URL, kept in the session and
+    the page's query string (a reload keeps it), or None after an error. Who you are and the overlap
+    share come once the store is open (:func:`appui.identity.identity_widgets`, key ``reviewer_key``)."""
     import streamlit as st
 
-    from calib.review.overlap import DEFAULT_SHARE
-
-    from . import state
+    from . import identity, state
     from .text import md
     ss = st.session_state
-    c = st.columns([3, 2, 2])
-    text = c[0].text_input("Review database (SQLite file) or postgresql:// URL",
-                           value=shown(ss.get(state.REVIEW_DB) or default_db()), key=db_key,
-                           help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}. A team "
-                                "shares one PostgreSQL store: postgresql://user@host:5432/database")
-    ss[state.REVIEWER] = c[1].text_input("Reviewer name", value=ss.get(state.REVIEWER, ""), key=reviewer_key,
-                                         placeholder="required before the first decision",
-                                         help="Kept for this browser session; every decision records it.")
-    ss[OVERLAP] = c[2].number_input("Share shown to a second reviewer", 0.0, 1.0, float(ss.get(OVERLAP, DEFAULT_SHARE)),
-                                    0.05, key=f"{reviewer_key}_overlap",
-                                    help="Pairs (chosen by a hash of their ids, the same for everyone) that a "
-                                         "second reviewer decides blind, to measure agreement.")
+    text = st.text_input("Review database (SQLite file) or postgresql:// URL",
+                         value=shown(identity.initial_db(default_db())), key=db_key,
+                         help=f"Default ~/.calib/reviews.sqlite or the environment variable {ENV_VAR}; kept in the "
+                              "page's address (?reviews=...). A team shares one PostgreSQL store: "
+                              "postgresql://you@host:5432/database, your password in ~/.pgpass or PGPASSFILE.")
     try:
         target = check_db_target(text)
     except ValueError as exc:
         st.error(md(exc))
         return None
     ss[state.REVIEW_DB] = target
+    identity.keep_db(target, default_db())
     return target
 
 
 def reviewer() -> str:
-    """The reviewer name of this browser session ('' until typed)."""
-    import streamlit as st
-
-    from . import state
-    return str(st.session_state.get(state.REVIEWER, "") or "").strip()
+    """Who records decisions: the connected role on a team's PostgreSQL store, else the typed name."""
+    from .identity import reviewer as who
+    return who()
 
 
 def need_reviewer() -> None:
-    """Why the decision buttons are off, until a reviewer name is typed."""
+    """Why the decision buttons are off."""
     import streamlit as st
+
+    from .identity import identity, vouched
+    if vouched():
+        st.warning(f"{identity().user} may only read this store (not in the team's reviewer group).")
+        return
     st.warning("Type your reviewer name above before recording decisions: every decision carries it, and "
                "agreement between reviewers is measured from it.")
 
@@ -189,7 +211,8 @@ def label_counts_line(counts) -> str:
     """How the reviews become labels, said wherever they do (Review, Label, Sweep pages)."""
     from calib.review.adjudication import RULE
     return (f"{counts.used:,} label(s) used: {counts.adjudicated:,} adjudicated, {counts.unanimous:,} unanimous; "
-            f"{counts.contested:,} contested pair(s) excluded, {counts.unsure:,} unsure. Rule: {RULE}.")
+            f"{counts.contested:,} contested pair(s) excluded, {counts.undecided:,} undecided (only 'unsure'); "
+            f"{counts.unsure:,} unsure decision(s), {counts.double_reviewed:,} double-reviewed pair(s). Rule: {RULE}.")
 
 
 REVIEW_LABELS = "calib_review_labels"  # {"hash", "contested", "counts"}: the sample the reviews labeled

@@ -6,7 +6,8 @@ when the page changes, these are not).
     calib_results / calib_results_hash                       last sweep (for that sample)
     calib_grid                                               last grid choices
     calib_budget / calib_objective                           recommendation settings
-    calib_review_db / calib_reviewer                         review page settings
+    calib_review_db / calib_reviewer                         review page settings (kept in the query string too:
+                                                             ?reviews=...&reviewer=..., appui/identity.py)
 """
 
 from __future__ import annotations

@@ -273,7 +273,7 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
     if ok_only:
         view = view[view["status"] == "ok"]
     if within and labeled:
-        view = view[view["false_removal_rate"].fillna(0) <= budget]
+        view = view[view["false_removal_rate"] <= budget]  # a rate not measured (NaN) is not within it
     order = [objective, "candidates"] if labeled else ["candidates", "removed"]
     view = view.sort_values(order, ascending=[not labeled, True], kind="stable")
     frame, col_cfg = tables.sweep_view(view, labeled=labeled, recommended_fp=rec_fp,

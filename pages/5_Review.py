@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, frame, reviews, state, tables
+from appui import diff, engine, frame, identity, reviews, state, tables
 from appui.errors import guard
 from appui.text import agree, count, md
 from appui.loading import Loaded
@@ -43,10 +43,15 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
     b = st.columns(4)  # at 1000 px six columns cut "Not duplicate" to "Not d…"
     clicked = None
     for k, (d, text) in enumerate(zip(DECISIONS, ("Duplicate", "Not duplicate", "Unsure"))):
-        if b[k].button(text, key=f"decide_{d}", disabled=not reviewer, type="primary" if k == 0 else "secondary"):
+        if b[k].button(text, key=f"decide_{d}", disabled=not identity.may_review(),
+                       type="primary" if k == 0 else "secondary"):
             clicked = d
     if clicked and reviewer:
-        store.record(row["id_a"], row["id_b"], clicked, reviewer, note=note, config_fingerprint=cfg.fingerprint())
+        try:  # on a team's store the database checks the decision too
+            store.record(row["id_a"], row["id_b"], clicked, reviewer, note=note, config_fingerprint=cfg.fingerprint())
+        except ValueError as exc:
+            st.error(md(exc))
+            return
         st.session_state["calib_last_review"] = f"Recorded {clicked} for {md(row['id_a'])} / {md(row['id_b'])}."
         if contradicts([clicked], [label])[0]:
             st.session_state["calib_review_conflict"] = (
@@ -67,9 +72,9 @@ def queue_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
     pairs = reviews.action_pairs(ev, s, engine.sim_fn(cfg))
     pairs["label"] = engine.handle().ws.truth.label(pairs["i"].to_numpy(), pairs["j"].to_numpy())
     reviewer = reviews.reviewer()
-    if not reviewer:
+    if not identity.may_review():
         reviews.need_reviewer()
-    share = float(st.session_state.get(reviews.OVERLAP, 0.2))
+    share = identity.share()
     q = offered_to(review_queue(pairs, cfg.threshold), decisions, reviewer, share=share)
     st.subheader(f"Queue{f' of {md(reviewer)}' if reviewer else ''}: {count(len(q), 'pair')} left ({int((q['label'] == -1).sum()):,} without "
                  f"a sample label, {count(int(q['second_review'].sum()), 'second review')})")
@@ -163,18 +168,23 @@ def adjudication_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
         st.caption("These documents are not in the current sample: load the sample they come from to read them.")
     note = st.text_input("Adjudication note (optional)", key=f"adj_note_{row['id_a']}_{row['id_b']}")
     adjudicator = reviews.reviewer()
+    votes = reviewer_votes(decisions)
+    why_not = identity.why_not_adjudicate(votes.loc[(votes["id_a"] == row["id_a"]) & (votes["id_b"] == row["id_b"]),
+                                                    "reviewer"])
     b = st.columns(4)
     clicked = None
     for k, (d, text) in enumerate((("duplicate", "Adjudicate: duplicate"), ("not_duplicate", "Adjudicate: not duplicate"))):
-        if b[k].button(text, key=f"adjudicate_{d}", disabled=not adjudicator):
+        if b[k].button(text, key=f"adjudicate_{d}", disabled=why_not is not None):
             clicked = d
+    if why_not:
+        st.caption(md(why_not))
     if clicked and adjudicator:
-        try:
+        try:  # the same rule, checked again here and, on a team's store, by the database
             check_adjudicator(decisions, row["id_a"], row["id_b"], adjudicator)
+            store.record(row["id_a"], row["id_b"], clicked, adjudicator, note=note, kind="adjudication")
         except ValueError as exc:
             st.error(md(exc))
             return
-        store.record(row["id_a"], row["id_b"], clicked, adjudicator, note=note, kind="adjudication")
         st.session_state["calib_last_adjudication"] = (f"Adjudicated {md(row['id_a'])} / {md(row['id_b'])}: "
                                                        f"{clicked.replace('_', ' ')}.")
         st.rerun()
@@ -191,6 +201,7 @@ with guard("The Review page"):
     if db:
         with reviews.opened_store(db) as store:
             if store is not None:
+                identity.identity_widgets(store, "reviewer_input")
                 st.caption(f"Decisions are appended to {md(reviews.shown(db))}.")
                 decisions = decisions_of(store)
                 queue_section(store, decisions)

@@ -13,7 +13,6 @@ from calib.production import targets as T
 from calib.verification.measures import get_measure
 from calib.review.adjudication import decisions_of
 from calib.review.agreement import review_evidence
-from calib.review.stores import open_review_store
 from calib.review.postgres import is_postgres_url
 
 TAB_TITLES = {"milvus": "Milvus"}
@@ -42,7 +41,7 @@ def review_decisions() -> tuple[pd.DataFrame | None, pd.DataFrame | None, tuple]
         stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
                       for p in (path, Path(f"{path}-wal")) if p.exists())
     try:
-        store = open_review_store(target, readonly=True)
+        store = reviews.open_store(target, readonly=True)
     except ValueError as exc:
         st.warning(f"The review status column is empty: {md(exc)}")
         return None, None, ()

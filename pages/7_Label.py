@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from appui import diff, engine, frame, reviews, state, tables
+from appui import diff, engine, frame, identity, reviews, state, tables
 from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
@@ -54,12 +54,12 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame, decisions: pd.
     if st.session_state.get("calib_label_flash"):
         st.success(st.session_state.pop("calib_label_flash"))
     reviewer = reviews.reviewer()
-    if not reviewer:
+    if not identity.may_review():
         reviews.need_reviewer()
         return
     unlabeled = pairs[drawn.pairs["label"].fillna("").astype(str).str.strip() == ""]  # the file's, not the reviews'
 
-    left = offered_to(unlabeled, decisions, reviewer, share=float(st.session_state.get(reviews.OVERLAP, 0.2)))
+    left = offered_to(unlabeled, decisions, reviewer, share=identity.share())
     if left.empty:
         st.info(f"Nothing left for {md(reviewer)}: every drawn pair has your decision or enough reviewers. Export "
                 "the labels below, or draw more pairs.")
@@ -84,7 +84,11 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame, decisions: pd.
             clicked = d
     st.caption("Keys: D duplicate, N not duplicate, S skip (recorded as unsure: the pair stays unlabeled).")
     if clicked:
-        store.record(row["id_a"], row["id_b"], clicked, reviewer, note=f"drawn set, stratum {row['stratum']}")
+        try:  # on a team's store the database checks the decision too
+            store.record(row["id_a"], row["id_b"], clicked, reviewer, note=f"drawn set, stratum {row['stratum']}")
+        except ValueError as exc:
+            st.error(md(exc))
+            return
         st.session_state["calib_label_flash"] = f"Recorded {clicked.replace('_', ' ')} for {md(row['id_a'])} / {md(row['id_b'])}."
         st.rerun()
 
@@ -160,6 +164,7 @@ with guard("The Label page"):
         if drawn is not None and db:
             with reviews.opened_store(db) as store:
                 if store is not None:
+                    identity.identity_widgets(store, "label_reviewer")
                     decisions = decisions_of(store)
                     resolved = resolved_decisions(decisions)  # the label rule, not the latest decision
                     pairs = with_decisions(drawn.pairs, resolved)

@@ -117,8 +117,8 @@ def test_label_rule_adjudicated_unanimous_contested():
     got = dict(zip(zip(labels["id_a"], labels["id_b"]), labels["label"]))
     assert got == {("r", "s"): "duplicate", ("t", "u"): "not_duplicate", ("v", "w"): "not_duplicate",
                    ("x", "y"): "not_duplicate"}
-    assert (counts.used, counts.adjudicated, counts.unanimous, counts.contested, counts.unsure) == (4, 1, 3, 1, 1)
-    assert counts.double_reviewed == 3
+    assert (counts.used, counts.adjudicated, counts.unanimous, counts.contested, counts.undecided) == (4, 1, 3, 1, 1)
+    assert counts.double_reviewed == 3 and counts.unsure == 1
     q = adjudication_queue(d)
     assert list(zip(q["id_a"], q["id_b"])) == [("p", "q")]
     assert q.iloc[0]["votes"] == "ana: duplicate; bo: not duplicate"

@@ -88,3 +88,93 @@ def test_two_sessions_disagree_and_a_third_adjudicates(browser, server):
     labels, counts = review_labels(decisions)
     assert counts.adjudicated == 1 and counts.contested == 0
     assert list(zip(labels["id_a"], labels["id_b"], labels["label"])) == [(*sorted(pair), "not_duplicate")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def passfile(tmp_path_factory):
+    """PGPASSFILE for the app's server (set before it starts): each person's line is added by the test
+    that makes their role, as each person would keep theirs in their own ~/.pgpass."""
+    path = tmp_path_factory.mktemp("pgpass") / "pgpass"
+    path.write_text("")
+    path.chmod(0o600)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PGPASSFILE", str(path))
+    yield path
+    mp.undo()
+
+
+def test_three_people_with_their_own_roles_on_postgres(browser, server, postgres_db, passfile):
+    """ana and bo review, cy adjudicates, each in a browser session of their own on one team's
+    PostgreSQL store, each connected as their own role (password from PGPASSFILE): the pages show
+    who the database says they are, a reload keeps the store and the identity, and the decisions
+    record the roles the database saw."""
+    import uuid
+    from urllib.parse import quote, urlsplit
+
+    import psycopg
+
+    from calib.review.stores import open_review_store
+    from calib.review.team import TeamRoles, add_member, pgpass_line, person_url, setup_team
+    tag = uuid.uuid4().hex[:6]
+    names = {"ana": f"ana_{tag}", "bo": f"bo_{tag}", "cy": f"cy_{tag}"}
+    roles = TeamRoles.with_prefix(f"e{tag}")
+    with open_review_store(postgres_db) as store:
+        setup_team(store, roles, share=1.0)  # every pair goes to a second reviewer
+        lines = [pgpass_line(store, name, add_member(store, name, "adjudicator" if p == "cy" else "reviewer"))
+                 for p, name in names.items()]
+        urls = {p: person_url(store, name) for p, name in names.items()}
+    passfile.write_text("\n".join(lines) + "\n")
+    assert all(urlsplit(u).password is None for u in urls.values())
+    try:
+        def session(who: str):
+            page = browser.new_context(viewport={"width": 1400, "height": 2400}).new_page()
+            page.set_default_timeout(120_000)
+            page.goto(f"{server}/Review?reviews={quote(urls[who], safe='')}")
+            idle(page, f"Connected as {names[who]}")
+            return page
+
+        ana = session("ana")
+        text = main_text(ana)
+        assert "(reviewer, viewer)" in text and "Share shown to a second reviewer: 1" in text
+        assert f"this team's adjudicators: {names['cy']}" in text.replace("\\", "")
+        assert ana.get_by_role("textbox", name="Reviewer name").count() == 0  # no name asked
+        pair = shown_pair(ana)
+        ana.get_by_role("button", name="Duplicate", exact=True).click()
+        idle(ana, "Recorded duplicate")
+        ana.reload()  # a new Streamlit session: the query string keeps the store, the database the identity
+        idle(ana, f"Connected as {names['ana']}")
+        assert ana.get_by_role("textbox", name="Review database (SQLite file) or postgresql:// URL").input_value() \
+            == urls["ana"]
+        assert shown_pair(ana) != pair  # still ana: her decided pair is not offered again
+
+        bo = session("bo")
+        assert shown_pair(bo) == pair
+        text = main_text(bo)
+        assert "Second review" in text and names["ana"] not in text  # blind
+        bo.get_by_role("button", name="Not duplicate", exact=True).click()
+        idle(bo, "Recorded not_duplicate")
+        idle(bo, "1 contested pair")
+        assert bo.get_by_role("button", name="Adjudicate: duplicate").is_disabled()
+        assert "is not an adjudicator of this team" in main_text(bo)
+
+        cy = session("cy")
+        assert "(reviewer, adjudicator, viewer)" in main_text(cy)
+        assert f"{names['ana']}: duplicate; {names['bo']}: not duplicate" in main_text(cy).replace("\\", "")
+        cy.get_by_role("button", name="Adjudicate: not duplicate").click()
+        idle(cy, "No contested pair")
+        cy.screenshot(path=str(SHOTS / "team_04_postgres_adjudicated.png"), animations="disabled")
+
+        with open_review_store(postgres_db, readonly=True) as store:
+            decisions = store.all_decisions()
+        assert list(zip(decisions["reviewer"], decisions["kind"])) == [
+            (names["ana"], "review"), (names["bo"], "review"), (names["cy"], "adjudication")]
+        labels, counts = review_labels(decisions)
+        assert counts.adjudicated == 1 and counts.contested == 0
+        assert list(zip(labels["id_a"], labels["id_b"], labels["label"])) == [(*sorted(pair), "not_duplicate")]
+    finally:
+        with psycopg.connect(postgres_db, autocommit=True) as con:
+            con.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ANY(%s)",
+                        (list(names.values()),))
+            for role in [*names.values(), roles.adjudicator, roles.reviewer, roles.viewer]:
+                con.execute(f'DROP OWNED BY "{role}"')
+                con.execute(f'DROP ROLE "{role}"')

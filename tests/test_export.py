@@ -319,10 +319,10 @@ def test_export_evidence_records_the_reviews_agreement(tmp_path, ev, sample):
     doc = json.loads(paths["config"].read_text())
     r = doc["evidence"]["reviews"]
     assert r["labels_from_reviews"] is True and "adjudication" in r["label_rule"]
-    assert r["labels"] == {"used": 5, "adjudicated": 1, "unanimous": 4, "contested": 1, "unsure": 0,
-                           "double_reviewed": 6}
+    assert r["labels"] == {"used": 5, "adjudicated": 1, "unanimous": 4, "contested": 1, "undecided": 0,
+                           "unsure": 0, "double_reviewed": 6}
     # 2x2 table of the 6 double-reviewed pairs: both not 2, both dup 2, ana not/bo dup 1, ana dup/bo not 1
     # p_o = 4/6, p_e = .5*.5 + .5*.5 = .5 -> kappa = 1/3
     assert r["agreement"]["method"] == "cohen" and r["agreement"]["kappa"] == pytest.approx(1 / 3, abs=1e-6)
-    assert r["agreement"]["pairs_double_reviewed"] == 6
+    assert r["agreement"]["pairs_rated"] == r["agreement"]["double_reviewed"] == 6
     E.validate_doc(doc)

@@ -276,10 +276,11 @@ def test_url_helpers():
     url = "postgresql://ana:s3cr%40t@db.example:5433/reviews?sslmode=require"
     assert is_postgres_url(url) and is_postgres_url("postgres://db/x") and is_postgres_url(" POSTGRESQL://h/d")
     assert not is_postgres_url("reviews/postgresql.sqlite") and not is_postgres_url(Path("postgresql://x"))
-    assert redact_url(url) == "postgresql://ana:***@db.example:5433/reviews?sslmode=require"
-    assert url_password(url) == "s3cr%40t"
+    # the display form: user, host, port and database as libpq parses them; no other parameter
+    assert redact_url(url) == "postgresql://ana:***@db.example:5433/reviews"
+    assert url_password(url) == "s3cr@t"  # the password libpq sends (percent-decoded)
     q = "postgresql://db.example/reviews?user=ana&password=hunter2&sslmode=require"
-    assert redact_url(q) == "postgresql://db.example/reviews?user=ana&password=***&sslmode=require"
+    assert redact_url(q) == "postgresql://ana:***@db.example/reviews"
     assert url_password(q) == "hunter2"
     assert redact_url("postgresql://ana@db/reviews") == "postgresql://ana@db/reviews"
     assert url_password("postgresql://ana@db/reviews") is None
@@ -415,7 +416,7 @@ def test_creating_the_tables_needs_the_right(postgres_db, capsys):
         url = _with_url_parts(postgres_db, user=role, password=f"n-{suffix}")
         assert create_store([url]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.startswith(f"calib.review_pg: {redact_url(url)}: permission denied for schema public")
+        assert err.startswith(f"calib.review.postgres: {redact_url(url)}: permission denied for schema public")
         assert "\n" not in err and f"n-{suffix}" not in err
         with open_review_store(url) as s:
             with pytest.raises(ValueError, match="permission denied for schema public; nothing recorded"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from calib.review.adjudication import review_labels
@@ -53,9 +54,9 @@ def test_two_reviewers_disagree_blind_then_adjudicated():
     labels, counts = review_labels(ReviewStore(db).all_decisions())
     assert counts.contested == 1 and counts.used == 0 and labels.empty
     assert any("1 contested pair" in c.value for c in bo.caption), [c.value for c in bo.caption]
-    # a reviewer of the pair may not adjudicate it
-    bo.button(key="adjudicate_duplicate").click().run()
-    assert any("another person adjudicates it" in e.value for e in bo.error)
+    # a reviewer of the pair may not adjudicate it: the buttons are off, and say why before any click
+    assert bo.button(key="adjudicate_duplicate").disabled and bo.button(key="adjudicate_not_duplicate").disabled
+    assert "bo reviewed this pair: another person adjudicates it" in page_text(bo)
     # the agreement section has the two ratings (one pair, they disagree)
     table = next(d.value for d in bo.dataframe if "kappa" in d.value.columns)
     overall = table[table["scope"] == "overall"].iloc[0]
@@ -109,3 +110,127 @@ def test_sweep_page_reports_the_contested_pairs_sensitivity():
     assert "If the 3 contested pairs went the other way" in text
     sens = next(d.value for d in at.dataframe if "same_config" in d.value.columns)
     assert list(sens["labels"]) == ["as labeled", "contested -> duplicate", "contested -> not duplicate"]
+
+
+@pytest.mark.slow
+def test_a_reload_keeps_the_sqlite_store_and_the_typed_name(tmp_path):
+    """SQLite is one person's store: the name is typed; the page's query string keeps it and the store
+    (a reload is a new session that starts from the query string)."""
+    db = str(Path(os.environ["CALIB_REVIEW_DB"]).with_name("other.sqlite"))
+    at = review_session("bo")
+    at.text_input(key="review_db_input").set_value(db).run()
+    assert at.query_params.get("reviews") == db and at.query_params.get("reviewer") == "bo"
+    assert any("A SQLite store is one person's" in c.value for c in at.caption)
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    again.query_params.update(at.query_params)
+    again.run()
+    again.switch_page("pages/5_Review.py").run()
+    assert not again.exception and not again.error
+    assert again.text_input(key="review_db_input").value == db
+    assert again.text_input(key="reviewer_input").value == "bo"
+    assert again.subheader[0].value.startswith("Queue of bo:")
+
+
+@pytest.mark.slow
+def test_on_a_teams_store_the_page_shows_the_databases_identity_and_share(postgres_db, tmp_path, monkeypatch):
+    """No name box on a team's PostgreSQL store: the page shows the connected role; an adjudicator sets
+    the share for the whole team (the store keeps it); a viewer's decision buttons are off."""
+    import uuid
+
+    import psycopg
+
+    from calib.review.stores import open_review_store
+    from calib.review.team import TeamRoles, add_member, current_share, pgpass_line, person_url, setup_team
+    tag = uuid.uuid4().hex[:6]
+    cy, vi, roles = f"cy_{tag}", f"vi_{tag}", TeamRoles.with_prefix(f"a{tag}")
+    with open_review_store(postgres_db) as store:
+        setup_team(store, roles)
+        lines = [pgpass_line(store, n, add_member(store, n, g)) for n, g in ((cy, "adjudicator"), (vi, "viewer"))]
+        url = {n: person_url(store, n) for n in (cy, vi)}
+    (tmp_path / "pgpass").write_text("\n".join(lines) + "\n")
+    (tmp_path / "pgpass").chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "pgpass"))
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        at.query_params["reviews"] = url[cy]
+        at.run()
+        at.switch_page("pages/5_Review.py").run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert f"Connected as **{cy}** (reviewer, adjudicator, viewer)" in page_text(at)
+        assert not [t for t in at.text_input if t.key == "reviewer_input"]  # no name asked
+        assert not at.button(key="decide_duplicate").disabled
+        at.number_input(key="reviewer_input_team_overlap").set_value(0.5).run()
+        at.button(key="reviewer_input_set_share").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        with open_review_store(url[cy], readonly=True) as store:
+            assert current_share(store) == 0.5
+        viewer = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        viewer.query_params["reviews"] = url[vi]
+        viewer.run()
+        viewer.switch_page("pages/5_Review.py").run()
+        assert f"Connected as **{vi}** (viewer)" in page_text(viewer)
+        assert "Share shown to a second reviewer: **0.5**" in page_text(viewer)  # the team's, read from the store
+        assert viewer.button(key="decide_duplicate").disabled
+        assert any("may only read this store" in w.value for w in viewer.warning)
+    finally:
+        with psycopg.connect(postgres_db, autocommit=True) as con:
+            for role in (cy, vi, roles.adjudicator, roles.reviewer, roles.viewer):
+                con.execute(f'DROP OWNED BY "{role}"')
+                con.execute(f'DROP ROLE "{role}"')
+
+
+def _rogue_server(received: list[bytes]):
+    """A server that answers every connection by asking for the password in clear (what a server named
+    in a crafted link could do), and keeps whatever the client sends back. Returns (port, thread)."""
+    import socket
+    import struct
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    srv.settimeout(10)
+
+    def serve():  # one connection: libpq's first try, the one a password would go to
+        try:
+            con, _ = srv.accept()
+            with con:
+                con.settimeout(10)
+                while True:
+                    head = con.recv(8)
+                    if len(head) < 8:
+                        return
+                    length, code = struct.unpack("!ii", head)
+                    con.recv(length - 8)
+                    if code in (80877103, 80877104):  # SSLRequest, GSSENCRequest: no
+                        con.sendall(b"N")
+                        continue
+                    con.sendall(b"R" + struct.pack("!ii", 8, 3))  # AuthenticationCleartextPassword
+                    received.append(con.recv(4096))
+                    return
+        except OSError:
+            pass
+        finally:
+            srv.close()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return srv.getsockname()[1], thread, srv
+
+
+def test_a_server_named_in_a_link_cannot_get_a_pgpass_password_in_clear(tmp_path, monkeypatch):
+    """The store comes from the page's query string, so a link can name any server. The app opens
+    PostgreSQL URLs with require_auth=!password: a wildcard ~/.pgpass line's password never reaches a
+    server that asks for it in clear (without the guard it does: the control)."""
+    pytest.importorskip("psycopg")
+    from appui.reviews import open_store
+    from calib.review.stores import open_review_store
+    (tmp_path / "pgpass").write_text("*:*:*:ana:s3cret-pw\n")
+    (tmp_path / "pgpass").chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "pgpass"))
+    for opener, leaks in ((open_review_store, True), (open_store, False)):
+        received: list[bytes] = []
+        port, thread, srv = _rogue_server(received)
+        with pytest.raises(ValueError):
+            opener(f"postgresql://ana@127.0.0.1:{port}/calib?connect_timeout=5&sslmode=disable")
+        srv.close()
+        thread.join(30)
+        assert any(b"s3cret-pw" in r for r in received) is leaks, received

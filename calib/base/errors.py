@@ -20,10 +20,23 @@ class CliError(Exception):
         self.status = status
 
 
-def check_input(path: str | None, what: str) -> None:
-    """A missing input path is named as missing, before any work."""
-    if path is not None and not Path(path).exists():
+def check_input(path: str | None, what: str, *, folder: bool = True, max_bytes: int | None = None,
+                kind: str = "it") -> None:
+    """Before any work: an input path exists and is a regular file (or, unless ``folder`` is
+    False, a folder), of at most ``max_bytes`` (:func:`calib.base.inputs.check_path`): a FIFO,
+    a device such as ``/dev/zero``, a socket or a symlink loop is one line naming it (``kind``:
+    what the bound is of, e.g. "a review queue")."""
+    if path is None:
+        return
+    from calib.base.inputs import InputError, check_path
+    if not os.path.lexists(path):
         raise CliError(f"{what} {path}: does not exist")
+    try:
+        check_path(path, folder=folder, max_bytes=max_bytes, what=kind)
+    except InputError as exc:
+        if exc.detail == "file not found":  # a dangling link
+            raise CliError(f"{what} {path}: does not exist (a link to a missing file)") from None
+        raise CliError(f"{what} {exc}") from None
 
 
 def _check_parent(out: Path, flag: str) -> None:

@@ -167,6 +167,13 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         pass
 
+    def get_code(self, fullname):
+        """``python -m OLD.PATH`` (runpy asks for code): one line naming the new path, exit status 2,
+        instead of runpy's AttributeError; the old paths are for imports, not for running."""
+        new = _first(MOVED[fullname])
+        message = f"{fullname} moved to {new}: run python -m {new} (the old path is removed in calib 0.2)"
+        return compile(f"import sys\nprint({message!r}, file=sys.stderr)\nraise SystemExit(2)\n", fullname, "exec")
+
 
 def install() -> None:
     """Put the old paths' finder on ``sys.meta_path`` (once)."""

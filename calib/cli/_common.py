@@ -137,9 +137,12 @@ def _line_corpus(a) -> list[str] | None:
     from calib.production.engines.corpus import ApplyError, iter_corpus
     check_input(a.line_counts, "--line-counts")
     try:
-        return [t for _, texts, _ in iter_corpus(a.line_counts) for t in texts]
+        texts = [t for _, texts, _ in iter_corpus(a.line_counts) for t in texts]
     except ApplyError as exc:
         raise CliError(f"--line-counts {exc}")
+    if not texts:  # no line would be counted: --strip-lines would strip nothing, silently
+        raise CliError(f"--line-counts {a.line_counts}: no document to count line frequencies on")
+    return texts
 
 
 def _idf_source(a) -> dict:
@@ -156,6 +159,16 @@ def _idf_source(a) -> dict:
         except ApplyError as exc:
             raise CliError(f"--idf-corpus {exc}")
     return {"frequencies": frequencies, "frequencies_source": f"corpus {Path(path).name}"}
+
+
+def workspace_sources(a) -> dict:
+    """What the sweep table records as the idf frequencies' and the stoplist's source: the corpora as named."""
+    out = {}
+    if getattr(a, "idf_corpus", None):
+        out["idf"] = f"corpus {a.idf_corpus}"
+    if getattr(a, "line_counts", None):
+        out["stoplist"] = f"line counts of {a.line_counts}"
+    return {"sources": out}
 
 
 def _review_store(target: str | None, flag: str = "--reviews"):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir
+from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES, read_regular_text
 from calib.cli._common import _load_exported, _review_store, add_missing_option, check_reviews, fit_default_pairs
 
 
@@ -25,7 +26,8 @@ def _load_stoplist(doc: dict, config_path: str):
     """The boilerplate stoplist beside an exported config (None when it strips nothing)."""
     from calib.production.document import ExportError, load_stoplist
     try:
-        return load_stoplist(doc, lambda name: (Path(config_path).parent / name).read_text(encoding="utf-8"),
+        return load_stoplist(doc, lambda name: read_regular_text(Path(config_path).parent / name,
+                                                                 max_bytes=STOPLIST_MAX_BYTES, what="a stoplist"),
                              config_path)
     except ExportError as exc:
         raise CliError(str(exc))
@@ -55,7 +57,7 @@ def cmd_apply(a) -> int:
             return cli_apply(a)
         except ValueError as exc:  # ApplyError, ExportError: one line
             raise CliError(str(exc))
-    check_input(a.config, "--config")
+    check_input(a.config, "--config", folder=False, max_bytes=CONFIG_MAX_BYTES, kind="a config")
     check_input(a.corpus, "--corpus")
     check_reviews(a.reviews)
     check_out_dir(a.out, a.overwrite)

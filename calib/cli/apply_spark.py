@@ -16,6 +16,7 @@ from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark import apply_spark, check_supported
 from calib.production.engines.spark_io import (check_environment, check_out, is_glob, is_local, load_config_any,
                                                load_frequencies_any, local_path, read_text, root_cause, session)
+from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES
 from calib.reading.files import MISSING_VALUES
 
 
@@ -26,11 +27,13 @@ def cli_apply(a) -> int:
     gs://, abfss://, hdfs://) go to Spark's file systems, whose own error names a missing connector."""
     from calib.base.errors import check_input
     from calib.cli._common import _review_store, check_reviews
+    from calib.production.document import load_stoplist
     from calib.review.postgres import is_postgres_url
     check_environment()
     for path, flag in ((a.config, "--config"), (a.corpus, "--corpus")):
         if is_local(path) and not is_glob(path):
-            check_input(str(local_path(path)), flag)
+            check_input(str(local_path(path)), flag, **({"folder": False, "max_bytes": CONFIG_MAX_BYTES,
+                                                         "kind": "a config"} if flag == "--config" else {}))
     shared_reviews = is_postgres_url(a.reviews)
     if a.reviews and not is_local(a.reviews) and not shared_reviews:
         raise ApplyError(f"--reviews {a.reviews}: a review store is a local SQLite file or a postgresql:// URL")
@@ -42,6 +45,8 @@ def cli_apply(a) -> int:
         config, doc = load_config_any(a.config)
         check_supported(config)
         frequencies = load_frequencies_any(doc, a.config)
+        stop = load_stoplist(doc, lambda name: read_text(None, str(local_path(a.config).parent / name),
+                                                         STOPLIST_MAX_BYTES), a.config)
     slices = tuple(f.strip() for f in (getattr(a, "keep_fields", "") or "").split(",") if f.strip())
     if is_local(a.corpus) and local_path(a.corpus).is_file():  # the local engine's check, before any work
         from calib.production.engines.corpus import check_fields
@@ -54,10 +59,8 @@ def cli_apply(a) -> int:
     if not is_local(a.config):
         config, doc = load_config_any(a.config, spark)
         frequencies = load_frequencies_any(doc, a.config, spark)
-    from calib.production.document import load_stoplist
-    beside = ((lambda name: (local_path(a.config).parent / name).read_text(encoding="utf-8")) if is_local(a.config)
-              else (lambda name: read_text(spark, f"{a.config.rsplit('/', 1)[0]}/{name}")))
-    stop = load_stoplist(doc, beside, a.config)
+        stop = load_stoplist(doc, lambda name: read_text(spark, f"{a.config.rsplit('/', 1)[0]}/{name}",
+                                                         STOPLIST_MAX_BYTES), a.config)
     store = _review_store(reviews)
     try:
         s = apply_spark(config, a.corpus, a.out, spark=spark, id_field=a.id_field, text_field=a.text_field,

@@ -13,21 +13,30 @@ import sys
 from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir, check_rate
+from calib.base.inputs import CONFIG_MAX_BYTES, RESULTS_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
                                _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
-                               check_sweep_memory, load, tqdm_progress)
+                               check_sweep_memory, load, tqdm_progress, workspace_sources)
 
 
 def row_from_sweep(path: str, fingerprint: str | None):
     """The row of a results table to export: ``fingerprint``'s, or the recommended one."""
+    import io
+
     import pandas as pd
+
+    from calib.base.inputs import InputError, read_regular
     p = Path(path)
+    try:  # read whole through the one input check (a FIFO never blocks, the size is bounded)
+        data = read_regular(p, max_bytes=RESULTS_MAX_BYTES, what="a results table", name=str(p))
+    except InputError as exc:
+        raise CliError(f"--from-sweep {exc}") from None
     try:
         if p.suffix.lower() == ".parquet":
-            results = pd.read_parquet(p)
+            results = pd.read_parquet(io.BytesIO(data))
         else:
             from calib.base.atomic import csv_values
-            results = csv_values(pd.read_csv(p))  # text cells as they were before the CSV-injection guard
+            results = csv_values(pd.read_csv(io.BytesIO(data)))  # text cells as before the CSV-injection guard
     except Exception as exc:  # noqa: BLE001 - any unreadable table is one user error
         raise CliError(f"--from-sweep {p}: not a readable results table ({exc})")
     if "config_fingerprint" not in results:
@@ -65,6 +74,29 @@ def check_swept_row(path: str, row, config, sample) -> None:
                        f"this --sample {sample.content_hash()[:12]}...): sweep this sample, or pass the one swept")
 
 
+STANDS_ON = (("idf", "idf weights' document frequencies", "--idf-corpus"),
+             ("stoplist", "boilerplate stoplist", "--line-counts"))
+
+
+def check_stands_on(path: str, row, config, ws) -> None:
+    """The row's idf frequencies and stoplist (sha256 recorded by the sweep) are the ones this export
+    computes: another --idf-corpus or --line-counts (or none) gives other weights and other figures
+    under the same fingerprint, so a mismatch is refused; a table without the columns gets a warning."""
+    now = ws.stands_on(config.rep)
+    for what, label, flag in STANDS_ON:
+        if f"{what}_sha256" not in now:
+            continue
+        swept = row.get(f"{what}_sha256")
+        if swept is None or (isinstance(swept, float) and swept != swept):
+            print(f"warning: --from-sweep {path}: no {what}_sha256 for row {config.fingerprint()} (a table from an "
+                  f"older calib): cannot check the {label} are the ones it was swept with", file=sys.stderr)
+        elif str(swept) != now[f"{what}_sha256"]:
+            raise CliError(f"--from-sweep {path}: row {config.fingerprint()} was swept with the {label} of "
+                           f"{row.get(f'{what}_source')} (sha256 {str(swept)[:12]}...), this export's are of "
+                           f"{now[f'{what}_source']} (sha256 {now[f'{what}_sha256'][:12]}...): pass {flag} as the "
+                           "sweep did")
+
+
 def cmd_export(a) -> int:
     from calib.production.export import write_export
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
@@ -79,8 +111,8 @@ def cmd_export(a) -> int:
         raise CliError("pass either --config or --from-sweep, not both")
     if a.fingerprint and not a.from_sweep:
         raise CliError("--fingerprint picks a row of --from-sweep RESULTS: pass --from-sweep too")
-    check_input(a.config, "--config")
-    check_input(a.from_sweep, "--from-sweep")
+    check_input(a.config, "--config", folder=False, max_bytes=CONFIG_MAX_BYTES, kind="a config")
+    check_input(a.from_sweep, "--from-sweep", folder=False, max_bytes=RESULTS_MAX_BYTES, kind="a results table")
     check_reviews(a.reviews)
     check_input(a.idf_corpus, "--idf-corpus")
     out = check_out_dir(a.out, a.overwrite)
@@ -100,9 +132,12 @@ def cmd_export(a) -> int:
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
+        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a),
+                       **workspace_sources(a))
     except ValueError as exc:
         raise CliError(str(exc))
+    if a.from_sweep:
+        check_stands_on(a.from_sweep, row, config, ws)
     if config is None:
         if _no_labels(sample):
             raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
@@ -134,13 +169,22 @@ def cmd_export(a) -> int:
         if store is not None:
             store.close()
     r = evaluation.row
+    frr = r["false_removal_rate"]
+    rate = ("not measured (no labeled removal: it is not 0)" if frr != frr else
+            f"{frr:.4f} [{r['false_removal_rate_low']:.4f}, {r['false_removal_rate_high']:.4f}]")
     print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; "
           f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
-          f"false-removal rate {r['false_removal_rate']:.4f} [{r['false_removal_rate_low']:.4f}, "
-          f"{r['false_removal_rate_high']:.4f}]", file=sys.stderr)
+          f"false-removal rate {rate}", file=sys.stderr)
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
+    if a.reviews:
+        import json
+
+        from calib.review.agreement import evidence_text
+        from calib.review.postgres import redact_url
+        evidence = json.loads((out / "config.json").read_text())["evidence"]["reviews"]
+        print(f"reviews in {redact_url(a.reviews)}: {evidence_text(evidence)}", file=sys.stderr)
     return 0
 
 

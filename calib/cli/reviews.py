@@ -1,23 +1,27 @@
-"""``calib reviews``: team review figures from the command line (``calib reviews agreement``)."""
+"""``calib reviews``: team review from the command line: the reviewers' agreement
+(``calib reviews agreement``) and a team on a PostgreSQL store (``calib reviews team ...``,
+:mod:`calib.cli.team`)."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from calib.base.errors import CliError, check_input
-from calib.cli._common import _review_store, load
+from calib.base.errors import CliError
+from calib.cli import team
+from calib.cli._common import _review_store, check_reviews, load
 
 
 def add_parser(sub) -> None:
     """``calib reviews agreement``: its options and handler."""
-    r = sub.add_parser("reviews", help="team review: agreement between reviewers (calib reviews agreement -h)")
+    r = sub.add_parser("reviews", help="team review: agreement between reviewers, a team's roles on PostgreSQL "
+                                       "(calib reviews agreement -h, calib reviews team -h)")
     rs = r.add_subparsers(dest="reviews_command", required=True)
     ag = rs.add_parser("agreement", help="kappa between reviewers, overall, per category and per reviewer",
                        description="Cohen's kappa (two reviewers) or Fleiss' kappa (more) over the pairs rated by "
                                    "two or more reviewers, with 95%% percentile-bootstrap intervals over pairs; "
                                    "'unsure' abstains. Also prints how the reviews become labels (the label rule).")
-    ag.add_argument("--reviews", required=True, help="review store (.sqlite)")
+    ag.add_argument("--reviews", required=True, help="review store: a .sqlite file or a postgresql:// URL")
     ag.add_argument("--sample", help="labeled sample: break the agreement down by its pair categories "
                                      "('(group)' for two documents of one group; pairs it does not label "
                                      "are 'unlabeled')")
@@ -26,6 +30,7 @@ def add_parser(sub) -> None:
     ag.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     ag.add_argument("--json", action="store_true", help="print JSON (the table's rows and the label counts)")
     ag.set_defaults(func=cmd_agreement)
+    team.add_parser(rs)
 
 
 def format_table(table) -> str:
@@ -48,7 +53,7 @@ def cmd_agreement(a) -> int:
     from calib.review.agreement import agreement_table, sample_categories
     if a.replicates < 1:
         raise CliError(f"--replicates must be >= 1, got {a.replicates}")
-    check_input(a.reviews, "--reviews")
+    check_reviews(a.reviews)  # a path exists; a URL's server answers (never echoed with its password)
     sample = load(a.sample, a.pairs) if a.sample else None
     store = _review_store(a.reviews)
     try:
@@ -66,5 +71,8 @@ def cmd_agreement(a) -> int:
                          indent=2))
         return 0
     print(format_table(table))
-    print(f"\nlabels: {counts}\nlabel rule: {RULE}", file=sys.stdout)
+    o = table.iloc[0]
+    print(f"\n{counts.double_reviewed:,} double-reviewed pair(s), {o['pairs']:,} of them rated twice or more "
+          f"(in kappa); {counts.unsure:,} unsure decision(s) (abstentions, not in kappa)")
+    print(f"labels: {counts}\nlabel rule: {RULE}", file=sys.stdout)
     return 0

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_file, check_rate
+from calib.base.inputs import QUEUE_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _no_labels,
                                _review_store, _say_if_sampled, _strs, add_missing_option, check_sweep_memory,
-                               fit_default_pairs, load, tqdm_progress)
+                               fit_default_pairs, load, tqdm_progress, workspace_sources)
 from calib.sketches.represent import HASH_FUNCTIONS, Representation
 
 
@@ -152,7 +153,7 @@ def with_reviews(sample, db: str):
     contested = pd.DataFrame({"id_a": [], "id_b": []}, dtype=str)
     rule = ""
     if not is_postgres_url(db) and Path(db).suffix.lower() == ".csv":  # a filled queue of calib sweep --review-queue
-        check_input(db, "--reviews")
+        check_input(db, "--reviews", folder=False, max_bytes=QUEUE_MAX_BYTES, kind="a review queue")
         try:
             labels = queue_labels(db)
         except ValueError as exc:
@@ -171,6 +172,17 @@ def with_reviews(sample, db: str):
     return sample, contested
 
 
+def _same_path(one: str, other: str) -> bool:
+    """Two output names for one file: the same path once resolved (links followed), or one existing file."""
+    p, q = Path(one), Path(other)
+    try:
+        if p.exists() and q.exists():
+            return p.samefile(q)
+        return p.resolve() == q.resolve()
+    except (OSError, RuntimeError):  # a link loop: the output checks name it
+        return False
+
+
 def cmd_sweep(a) -> int:
     from dataclasses import replace
 
@@ -182,6 +194,8 @@ def cmd_sweep(a) -> int:
     from calib.search.recommend import standing_text, with_recommendation
     from calib.clusters.truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
+    if a.review_queue and _same_path(a.out, a.review_queue):  # the queue would replace the results table
+        raise CliError(f"--review-queue {a.review_queue}: is the same file as --out {a.out}; name another file")
     out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
     check_input(a.idf_corpus, "--idf-corpus")
     grid, given = grid_from_args(a)  # every option checked before the sample is read
@@ -205,7 +219,8 @@ def cmd_sweep(a) -> int:
         check_sweep_memory(sample.n, grid.max_pairs, grid.num_perms,
                            max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:  # refuses a sample of fewer than 2 documents, before any work
-        ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a))
+        ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a),
+                       **workspace_sources(a))
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)

@@ -140,7 +140,7 @@ def load_stoplist(doc: dict, read_text: Callable[[str], str], where: str):
         return None
     try:
         text = read_text(entry["file"])
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: calib.base.inputs' checks (a FIFO, /dev/zero, the size)
         raise ExportError(f"cannot read the stoplist {entry['file']!r} beside the config ({exc})", "/stoplist/file",
                           where)
     got = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -240,13 +240,12 @@ def load_config(path) -> tuple[Config, dict]:
 
     Raises :class:`ExportError` (a ``ValueError``) naming the file and field.
     """
+    from calib.base.inputs import CONFIG_MAX_BYTES, InputError, read_regular_text
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ExportError("no such file", None, str(p))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExportError(f"cannot read: {exc}", None, str(p))
+    try:  # the one input check: a regular file (a FIFO never blocks), of a config's size at most
+        text = read_regular_text(p, max_bytes=CONFIG_MAX_BYTES, what="a config", name=str(p))
+    except InputError as exc:
+        raise ExportError("no such file" if exc.detail == "file not found" else exc.detail, None, str(p))
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:  # the loaders' rule: which value is meant is ambiguous

@@ -22,16 +22,16 @@ file may be and on every byte of it:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
 import re
-import stat
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import pandas as pd
+
+from calib.base.inputs import InputError, open_regular
 
 # What R (write.csv: NA), pandas (nan), SQL exports (NULL), Python (None) and
 # spreadsheets (N/A) write for a missing value; "" (an empty CSV cell) too.
@@ -58,10 +58,6 @@ class SampleError(ValueError):
 # Opening
 # ---------------------------------------------------------------------------
 
-_KIND = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-         stat.S_IFBLK: "a block device", stat.S_IFDIR: "a directory, expected a file"}
-
-
 def confined_path(root, name) -> Path:
     """``root / name`` after checking that ``name`` is a plain relative path
     whose resolved target (symlinks followed) stays inside ``root``."""
@@ -80,8 +76,10 @@ def confined_path(root, name) -> Path:
     return root / rel
 
 
-def open_input(path, *, root=None, single_link: bool | None = None) -> BinaryIO:
-    """Open a regular file for binary reading (see the module docstring).
+def open_input(path, *, root=None, single_link: bool | None = None, max_bytes: int | None = None) -> BinaryIO:
+    """Open a regular file for binary reading (see the module docstring), through the one
+    input check :func:`calib.base.inputs.open_regular` (non-blocking open, ``fstat`` of the
+    descriptor, ``max_bytes`` when given).
 
     ``root``: the folder the file must stay inside (``path`` is then taken
     relative to it unless already under it). ``single_link`` (default: when
@@ -93,31 +91,10 @@ def open_input(path, *, root=None, single_link: bool | None = None) -> BinaryIO:
         path = confined_path(root, os.path.relpath(path, root))
     if single_link is None:
         single_link = root is not None
-    name = path.name
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise SampleError("file not found", file=name) from None
-    except IsADirectoryError:
-        raise SampleError("is a directory, expected a file", file=name) from None
-    except PermissionError:
-        raise SampleError("permission denied", file=name) from None
-    except OSError as exc:
-        raise SampleError(f"cannot open ({exc.strerror or exc})", file=name) from None
-    try:
-        st = os.fstat(fd)
-        kind = stat.S_IFMT(st.st_mode)
-        if kind != stat.S_IFREG:
-            raise SampleError(f"is {_KIND.get(kind, 'not a regular file')}; only regular files are read", file=name)
-        if single_link and st.st_nlink > 1:
-            raise SampleError(f"has {st.st_nlink} hard links; a sample file must have one (a hard link can name a "
-                              "file outside the sample folder): copy it instead", file=name)
-        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+        return open_regular(path, max_bytes=max_bytes, single_link=single_link, what="a sample or corpus file")
+    except InputError as exc:
+        raise SampleError(exc.detail, file=exc.file) from None
 
 
 def read_input(path, *, root=None, single_link: bool | None = None) -> bytes:

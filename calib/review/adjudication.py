@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 LABELS = ("duplicate", "not_duplicate")
-STATUSES = ("adjudicated", "unanimous", "contested", "unsure")
+STATUSES = ("adjudicated", "unanimous", "contested", "undecided")
 RULE = ("the latest adjudication; else the reviewers' decisions when they all agree (one reviewer counts, "
         "each reviewer's latest decision, 'unsure' abstains); else contested: excluded and counted")
 
@@ -62,10 +62,10 @@ def reviewer_votes(decisions: pd.DataFrame) -> pd.DataFrame:
 
 def pair_verdicts(decisions: pd.DataFrame) -> pd.DataFrame:
     """One row per reviewed pair: id_a, id_b, status (see :data:`STATUSES`), label (duplicate,
-    not_duplicate, or None), reviewers (number who voted), votes ("ana: duplicate; bo: not
-    duplicate", oldest first), adjudicator."""
+    not_duplicate, or None), reviewers (number who voted, 'unsure' included), votes ("ana: duplicate;
+    bo: not duplicate", oldest first), adjudicator, unsure (how many of the votes are 'unsure')."""
     d = pair_decisions(decisions)
-    cols = ["id_a", "id_b", "status", "label", "reviewers", "votes", "adjudicator"]
+    cols = ["id_a", "id_b", "status", "label", "reviewers", "votes", "adjudicator", "unsure"]
     if d.empty:
         return pd.DataFrame(columns=cols)
     votes = reviewer_votes(d)
@@ -76,19 +76,20 @@ def pair_verdicts(decisions: pd.DataFrame) -> pd.DataFrame:
         text = "; ".join(f"{r}: {x.replace('_', ' ')}" for r, x in zip(said["reviewer"], said["decision"]))
         decided = set(said["decision"]) - {"unsure"}
         status, label = (("unanimous", decided.pop()) if len(decided) == 1 else
-                         ("contested", None) if len(decided) > 1 else ("unsure", None))
-        rows.append([a, b, status, label, int(said["reviewer"].nunique()), text, None])
+                         ("contested", None) if len(decided) > 1 else ("undecided", None))
+        rows.append([a, b, status, label, int(said["reviewer"].nunique()), text, None,
+                     int((said["decision"] == "unsure").sum())])
     out = pd.DataFrame(rows, columns=cols)
     extra = [k for k in adj.index if k not in set(zip(out["id_a"], out["id_b"]))]
     if extra:  # adjudicated with no review vote: still a verdict
-        out = pd.concat([out, pd.DataFrame([[a, b, None, None, 0, "", None] for a, b in extra], columns=cols)],
+        out = pd.concat([out, pd.DataFrame([[a, b, None, None, 0, "", None, 0] for a, b in extra], columns=cols)],
                         ignore_index=True)
     key = pd.MultiIndex.from_arrays([out["id_a"], out["id_b"]])
     has = key.isin(adj.index)
     if has.any():
         got = adj.reindex(key[has])
         ruled = got["decision"].to_numpy(object)
-        out.loc[has, "status"] = np.where(ruled == "unsure", "unsure", "adjudicated")
+        out.loc[has, "status"] = np.where(ruled == "unsure", "undecided", "adjudicated")
         out.loc[has, "label"] = np.where(ruled == "unsure", None, ruled)
         out.loc[has, "adjudicator"] = got["reviewer"].to_numpy(object)
     return out.sort_values(["id_a", "id_b"], kind="stable").reset_index(drop=True)
@@ -96,11 +97,17 @@ def pair_verdicts(decisions: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class LabelCounts:
-    """How the reviews became labels: labels used (adjudicated + unanimous), and the pairs left out."""
+    """How the reviews became labels: labels used (adjudicated + unanimous), the pairs left out
+    (contested; undecided: every vote 'unsure', or an adjudicated 'unsure'), and two counts named
+    the same wherever they appear (the kappa table, the export's evidence, the pages): ``unsure``,
+    the 'unsure' decisions (each reviewer's latest vote per pair), and ``double_reviewed``, the
+    pairs two or more reviewers decided ('unsure' included; kappa rates those with two or more
+    duplicate / not_duplicate votes)."""
     used: int
     adjudicated: int
     unanimous: int
     contested: int
+    undecided: int
     unsure: int
     double_reviewed: int
 
@@ -109,14 +116,16 @@ class LabelCounts:
 
     def __str__(self) -> str:
         return (f"{self.used:,} label(s) used ({self.adjudicated:,} adjudicated, {self.unanimous:,} unanimous); "
-                f"{self.contested:,} contested pair(s) excluded; {self.unsure:,} unsure pair(s) excluded")
+                f"{self.contested:,} contested pair(s) excluded; {self.undecided:,} undecided pair(s) excluded; "
+                f"{self.unsure:,} unsure decision(s); {self.double_reviewed:,} double-reviewed pair(s)")
 
 
 def label_counts(verdicts: pd.DataFrame) -> LabelCounts:
     s = verdicts["status"].value_counts()
     n = {k: int(s.get(k, 0)) for k in STATUSES}
+    unsure = int(verdicts["unsure"].sum()) if "unsure" in verdicts.columns else 0
     return LabelCounts(n["adjudicated"] + n["unanimous"], n["adjudicated"], n["unanimous"], n["contested"],
-                       n["unsure"], int((verdicts["reviewers"] >= 2).sum()))
+                       n["undecided"], unsure, int((verdicts["reviewers"] >= 2).sum()))
 
 
 def review_labels(decisions: pd.DataFrame) -> tuple[pd.DataFrame, LabelCounts]:

@@ -213,19 +213,38 @@ def review_evidence(decisions: pd.DataFrame, *, labels_from_reviews: bool, repli
     from calib.review.adjudication import RULE, review_labels
     _, counts = review_labels(decisions)
     return {"labels_from_reviews": bool(labels_from_reviews), "label_rule": RULE, "labels": counts.as_dict(),
-            "agreement": agreement_summary(agreement_table(decisions, replicates=replicates))}
+            "agreement": {**agreement_summary(agreement_table(decisions, replicates=replicates)),
+                          "double_reviewed": counts.double_reviewed}}
+
+
+def evidence_text(evidence: dict) -> str:
+    """One line on what an export's review labels stand on (its ``evidence.reviews``): whether the labels
+    came from the reviews, how many each part of the label rule gave, what was left out, and kappa."""
+    n, a = evidence["labels"], evidence["agreement"]
+    kappa = "no kappa (no pair rated by two reviewers)" if a.get("kappa") is None else (
+        f"{a['method']} kappa {a['kappa']:.3f}" + ("" if a.get("kappa_low") is None else
+                                                   f" [{a['kappa_low']:.3f}, {a['kappa_high']:.3f}]") +
+        f" over {a['pairs_rated']:,} pair(s) rated twice or more, {a['pairs_agreed']:,} agreed")
+    used = "the sample's labels include them" if evidence["labels_from_reviews"] else \
+        "not used as labels (the sample's own labels; the manifest's review_status shows them)"
+    return (f"{n['used']:,} review label(s): {n['adjudicated']:,} adjudicated, {n['unanimous']:,} unanimous "
+            f"({used}); {n['contested']:,} contested and {n['undecided']:,} undecided pair(s) left out; "
+            f"{n['double_reviewed']:,} double-reviewed pair(s), {n['unsure']:,} unsure decision(s); {kappa}")
 
 
 def agreement_summary(table: pd.DataFrame) -> dict:
-    """The overall row as plain numbers (for the export's evidence and the CLI's --json)."""
+    """The overall row as plain numbers (for the export's evidence and the CLI's --json): pairs_rated
+    is kappa's pairs (two or more duplicate / not_duplicate votes), a part of the double-reviewed
+    pairs (:class:`calib.review.adjudication.LabelCounts`); unsure is the same count as there."""
     r = table[table["scope"] == "overall"].iloc[0]
 
     def num(x):
         return None if pd.isna(x) else round(float(x), 6)
     return {"method": r["method"] or None, "kappa": num(r["kappa"]), "kappa_low": num(r["low"]),
-            "kappa_high": num(r["high"]), "pairs_double_reviewed": int(r["pairs"]), "pairs_agreed": int(r["agreed"]),
-            "reviewers": int(r["reviewers"]), "interval": "percentile bootstrap over pairs, 95%"}
+            "kappa_high": num(r["high"]), "pairs_rated": int(r["pairs"]), "pairs_agreed": int(r["agreed"]),
+            "unsure": int(r["unsure"]), "reviewers": int(r["reviewers"]),
+            "interval": "percentile bootstrap over pairs, 95%"}
 
 
 __all__ = ["REPLICATES", "COLUMNS", "cohen_kappa", "fleiss_kappa", "agreement_table", "agreement_summary", "sample_categories",
-           "review_evidence"]
+           "review_evidence", "evidence_text"]

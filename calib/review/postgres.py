@@ -17,19 +17,19 @@ Read-only (``readonly=True``, for viewers): the session is set to
 every write raises a one-line ``ValueError`` before reaching it. That guards
 against slips, not against a viewer who means harm: for that, give viewers a
 role with SELECT only (the server then refuses writes whatever the client
-does). Errors are one line naming the URL without its password
-(:func:`redact_url`).
+does). Errors are one line naming the store by its display form
+(:func:`calib.review.urls.redact_url`: what libpq parses, never a password).
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from calib.review.schema import (APPEND_ONLY, DECISIONS_INDEX_SQL, SCHEMA_VERSION, DecisionStore, check_schema,
     decision_columns_sql)
+# the URL rules live in calib.review.urls; their names stay importable here
+from calib.review.urls import URL_SCHEMES, check_unambiguous, is_postgres_url, redact_url, scrub, url_password  # noqa: F401
 
-URL_SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT_S = 10
 # advisory lock key held while the schema is created: writers starting on an empty database together
 _SCHEMA_LOCK = 0x63616C6962  # "calib"
@@ -49,37 +49,6 @@ CREATE TRIGGER decisions_no_truncate BEFORE TRUNCATE ON decisions
 REVOKE UPDATE, DELETE, TRUNCATE ON decisions, schema_version FROM PUBLIC;
 INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})
 """
-
-
-def is_postgres_url(target) -> bool:
-    """True for a ``postgresql://`` or ``postgres://`` URL (a review store on a server)."""
-    return isinstance(target, str) and target.strip().lower().startswith(tuple(f"{s}://" for s in URL_SCHEMES))
-
-
-def url_password(url: str) -> str | None:
-    """The password written in ``url`` (in its user part or a ``password=`` parameter), or None."""
-    parts = urlsplit(url.strip())
-    if parts.password:
-        return parts.password
-    return next((v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k == "password" and v), None)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password (user part or ``password=`` parameter) replaced by ``***``:
-    the form every message, log line and page shows. Anything but a PostgreSQL URL (a
-    SQLite path) is returned as it is."""
-    if not is_postgres_url(url):
-        return url
-    parts = urlsplit(url.strip())
-    netloc = parts.netloc
-    if parts.password is not None:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.split(':', 1)[0]}:***@{host}"
-    query = parts.query
-    if query and "password=" in query:
-        query = urlencode([(k, "***" if k == "password" else v) for k, v in parse_qsl(query, keep_blank_values=True)],
-                          quote_via=quote, safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _psycopg():
@@ -106,7 +75,7 @@ class PostgresReviewStore(DecisionStore):
         self.readonly = bool(readonly)
         self._closed = False
         self._con = None
-        self._password = url_password(self.url)
+        check_unambiguous(self.url)  # libpq would connect elsewhere than meant; never echoed
         settings = {"application_name": "calib"}
         if "connect_timeout" not in self.url:
             settings["connect_timeout"] = int(connect_timeout_s)
@@ -132,7 +101,7 @@ class PostgresReviewStore(DecisionStore):
         # the server's own sentence when there is one (str(exc) adds the statement's LINE and a caret)
         text = getattr(getattr(exc, "diag", None), "message_primary", None) or \
             " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
-        return text.replace(self._password, "***") if self._password else text
+        return scrub(text, self.url)
 
     def _inspect(self) -> bool:
         """Whether the store's tables are there; a ``decisions`` table that is not a review
@@ -220,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     import sys
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not is_postgres_url(args[0]):
-        print("usage: python -m calib.review_pg postgresql://OWNER@HOST:PORT/DATABASE", file=sys.stderr)
+        print("usage: python -m calib.review.postgres postgresql://OWNER@HOST:PORT/DATABASE", file=sys.stderr)
         return 2
     try:
         with PostgresReviewStore(args[0]) as store:
@@ -228,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"review store ready at {store.where}: schema version {SCHEMA_VERSION}, "
                   f"{len(store)} decision(s)", file=sys.stderr)
     except ValueError as exc:
-        print(f"calib.review_pg: {exc}", file=sys.stderr)
+        print(f"calib.review.postgres: {exc}", file=sys.stderr)
         return 2
     return 0
 

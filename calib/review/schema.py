@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 SCHEMA_VERSION = 2
+MAX_REVIEWER = 200  # characters of a reviewer name (a name, not a document: both backends refuse more)
 DECISIONS = ("duplicate", "not_duplicate", "unsure")
 KINDS = ("review", "adjudication")
 COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at")
@@ -29,17 +30,21 @@ _INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint
 KIND_COLUMN_SQL = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
 
-def decision_columns_sql(id_type: str = "TEXT") -> str:
+def decision_columns_sql(id_type: str = "TEXT", nul_free: str | None = None) -> str:
     """The decisions table after its id column, the same in every backend but for the type of
     the document ids: it must compare by code point, as Python's ``min``/``max`` that sort a
     pair do (SQLite's TEXT does; PostgreSQL passes ``TEXT COLLATE "C"``, else the database's
-    collation could order 'B' after 'a' and refuse the pair)."""
+    collation could order 'B' after 'a' and refuse the pair). A reviewer name holds 1 to
+    :data:`MAX_REVIEWER` characters. ``nul_free``: the backend's test that a text column
+    (``{}``) holds no NUL (SQLite's; PostgreSQL's TEXT cannot hold one at all)."""
+    def no_nul(col: str) -> str:
+        return f" CHECK ({nul_free.format(col)})" if nul_free else ""
     return f"""
-    id_a {id_type} NOT NULL,
-    id_b {id_type},
+    id_a {id_type} NOT NULL{no_nul('id_a')},
+    id_b {id_type}{no_nul('id_b')},
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
-    reviewer TEXT NOT NULL CHECK (length(reviewer) > 0),
-    note TEXT NOT NULL DEFAULT '',
+    reviewer TEXT NOT NULL CHECK (length(reviewer) > 0 AND length(reviewer) <= {MAX_REVIEWER}){no_nul('reviewer')},
+    note TEXT NOT NULL DEFAULT ''{no_nul('note')},
     config_fingerprint TEXT,
     created_at TEXT NOT NULL,
     {KIND_COLUMN_SQL},
@@ -64,7 +69,14 @@ def _now() -> str:
 def _doc_id(name: str, value) -> str:
     if not isinstance(value, str) or value == "":
         raise ValueError(f"{name} must be a non-empty string document id, got {value!r}")
+    _no_nul(name, value)
     return value
+
+
+def _no_nul(name: str, value: str) -> None:
+    """PostgreSQL's TEXT cannot hold a NUL: every backend refuses one, so a store moves between them whole."""
+    if "\x00" in value:
+        raise ValueError(f"{name} contains a NUL character (\\x00), which a review store does not hold")
 
 
 def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint, kind="review") -> tuple:
@@ -80,10 +92,14 @@ def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint, kind="r
         raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
     if not isinstance(reviewer, str) or not reviewer.strip():
         raise ValueError(f"reviewer must be a non-empty string, got {reviewer!r}")
+    _no_nul("reviewer", reviewer)
+    if len(reviewer.strip()) > MAX_REVIEWER:
+        raise ValueError(f"reviewer must be at most {MAX_REVIEWER} characters, got {len(reviewer.strip()):,}")
     if note is None or (isinstance(note, float) and np.isnan(note)):
         note = ""
     if not isinstance(note, str):
         raise ValueError(f"note must be a string, got {note!r}")
+    _no_nul("note", note)
     if isinstance(config_fingerprint, float) and np.isnan(config_fingerprint):
         config_fingerprint = None
     if config_fingerprint is not None and not isinstance(config_fingerprint, str):

@@ -31,13 +31,14 @@ import sqlite3
 import time
 from pathlib import Path
 
+from calib.base.inputs import check_path
 from calib.review.schema import (APPEND_ONLY, DECISIONS_INDEX_SQL, KIND_COLUMN_SQL, SCHEMA_VERSION, DecisionStore,
     check_schema, decision_columns_sql)
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (
-    id INTEGER PRIMARY KEY,{decision_columns_sql()}
+    id INTEGER PRIMARY KEY,{decision_columns_sql(nul_free="instr(CAST({} AS BLOB), X'00') = 0")}
 );
 {DECISIONS_INDEX_SQL};
 CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
@@ -67,6 +68,7 @@ class ReviewStore(DecisionStore):
             return  # created by the first decision, not by opening: reads see an empty store until then
         if self.path.is_dir():
             raise ValueError(f"{self.path}: is a folder, not a review store (a SQLite file)")
+        check_path(self.path, what="a SQLite review store")  # a FIFO or a device is refused, not read as empty
         if self.path.stat().st_size == 0:  # an empty file (touched): a new store
             if not self.readonly:
                 self._open_writable()

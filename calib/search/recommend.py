@@ -3,7 +3,8 @@
 :func:`recommend` is the empirical optimum: the row with the highest objective
 (pair recall by default) among the rows whose false-removal rate (or its upper
 95% bound) is within the budget; a row whose removals are all unlabeled has an
-unknown rate and is not recommended. Ties go to the row that stands on more
+unknown rate and is not recommended; nor is a row that removes nothing (its rate is not
+measured either, whatever the recall). Ties go to the row that stands on more
 labels, then to the fewest candidates. :func:`standing_text` says in one line
 what a row's rates stand on (labeled removals, ignored pairs, a dominant group).
 """
@@ -54,15 +55,16 @@ def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
     budget (on the rate, or on its upper 95% bound); ties go to the row whose
     removals are most labeled (lowest rate if every unlabeled removal were
     false), then to the fewest candidates. None when no configuration fits the budget, or the sample has
-    no duplicate label. A configuration whose removals are all unlabeled has
-    an unknown false-removal rate and is not recommended."""
+    no duplicate label. A configuration whose false-removal rate was not measured (NaN: its removals
+    all unlabeled, or no removal at all) is not recommended."""
     ok = results[results["status"] == "ok"]
     if "n_positive" in ok and not (ok["n_positive"] > 0).any():
         return None  # no duplicate labels: recall is undefined, nothing to recommend
     col = "false_removal_rate_high" if use_upper_bound else "false_removal_rate"
-    # An unknown rate (no labeled removal) passes only when nothing is removed.
-    known = ok[col].notna() | (ok.get("removed", pd.Series(0, index=ok.index)) == 0)
-    ok = ok[known & (ok[col].fillna(0.0) <= max_false_removal_rate)]
+    # A rate not measured (NaN: no labeled removal, nothing removed, every document too short) is
+    # not a rate of 0: such a row is never recommended.
+    rate = pd.to_numeric(ok[col], errors="coerce")
+    ok = ok[rate.notna() & (rate <= max_false_removal_rate)]
     if ok.empty:
         return None
     # Ties on the objective go to the row that stands on more labels (the lowest false-removal rate

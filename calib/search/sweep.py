@@ -171,6 +171,7 @@ def _short_rule(ws: Workspace, cfg: Config, verified: np.ndarray, i: np.ndarray,
 
 def _score(ws: Workspace, st: _SplitState, cfg: Config, detail: bool = False):
     row = config_columns(cfg)
+    row.update(ws.stands_on(cfg.rep))  # idf frequencies' and stoplist's source and sha256 (export --from-sweep checks)
     row["n_docs"] = ws.sample.n
     row["empty_docs"] = int((~ws.active(cfg.rep)).sum())
     row["ignored_categories"] = ",".join(ws.ignored_categories)

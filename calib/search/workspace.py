@@ -66,13 +66,16 @@ class Workspace:
 
     def __init__(self, sample: Sample, *, collapse: bool = True, ignore_categories: Iterable[str] = (),
                  frequencies: Callable | None = None, frequencies_source: str = "sample",
-                 line_corpus: list[str] | None = None):
+                 line_corpus: list[str] | None = None, sources: dict[str, str] | None = None):
         self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
         self.line_corpus = line_corpus  # texts whose line counts make the boilerplate stoplist (None: the sample's)
         # weighting idf: the document frequencies come from the sample, or from frequencies(rep) (a named corpus)
         self._frequencies_of = frequencies
         self.frequencies_source = frequencies_source if frequencies is not None else "sample"
+        # where the idf frequencies and the stoplist's line counts come from, as the user named them (the table records it)
+        self.sources = {"idf": "sample", "stoplist": "sample", **(sources or {})}
         self._df: dict[str, object] = {}
+        self._df_sha: dict[str, str] = {}
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         if sample.design is not None:
@@ -164,6 +167,22 @@ class Workspace:
             self._df[key] = (self._frequencies_of(rep) if self._frequencies_of is not None else
                              frequencies_from_sets(self.sets(rep.with_(weighting="none", scheme="prefix"))))
         return self._df[key]
+
+    def stands_on(self, rep: Representation) -> dict:
+        """What ``rep``'s figures stand on beyond the sample, as a sweep row records it: an idf
+        weighting's document frequencies (``idf_source``: "sample" or the corpus as named,
+        ``idf_sha256``: the table's sha256, as config.json's ``weights``) and the boilerplate
+        stoplist (``stoplist_source``, ``stoplist_sha256``: the stoplist.json an export writes).
+        ``calib export --from-sweep`` recomputes them and refuses a row they differ from."""
+        out = {}
+        if rep.weighting != "none":
+            key = rep.shingling_fingerprint()
+            if key not in self._df_sha:
+                self._df_sha[key] = self.frequencies(rep).sha256()
+            out.update(idf_source=self.sources["idf"], idf_sha256=self._df_sha[key])
+        if rep.strip_lines:
+            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=self.stripped(rep)[0].sha256(rep))
+        return out
 
     def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
         """What a signature column's collision probability is: J, or weighted J under a weighting."""

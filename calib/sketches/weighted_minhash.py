@@ -112,7 +112,15 @@ class DocumentFrequencies:
     @classmethod
     def load(cls, path, sha256: str | None = None, data: bytes | None = None) -> "DocumentFrequencies":
         """Read a saved table (or its ``data``, read elsewhere); with ``sha256``, refuse a file whose hash differs."""
-        data = Path(path).read_bytes() if data is None else data
+        if data is None:  # the one input check: a regular file (not /dev/zero), within a share of memory
+            from calib.base.inputs import InputError, memory_share_bound, read_regular
+            try:
+                data = read_regular(path, max_bytes=memory_share_bound(), what="a document-frequency table",
+                                    name=str(path))
+            except InputError as exc:
+                if exc.detail == "file not found":
+                    raise FileNotFoundError(str(path)) from None
+                raise
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise ValueError(f"{path}: sha256 {hashlib.sha256(data).hexdigest()} differs from the config "
                              f"document's {sha256} (the table was changed or replaced)")

@@ -165,21 +165,43 @@ def corpus_kind(files: list[str]) -> str:
     return kinds.pop()
 
 
-def read_text(spark, path: str) -> str:
-    if is_local(path):
-        return local_path(path).read_text(encoding="utf-8")
-    fs, p = _fs(spark, path)
+def _bounded(fs, p, path: str, max_bytes: int, what: str) -> None:
+    """Object storage's side of :mod:`calib.base.inputs`: a file, of at most ``max_bytes``, before it is read."""
+    from calib.base.inputs import InputError
     if not fs.exists(p):
         raise FileNotFoundError(path)
+    status = fs.getFileStatus(p)
+    if not status.isFile():
+        raise InputError(f"is not a file; {what} must be a regular file", path)
+    if status.getLen() > max_bytes:
+        raise InputError(f"is {status.getLen():,} bytes, more than the {max_bytes:,} {what} may be; nothing was "
+                         "read", path)
+
+
+def read_text(spark, path: str, max_bytes: int | None = None) -> str:
+    """A text file, local (:func:`calib.base.inputs.read_regular_text`) or on Spark's file systems, of at most
+    ``max_bytes`` (default: a config's bound)."""
+    from calib.base.inputs import CONFIG_MAX_BYTES, InputError, read_regular_text
+    max_bytes = CONFIG_MAX_BYTES if max_bytes is None else max_bytes
+    if is_local(path):
+        try:
+            return read_regular_text(local_path(path), max_bytes=max_bytes, name=path)
+        except InputError as exc:
+            if exc.detail == "file not found":
+                raise FileNotFoundError(path) from None
+            raise
+    fs, p = _fs(spark, path)
+    _bounded(fs, p, path, max_bytes, "it")
     return "\n".join(r.value for r in spark.read.text(path, wholetext=True).collect())
 
 
 def _read_bytes(spark, path: str) -> bytes:
+    """A document-frequency table on Spark's file systems, within a share of memory, before it is read."""
+    from calib.base.inputs import memory_share_bound, read_regular
     if is_local(path):
-        return local_path(path).read_bytes()
+        return read_regular(local_path(path), max_bytes=memory_share_bound(), name=path)
     fs, p = _fs(spark, path)
-    if not fs.exists(p):
-        raise FileNotFoundError(path)
+    _bounded(fs, p, path, memory_share_bound(), "a document-frequency table")
     return bytes(spark.read.format("binaryFile").load(path).first()["content"])
 
 
