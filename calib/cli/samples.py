@@ -33,8 +33,8 @@ def add_parser(sub) -> None:
     sm.set_defaults(func=lambda a: main(a.args))
 
 
-def main(argv=None) -> int:
-    """``calib samples extract-base|build|corpus|summary`` (also ``python -m calib samples ...``)."""
+def samples_parser() -> argparse.ArgumentParser:
+    """The parser of ``calib samples SUBCOMMAND ...`` (the documentation's CLI reference reads it too)."""
     ap = argparse.ArgumentParser(prog="calib samples", description="Build the shipped sample or summarize a sample.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("extract-base", help="extract real base text from installed sources (run once)")
@@ -51,7 +51,12 @@ def main(argv=None) -> int:
     sm = sub.add_parser("summary", help="load a sample and print its summary as JSON")
     sm.add_argument("path")
     sm.add_argument("pairs", nargs="?")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    """``calib samples extract-base|build|corpus|summary`` (also ``python -m calib samples ...``)."""
+    args = samples_parser().parse_args(argv)
     try:
         if args.cmd == "extract-base":
             with claim_output(args.out):  # one writer at a time (calib.base.atomic)
