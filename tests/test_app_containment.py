@@ -65,4 +65,4 @@ def test_clusters_and_export_name_the_configs_measure():
     assert grids, [list(d.value.columns) for d in at.dataframe]
     at.session_state["calib_config"] = Config()
     at.switch_page("pages/4_Clusters.py").run()
-    assert any("exact jaccard of the shingle sets" in c.value for c in at.caption)
+    assert any("exact Jaccard of the shingle sets" in c.value for c in at.caption)
