@@ -214,9 +214,14 @@ def test_recommend_refuses_unlabeled_evidence():
         "false_removal_rate": [np.nan, np.nan], "false_removal_rate_high": [np.nan, np.nan],
         "removed": [12, 0], "candidates": [30.0, 2.0], "config_fingerprint": ["a", "b"],
     })
-    # "a" removes 12 documents none of which is labeled: its rate is unknown, not 0.
-    assert recommend(rows, max_false_removal_rate=0.01)["config_fingerprint"] == "b"
-    assert recommend(rows.assign(n_positive=0), max_false_removal_rate=0.01) is None
+    # "a" removes 12 documents none of which is labeled: its rate is unknown, not 0; "b" removes
+    # nothing, so its rate is not measured either (0/0): neither is recommended.
+    assert recommend(rows, max_false_removal_rate=0.01) is None
+    measured = pd.concat([rows, pd.DataFrame({
+        "status": ["ok"], "n_positive": [5], "pair_recall": [0.4], "false_removal_rate": [0.0],
+        "false_removal_rate_high": [0.05], "removed": [3], "candidates": [4.0], "config_fingerprint": ["c"]})], ignore_index=True)
+    assert recommend(measured, max_false_removal_rate=0.01)["config_fingerprint"] == "c"
+    assert recommend(measured.assign(n_positive=0), max_false_removal_rate=0.01) is None
 
 
 def test_giant_component_guard_applies_the_star_rule(small_sample):

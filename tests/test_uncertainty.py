@@ -308,7 +308,7 @@ def test_grid_seeds_axis_runs_every_configuration_once_per_seed():
              seeds=(3, 1, 2))
     assert [(c.rep.shingle, c.rep.seed) for c in g.configs()] == [
         ("word", 3), ("word", 1), ("word", 2), ("char", 3), ("char", 1), ("char", 2)]
-    assert "seeds [3, 1, 2]" in str(g) and g.size() == 6
+    assert "seeds 3, 1, 2" in str(g) and g.size() == 6
     for bad in ((), (1, 1), (-1,), (1.5,)):
         with pytest.raises(ValueError, match="Grid.seeds"):
             Grid(seeds=bad)

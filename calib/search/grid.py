@@ -248,19 +248,17 @@ class Grid:
         axes += [f"measures {words(self.measures)}"] if self.measures != ("jaccard",) else []
         axes += [f"weightings {words(self.weightings)}"] if self.weightings != ("none",) else []
         axes += [f"boilerplate lines stripped at {words(self.strip_lines)}"] if self.strip_lines != (0.0,) else []
-        axes += ([f"minimum shingles {words(self.min_shingles)} ({self.short_docs})"] if self.min_shingles != (0,)
-                 else [])
+        axes += [f"minimum shingles {words(self.min_shingles)} ({self.short_docs})"] if self.min_shingles != (0,) else []
         axes += [f"thresholds {words(self.thresholds)}", f"policies {words(self.policies)}"]
-        ignoring = f"; ignoring categories {words(self.ignore_categories)}" if self.ignore_categories else ""
         parts = "".join(f" (with {p.size()} of a {p.measures[0]} part)" for p in self.also)
-        return f"{' x '.join(axes)} = {self.size()} configurations{parts}{ignoring}"
+        return (f"{' x '.join(axes)} = {self.size()} configurations{parts}"
+                + (f"; ignoring categories {words(self.ignore_categories)}" if self.ignore_categories else ""))
 
 
 def _weighted_pairing(rep: Representation, rep_kw: dict, kw: dict, measures: tuple[str, ...]) -> bool:
-    """A weighting other than none is sketched by a weighted scheme (the representation's,
-    else :data:`~calib.sketches.schemes.DEFAULT_WEIGHTED`) and verified by
-    weighted Jaccard: set both in the keyword arguments (a jaccard measure becomes
-    weighted_jaccard). False for a combination with no weighted form (containment), or one
+    """A weighting other than none is sketched by a weighted scheme (the representation's, else
+    :data:`~calib.sketches.schemes.DEFAULT_WEIGHTED`) and verified by weighted Jaccard: set both
+    in the keyword arguments (a jaccard measure becomes weighted_jaccard). False for a combination with no weighted form (containment), or one
     the grid holds already (jaccard beside weighted_jaccard)."""
     if rep_kw.get("weighting", rep.weighting) == "none":
         return True
