@@ -73,8 +73,6 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
     if active is not None and master is None:
         return active
     b = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
-    if "SPARK_CONF_DIR" not in os.environ:  # the JVM's start-up lines too (before setLogLevel): errors only
-        b = b.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log4j().as_uri()}")
     if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # under spark-submit: its master and conf
         s = b.getOrCreate()
         s.sparkContext.setLogLevel("ERROR")
@@ -97,26 +95,6 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
     if not master.startswith("local"):
         wait_for_executors(s, float(os.environ.get("CALIB_SPARK_EXECUTOR_WAIT", "30")))
     return s
-
-
-_LOG4J = """rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-"""
-
-
-def _quiet_log4j() -> Path:
-    from calib.base.atomic import write_text_atomic
-    from calib.production.engines.spark_ship import cache_dir
-    path = cache_dir() / "log4j2-errors.properties"
-    if not path.is_file() or path.read_text() != _LOG4J:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, _LOG4J)
-    return path
 
 
 def executors(spark) -> int:
