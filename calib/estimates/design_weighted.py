@@ -164,8 +164,16 @@ def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
         r = clustering.representative[d]
         codes = np.minimum(d, r).astype(np.int64) * s.n + np.maximum(d, r)
         removal = np.isin(i * s.n + j, codes)
-    return pd.DataFrame({"h": h, "duplicate": p["is_duplicate"].to_numpy(bool), "candidate": cand,
-                         "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j)})
+    frame = pd.DataFrame({"h": h, "duplicate": p["is_duplicate"].to_numpy(bool), "candidate": cand,
+                          "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j)})
+    if getattr(design, "kind", "") == "corpus":  # pairs of every document: removal counted per pair, see corpus_weighted
+        from calib.estimates.corpus_weighted import earlier_links
+        from calib.sketches.represent import Representation
+        from calib.verification.jaccard import pairs_jaccard
+        ids = s.docs["id"].to_numpy(object)
+        frame["similarity"] = pairs_jaccard(ws.sets(Representation.from_dict(design.rep)), i, j)
+        frame["removal"] = verified / earlier_links(design, ids[i], ids[j], float(getattr(cfg, "threshold", None) or 0.0))
+    return frame
 
 
 def pair_units(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -198,6 +206,9 @@ def _yx(frame: pd.DataFrame, rate: str) -> tuple[np.ndarray, np.ndarray]:
 
 def estimate(frame: pd.DataFrame, design, rate: str) -> Ratio:
     """One rate of :func:`design_pairs`' frame, weighted by the design."""
+    if getattr(design, "kind", "") == "corpus":
+        from calib.estimates import corpus_weighted
+        return corpus_weighted.estimate(frame, design, rate)
     y, x = _yx(frame, rate)
     n_h = np.bincount(frame["h"].to_numpy(np.int64), minlength=len(design.strata))
     units = frame["unit"].to_numpy(np.int64) if "unit" in frame else None
@@ -211,6 +222,9 @@ def rates(ws, cfg, clustering) -> dict:
     plain proportion beside it (``<rate>_unweighted``), labeled pairs per stratum."""
     design = ws.sample.design
     frame = design_pairs(ws, cfg, clustering)
+    if getattr(design, "kind", "") == "corpus":
+        from calib.estimates import corpus_weighted
+        return corpus_weighted.rates(frame, design)
     row: dict = {}
     for name in RATES:
         y, x = _yx(frame, name)

@@ -37,6 +37,7 @@ import pandas as pd
 from calib.production.engines.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
+from calib.reading.corpus_design import load_design
 from calib.reading.design import DEFAULT_EDGES, UNIFORM, Design
 from calib.verification.jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from calib.sketches.represent import Representation
@@ -45,6 +46,7 @@ from calib.sketches.shingles import shingle_hashes
 DEFAULT_REP = Representation(shingle="char", k=5)
 PAIR_COLUMNS = ("id_a", "id_b", "stratum", "inclusion_probability", "similarity", "label")
 FILES = ("design.json", "documents.jsonl", "pairs.csv")
+CANDIDATES = "candidates.npy"  # beside FILES in a corpus-scale draw (calib.labeling.corpus_draw)
 _ENUMERATE = 4_000_000  # at most this many sample pairs: the uniform stratum is enumerated, not rejection-sampled
 
 
@@ -56,7 +58,8 @@ class DrawError(ValueError):
 class DrawnSet:
     docs: pd.DataFrame   # id, text (the document sample, in corpus order)
     pairs: pd.DataFrame  # PAIR_COLUMNS, label "" when unlabeled
-    design: Design
+    design: Design       # or a corpus-scale design (calib.reading.corpus_design.CorpusDesign)
+    candidates: np.ndarray | None = None  # a corpus design's kept candidates (calib.labeling.corpus_draw)
 
 
 # ---------------------------------------------------------------------------
@@ -256,7 +259,10 @@ def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
         write_bytes_atomic(tmp / "documents.jsonl", _docs_bytes(drawn.docs))
         write_bytes_atomic(tmp / "pairs.csv", pairs_bytes(drawn.pairs))
         write_bytes_atomic(tmp / "design.json", drawn.design.to_json().encode("utf-8"))
-    return {name: out / name for name in FILES}
+        if drawn.candidates is not None:
+            from calib.labeling.corpus_draw import candidates_bytes
+            write_bytes_atomic(tmp / CANDIDATES, candidates_bytes(drawn.candidates))
+    return {name: out / name for name in FILES + ((CANDIDATES,) if drawn.candidates is not None else ())}
 
 
 def representation(design: Design) -> Representation:
@@ -272,7 +278,7 @@ def read_drawn(directory) -> DrawnSet:
         if not (d / name).is_file():
             raise DrawError(f"{d}: no {name}: not a folder written by calib draw")
     try:
-        design = Design.from_json(read_input(d / "design.json", root=d).decode("utf-8"))
+        design = load_design(read_input(d / "design.json", root=d).decode("utf-8"))
         design = replace(design, rep=representation(design).to_dict())  # checked, and as draw writes it
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
@@ -282,7 +288,11 @@ def read_drawn(directory) -> DrawnSet:
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
     if missing:
         raise DrawError(f"{d / 'pairs.csv'}: line 1: missing column {missing[0]!r}")
-    return DrawnSet(docs, pairs, design)
+    cand = None
+    if getattr(design, "kind", "") == "corpus":
+        from calib.labeling.corpus_draw import read_candidates
+        cand = read_candidates(d / CANDIDATES) if (d / CANDIDATES).is_file() else None
+    return DrawnSet(docs, pairs, design, cand)
 
 
 def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
@@ -290,6 +300,9 @@ def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
     stratum still a simple random sample (of its old and new pairs together),
     inclusion probabilities updated; existing rows and labels are kept first."""
     d = drawn.design
+    if getattr(d, "kind", "") == "corpus":
+        from calib.labeling.corpus_draw import more_corpus
+        return more_corpus(drawn, alloc, seed=seed)
     st = _Strata(drawn.docs["text"].tolist(), representation(d), d.edges, None)
     pos = {x: k for k, x in enumerate(drawn.docs["id"])}
     a = np.array([pos[x] for x in drawn.pairs["id_a"]], dtype=np.int64)
@@ -337,7 +350,7 @@ def write_labels(directory, latest: pd.DataFrame | None) -> DrawnSet:
     (``calib draw --more``) added since the caller last read the set are kept."""
     with claim_output(directory):
         drawn = read_drawn(directory)
-        filled = DrawnSet(drawn.docs, with_decisions(drawn.pairs, latest).drop(columns=["decision"]), drawn.design)
+        filled = replace(drawn, pairs=with_decisions(drawn.pairs, latest).drop(columns=["decision"]))
         write_drawn(directory, filled)
     return filled
 
