@@ -188,7 +188,9 @@ def cmd_more(a) -> int:
     plan = next_labels(frame, sample.design, width=a.width, k=a.more)
     print(f"configuration: {config}", file=sys.stderr)
     for r, d in plan["rates"].items():
-        need = ("more documents (a larger --docs): the document sample limits it" if d["documents_limit"] else
+        limit = ("the loose pass's misses limit it (a looser --loose)" if getattr(sample.design, "kind", "") == "corpus"
+                 else "more documents (a larger --docs): the document sample limits it")
+        need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         print(f"{r}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}", file=sys.stderr)
     # drawn but unlabeled pairs are proposed first; only the rest is drawn anew

@@ -1,0 +1,70 @@
+"""Time and peak memory of ``calib draw --design corpus`` on a large corpus of few-KB documents.
+
+Writes a corpus of N documents (bench.rare_corpus.write_blocks: random-word
+documents of --words words, about 1 duplicate pair in a million, look-alike
+groups) and runs ``python -m calib draw --design corpus --pairs 500`` on it in
+a fresh interpreter, under ``nice``; peak RSS is that child's own (``os.wait4``,
+bench.memory's launcher). Writes bench/results/corpus_draw.md with the load
+average before and after.
+
+    python bench/corpus_draw.py [--docs 1000000] [--words 300,600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.memory import run_measured  # noqa: E402
+from bench.rare_corpus import write_blocks  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--words", default="300,600", help="words per document, min,max (300-600: about 2-4 KB)")
+    ap.add_argument("--pairs", type=int, default=500)
+    ap.add_argument("--loose", default="120x5")
+    ap.add_argument("--tmp", default=None, help="folder for the corpus (default: the system's temp folder)")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "corpus_draw.md"))
+    a = ap.parse_args(argv)
+    lo, hi = (int(x) for x in a.words.split(","))
+    with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
+        corpus = Path(tmp) / "corpus.jsonl"
+        t0 = time.time()
+        size = write_blocks(corpus, a.docs, words=(lo, hi))
+        gen = time.time() - t0
+        load_before = os.getloadavg()
+        res = run_measured(["nice", "-n", "10", sys.executable, "-m", "calib", "draw", "--design", "corpus",
+                            "--corpus", str(corpus), "--out", str(Path(tmp) / "drawn"), "--pairs", str(a.pairs),
+                            "--loose", a.loose])
+        load_after = os.getloadavg()
+        design = json.loads((Path(tmp) / "drawn" / "design.json").read_text())
+    row = {"documents": a.docs, "corpus_mb": size / 2 ** 20, "mean_kb": size / a.docs / 1024,
+           "seconds": res["seconds"], "peak_mb": res["maxrss_kb"] / 1024, "candidates": design["candidates"],
+           "kept": sum(design["population"][:-1]), "drawn": sum(design["drawn"])}
+    print(row, flush=True)
+    lines = ["# calib draw --design corpus: time and peak memory\n",
+             f"`python bench/corpus_draw.py --docs {a.docs} --words {a.words} --loose {a.loose}` "
+             f"({time.strftime('%Y-%m-%d %H:%M')} UTC, 2 cores shared with other sessions; load average "
+             f"{load_before[0]:.1f} before the draw, {load_after[0]:.1f} after; corpus generated in {gen:.0f} s, "
+             "not counted).\n",
+             "| documents | corpus MB | mean KB | seconds | peak RSS MB | loose candidates | kept (J >= floor) "
+             "| drawn |", "|---:|---:|---:|---:|---:|---:|---:|---:|",
+             f"| {row['documents']:,} | {row['corpus_mb']:.0f} | {row['mean_kb']:.1f} | {row['seconds']:.0f} | "
+             f"{row['peak_mb']:.0f} | {row['candidates']:,} | {row['kept']:,} | {row['drawn']:,} |"]
+    Path(a.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
