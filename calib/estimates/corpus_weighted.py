@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from calib.estimates.design_weighted import RATES, STRATIFIED, Ratio, Z95
+from calib.estimates.ratio import RATES, STRATIFIED, Z95, Ratio
 from calib.estimates.stats import wilson
 
 

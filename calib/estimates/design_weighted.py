@@ -34,34 +34,13 @@ The label planner that says which strata to label next
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from calib.candidates import lsh
 from calib.verification.measures import get_measure
+from calib.estimates.ratio import RATES, STRATIFIED, Z95, Ratio  # noqa: F401 (Z95, Ratio: shared names)
 from calib.estimates.stats import wilson
-
-STRATIFIED = "stratified"
-Z95 = 1.959963984540054
-RATES = ("candidate_recall", "pair_recall", "pair_precision", "false_removal_rate")
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """One stratified ratio estimate."""
-
-    estimate: float
-    low: float
-    high: float
-    variance: float
-    labeled: int       # labeled pairs with x = 1
-    n_eff: float
-    s2: np.ndarray | None = None   # per-stratum residual variance for the label planner (bands smoothed)
-    total_x: float = np.nan        # X^
-    deff: float = 1.0              # variance / its stratified part (>= 1 when the unit term dominates)
-
 
 def stratified_ratio(h: np.ndarray, y: np.ndarray, x: np.ndarray, population, labeled_per_stratum,
                      smooth: float = 0.5, units: np.ndarray | None = None, n_units: int = 0) -> Ratio:

@@ -23,14 +23,13 @@ The drawn set is written as :mod:`calib.labeling.draw` writes it, plus
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from calib.base.budget import check_memory
-from calib.labeling.draw import DEFAULT_REP, DrawError, DrawnSet, allocate
+from calib.labeling.drawn import CAND_DTYPE, CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate
 from calib.labeling.loose_pass import TooManyLoosePairs, candidates, stream
 from calib.production.engines.corpus import ApplyError, count_documents, iter_corpus
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
@@ -42,8 +41,6 @@ from calib.verification.jaccard import pairs_jaccard
 DEFAULT_LOOSE = (120, 5)
 VERIFY_HASHES = 128
 VERIFY_MARGIN = 0.15   # the verify cut sits this far below the floor (3.7 sd of a 128-hash estimate at J = 0.3)
-CANDIDATES_FILE = "candidates.npy"
-CAND_DTYPE = np.dtype([("i", "<i8"), ("j", "<i8"), ("J", "<f8")])
 
 
 def _no_bar(desc, total):
@@ -261,22 +258,6 @@ def _rows(design: CorpusDesign, ids_arr, i, j, s, strata) -> pd.DataFrame:
                          "inclusion_probability": design.pair_probability(s), "similarity": s, "label": ""})
 
 
-def candidates_bytes(cand: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(cand, dtype=CAND_DTYPE), allow_pickle=False)
-    return buf.getvalue()
-
-
-def read_candidates(path) -> np.ndarray:
-    try:
-        cand = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DrawError(f"{path}: not a candidates file written by calib draw ({exc})") from None
-    if cand.dtype != CAND_DTYPE:
-        raise DrawError(f"{path}: fields {cand.dtype.names}, expected {CAND_DTYPE.names}")
-    return cand
-
-
 def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: int = 10_000,
                 id_field: str = "id", text_field: str = "text") -> DrawnSet:
     """``drawn`` plus ``alloc[h]`` new pairs per stratum of a corpus design: bands from the kept
@@ -284,7 +265,7 @@ def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: 
     (design.json's ``corpus``) is re-read once for the new documents' texts."""
     d: CorpusDesign = drawn.design
     if drawn.candidates is None:
-        raise DrawError(f"the drawn set has no {CANDIDATES_FILE}: it is needed to draw more from a corpus design")
+        raise DrawError(f"the drawn set has no {CANDIDATES}: it is needed to draw more from a corpus design")
     cand = drawn.candidates
     n = d.corpus_docs
     pos = {x: k for k, x in zip(d.doc_index, drawn.docs["id"])}

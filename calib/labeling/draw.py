@@ -37,29 +37,16 @@ import pandas as pd
 from calib.production.engines.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
+from calib.labeling.drawn import CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate  # noqa: F401 (public names)
 from calib.reading.corpus_design import load_design
 from calib.reading.design import DEFAULT_EDGES, UNIFORM, Design
 from calib.verification.jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from calib.sketches.represent import Representation
 from calib.sketches.shingles import shingle_hashes
 
-DEFAULT_REP = Representation(shingle="char", k=5)
 PAIR_COLUMNS = ("id_a", "id_b", "stratum", "inclusion_probability", "similarity", "label")
 FILES = ("design.json", "documents.jsonl", "pairs.csv")
-CANDIDATES = "candidates.npy"  # beside FILES in a corpus-scale draw (calib.labeling.corpus_draw)
 _ENUMERATE = 4_000_000  # at most this many sample pairs: the uniform stratum is enumerated, not rejection-sampled
-
-
-class DrawError(ValueError):
-    """Bad input or options for a draw: one readable line."""
-
-
-@dataclass(frozen=True, eq=False)
-class DrawnSet:
-    docs: pd.DataFrame   # id, text (the document sample, in corpus order)
-    pairs: pd.DataFrame  # PAIR_COLUMNS, label "" when unlabeled
-    design: Design       # or a corpus-scale design (calib.reading.corpus_design.CorpusDesign)
-    candidates: np.ndarray | None = None  # a corpus design's kept candidates (calib.labeling.corpus_draw)
 
 
 # ---------------------------------------------------------------------------
@@ -103,35 +90,6 @@ def reservoir(corpus, n: int, seed: int, *, batch_size: int = 10_000, id_field: 
 # ---------------------------------------------------------------------------
 # Stage 2: pairs
 # ---------------------------------------------------------------------------
-
-def allocate(total: int, population, uniform_share: float = 0.2) -> np.ndarray:
-    """Pairs to draw per stratum (bands..., uniform): ``uniform_share`` of
-    ``total`` to the last stratum, the rest equally over the others; no
-    stratum gets more than it holds, the excess goes to those with room."""
-    pop = np.asarray(population, dtype=np.int64)
-    total = min(int(total), int(pop.sum()))  # more than the strata hold: all of them (and no int64 overflow)
-    want = np.zeros(len(pop), dtype=float)
-    want[-1] = uniform_share * total
-    want[:-1] = (total - want[-1]) / max(len(pop) - 1, 1)
-    return _fill(np.floor(want).astype(np.int64), pop, total)
-
-
-def _fill(alloc: np.ndarray, room: np.ndarray, total: int) -> np.ndarray:
-    """Cap ``alloc`` at ``room`` and hand out what is left (to the emptiest
-    strata first) until ``total`` or no room is left."""
-    alloc = np.minimum(alloc, room)
-    left = min(int(total), int(room.sum())) - int(alloc.sum())
-    while left > 0:
-        free = np.flatnonzero(alloc < room)
-        share = max(left // len(free), 1)
-        for h in free[np.argsort(alloc[free], kind="stable")]:
-            add = min(share, int(room[h] - alloc[h]), left)
-            alloc[h] += add
-            left -= add
-            if left == 0:
-                break
-    return alloc
-
 
 def _uniform_pairs(n: int, m: int, above_codes: np.ndarray, taken: np.ndarray, rng) -> np.ndarray:
     """``m`` distinct pair codes i*n+j (i < j) uniformly among the pairs that are
@@ -260,7 +218,7 @@ def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
         write_bytes_atomic(tmp / "pairs.csv", pairs_bytes(drawn.pairs))
         write_bytes_atomic(tmp / "design.json", drawn.design.to_json().encode("utf-8"))
         if drawn.candidates is not None:
-            from calib.labeling.corpus_draw import candidates_bytes
+            from calib.labeling.drawn import candidates_bytes
             write_bytes_atomic(tmp / CANDIDATES, candidates_bytes(drawn.candidates))
     return {name: out / name for name in FILES + ((CANDIDATES,) if drawn.candidates is not None else ())}
 
@@ -290,7 +248,7 @@ def read_drawn(directory) -> DrawnSet:
         raise DrawError(f"{d / 'pairs.csv'}: line 1: missing column {missing[0]!r}")
     cand = None
     if getattr(design, "kind", "") == "corpus":
-        from calib.labeling.corpus_draw import read_candidates
+        from calib.labeling.drawn import read_candidates
         cand = read_candidates(d / CANDIDATES) if (d / CANDIDATES).is_file() else None
     return DrawnSet(docs, pairs, design, cand)
 
