@@ -188,3 +188,33 @@ def _config(tmp_path) -> Path:
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(build_config_doc(CONFIG)))
     return cfg
+
+
+@pytest.mark.slow
+def test_label_page_labels_a_corpus_draw_and_keeps_its_candidates(monkeypatch, tmp_path):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from calib.labeling.corpus_draw import draw_corpus
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
+    folder = tmp_path / "drawn"
+    write_drawn(folder, draw_corpus(ROOT / "data" / "corpus" / "docs.jsonl.gz", pairs=40, seed=1))
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+        at.switch_page("pages/7_Label.py").run()
+        at.text_input(key="label_folder_input").input(str(folder)).run()
+        at.text_input(key="label_reviewer").input("ann").run()
+        assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+        assert any("0 of 40 drawn pairs decided" in s.value for s in at.subheader)
+        for key in ("label_duplicate", "label_not_duplicate", "label_duplicate"):
+            at.button(key=key).click().run()
+        at.button(key="label_use").click().run()
+        assert not at.exception, at.exception
+        s = at.session_state["calib_sample"]
+        assert isinstance(s.design, CorpusDesign) and len(s.pairs) == 3
+        assert (folder / "candidates.npy").is_file() and read_drawn(folder).candidates is not None
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
