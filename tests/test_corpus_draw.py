@@ -218,3 +218,19 @@ def test_label_page_labels_a_corpus_draw_and_keeps_its_candidates(monkeypatch, t
     finally:
         st.cache_data.clear()
         st.cache_resource.clear()
+
+
+def test_corpus_draw_refuses_bad_input_in_one_line(tmp_path, capsys):
+    from calib.cli import main
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "text": "one two three four"}\n{"id": "a", "text": "five six seven"}\n')
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "duplicate document id 'a'" in err[0]
+    corpus.write_text('{"id": "a", "text": "one two three four"}\n{"id": "b"}\n')
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "c.jsonl:2: missing field 'text'" in err[0]
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o"),
+                 "--loose", "12by5"]) == 2
+    assert "--loose '12by5': expected BxR" in capsys.readouterr().err

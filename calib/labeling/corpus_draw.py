@@ -114,6 +114,7 @@ class Scan:
     b: int
     r: int
     cut: float
+    scheme: str
     ids: np.ndarray            # object[n]
     ci: np.ndarray
     cj: np.ndarray
@@ -129,12 +130,14 @@ class Scan:
 
 def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
          loose: tuple[int, int] = DEFAULT_LOOSE, max_pairs: int | None = 50_000_000, batch_size: int = 10_000,
-         id_field: str = "id", text_field: str = "text", bar=None) -> Scan:
+         id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "prefix") -> Scan:
     """Passes 1 and 2 (see the module docstring): the expensive part, independent of the seed."""
     bar = bar or _no_bar
     b, r = (int(x) for x in loose)
     if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
         raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
+    if scheme not in ("prefix", "oph"):
+        raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
     Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
     cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
     try:
@@ -145,7 +148,7 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
         pb = bar("pass 1/2 signatures", n_total)
         try:
             lp = stream(corpus, rep, b, r, VERIFY_HASHES, batch_size=batch_size, id_field=id_field,
-                        text_field=text_field, n_hint=n_total, update=pb.update)
+                        text_field=text_field, n_hint=n_total, update=pb.update, scheme=scheme)
         finally:
             pb.close()
         if lp.n < 2:
@@ -171,8 +174,8 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
     ci, cj, cs = ci[keep], cj[keep], cs[keep]
     on = set(np.concatenate([ci, cj]).tolist())
     texts = {int(k): t for k, t in zip(need, texts) if int(k) in on}
-    return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, ids, ci, cj, cs, int(n_cand), skipped,
-                texts)
+    return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, ids, ci, cj, cs, int(n_cand),
+                skipped, texts)
 
 
 def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float = 0.1, fetch=None,
@@ -190,7 +193,7 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     total_pairs = n * (n - 1) // 2
     ua, ub = _uniform(n, pairs, rng)  # enough for any allocation; the first alloc[-1] are used
     probe = CorpusDesign(sc.rep.to_dict(), edges, n, 0, (0,) * (len(edges) - 1) + (total_pairs,),
-                         (0,) * len(edges), seed, sc.b, sc.r, VERIFY_HASHES, sc.cut)
+                         (0,) * len(edges), seed, sc.b, sc.r, VERIFY_HASHES, sc.cut, scheme=sc.scheme)
     h = probe.stratum_index(sc.cs)
     H = len(edges) - 1
     population = np.append(np.bincount(h, minlength=H)[:H], total_pairs).astype(np.int64)
@@ -241,14 +244,14 @@ def _texts(sc: Scan, idx: np.ndarray, fetch, **read) -> list[str]:
 def draw_corpus(corpus, *, pairs: int = 500, seed: int = 0, rep: Representation = DEFAULT_REP,
                 edges=DEFAULT_CORPUS_EDGES, uniform_share: float = 0.1, loose: tuple[int, int] = DEFAULT_LOOSE,
                 max_pairs: int | None = 50_000_000, batch_size: int = 10_000, id_field: str = "id",
-                text_field: str = "text", bar=None) -> DrawnSet:
+                text_field: str = "text", bar=None, scheme: str = "prefix") -> DrawnSet:
     """A draw of ``pairs`` pairs from every document of ``corpus`` (see the module docstring)."""
     if pairs < 1:
         raise DrawError(f"--pairs must be >= 1, got {pairs}")
     if not 0 <= seed < 2**63:
         raise DrawError(f"--seed must be an integer >= 0, got {seed}")
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
-    sc = scan(corpus, rep=rep, edges=edges, loose=loose, max_pairs=max_pairs, bar=bar, **read)
+    sc = scan(corpus, rep=rep, edges=edges, loose=loose, max_pairs=max_pairs, bar=bar, scheme=scheme, **read)
     return draw_scan(sc, pairs=pairs, seed=seed, uniform_share=uniform_share, **read)
 
 

@@ -1,9 +1,11 @@
 """The loose LSH pass of a corpus-scale draw: one streaming pass, then candidate pairs.
 
 Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`):
-shingle sets -> ``b*r + verify`` classic MinHash values (the ``prefix``
+shingle sets -> ``b*r + verify`` MinHash values (by default the ``prefix``
 scheme: independent affine permutations, so the S-curve
-``P(J) = 1 - (1 - J^r)^b`` holds per pair) -> ``b`` band keys (kept as 32-bit
+``P(J) = 1 - (1 - J^r)^b`` holds per pair; ``oph``, one-permutation hashing,
+costs O(n + k) instead of O(n k) and follows the S-curve within a few
+points on documents of a few KB, bench/results/corpus_draw.md) -> ``b`` band keys (kept as 32-bit
 values: a chance collision of two 32-bit keys adds about ``n^2 / 2^33`` pairs
 per band, which the verify cut drops) and the ``verify`` further values. Only
 these are held: ``4 (b + verify)`` bytes a document, no text.
@@ -47,7 +49,7 @@ class LoosePass:
 
 
 def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_field: str, text_field: str,
-           n_hint: int, update: Callable[[int], None] = lambda m: None) -> LoosePass:
+           n_hint: int, update: Callable[[int], None] = lambda m: None, scheme: str = "prefix") -> LoosePass:
     """Pass 1 over ``corpus``: band keys and verify values of every non-empty document."""
     from calib.production.engines.corpus import iter_corpus
     num_perm = b * r + verify
@@ -73,7 +75,7 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
             ids.append(d)
         if m:
             sets = shingle_hashes([b_texts[k] for k in keep], rep, unique=True)
-            sig = signatures(sets, num_perm, rep.seed, "prefix")
+            sig = signatures(sets, num_perm, rep.seed, scheme)
             keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
             vsig[n:n + m] = sig[:, b * r:]
             active[n:n + m] = sets.sizes() > 0

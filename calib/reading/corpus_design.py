@@ -82,6 +82,7 @@ class CorpusDesign:
     skipped_empty: int = 0
     draws: int = 1
     candidates: int = 0              # loose candidate pairs before the verify cut
+    scheme: str = "prefix"           # the loose pass's MinHash scheme (prefix: independent permutations)
     kind: str = KIND
     later: dict = field(default_factory=dict, hash=False, compare=False)
     doc_index: tuple[int, ...] = field(default=(), hash=False, compare=False)  # each document's place among the N
@@ -105,6 +106,8 @@ class CorpusDesign:
         if self.population[-1] != self.corpus_docs * (self.corpus_docs - 1) // 2:
             raise ValueError(f"the uniform stratum holds {self.population[-1]:,} pairs, not the "
                              f"{self.corpus_docs * (self.corpus_docs - 1) // 2:,} pairs of corpus_docs {self.corpus_docs:,}")
+        if self.scheme not in ("prefix", "oph"):
+            raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
         if self.b < 1 or self.r < 1 or not 0.0 <= self.verify_cut < 1.0:
             raise ValueError(f"loose pass b={self.b}, r={self.r}, verify_cut={self.verify_cut!r}: b, r >= 1 and "
                              "verify_cut in [0, 1) expected")
@@ -178,7 +181,7 @@ class CorpusDesign:
 
     def __str__(self) -> str:
         return (f"corpus draw: {sum(self.drawn):,} pairs from all {self.corpus_docs:,} documents in "
-                f"{len(self.strata)} strata by {self.shingle_label()} J (loose LSH b={self.b} r={self.r}, "
+                f"{len(self.strata)} strata by {self.shingle_label()} J (loose LSH b={self.b} r={self.r} {self.scheme}, "
                 f"P(J={self.floor:g}) = {float(self.p_candidate(self.floor)):.3f}, "
                 f"P(0.5) = {float(self.p_candidate(0.5)):.3f})")
 
