@@ -145,13 +145,14 @@ def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
         removal = np.isin(i * s.n + j, codes)
     frame = pd.DataFrame({"h": h, "duplicate": p["is_duplicate"].to_numpy(bool), "candidate": cand,
                           "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j)})
-    if getattr(design, "kind", "") == "corpus":  # pairs of every document: removal counted per pair, see corpus_weighted
+    if getattr(design, "kind", "") == "corpus":  # pairs of every document: removal weighted 1/d, see corpus_weighted
         from calib.estimates.corpus_weighted import earlier_links
         from calib.sketches.represent import Representation
         from calib.verification.jaccard import pairs_jaccard
         ids = s.docs["id"].to_numpy(object)
         frame["similarity"] = pairs_jaccard(ws.sets(Representation.from_dict(design.rep)), i, j)
-        frame["removal"] = verified / earlier_links(design, ids[i], ids[j], float(getattr(cfg, "threshold", None) or 0.0))
+        threshold = float(getattr(cfg, "threshold", None) or 0.0)
+        frame["removal"] = verified / earlier_links(design, ids[i], ids[j], threshold)
     return frame
 
 

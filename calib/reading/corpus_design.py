@@ -104,8 +104,9 @@ class CorpusDesign:
         if any(m > p for m, p in zip(self.drawn, self.population)):
             raise ValueError("a stratum has more drawn pairs than pairs")
         if self.population[-1] != self.corpus_docs * (self.corpus_docs - 1) // 2:
-            raise ValueError(f"the uniform stratum holds {self.population[-1]:,} pairs, not the "
-                             f"{self.corpus_docs * (self.corpus_docs - 1) // 2:,} pairs of corpus_docs {self.corpus_docs:,}")
+            all_pairs = self.corpus_docs * (self.corpus_docs - 1) // 2
+            raise ValueError(f"the uniform stratum holds {self.population[-1]:,} pairs, not the {all_pairs:,} "
+                             f"pairs of corpus_docs {self.corpus_docs:,}")
         if self.scheme not in ("prefix", "oph"):
             raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
         if self.b < 1 or self.r < 1 or not 0.0 <= self.verify_cut < 1.0:
@@ -181,7 +182,8 @@ class CorpusDesign:
 
     def __str__(self) -> str:
         return (f"corpus draw: {sum(self.drawn):,} pairs from all {self.corpus_docs:,} documents in "
-                f"{len(self.strata)} strata by {self.shingle_label()} J (loose LSH b={self.b} r={self.r} {self.scheme}, "
+                f"{len(self.strata)} strata by {self.shingle_label()} J "
+                f"(loose LSH b={self.b} r={self.r} {self.scheme}, "
                 f"P(J={self.floor:g}) = {float(self.p_candidate(self.floor)):.3f}, "
                 f"P(0.5) = {float(self.p_candidate(0.5)):.3f})")
 
