@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from calib.base.budget import check_memory
-from calib.labeling.drawn import CAND_DTYPE, CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate
+from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,
+                                  check_options)
 from calib.labeling.loose_pass import TooManyLoosePairs, candidates, stream
 from calib.production.engines.corpus import ApplyError, count_documents, iter_corpus
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
@@ -182,12 +183,7 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
               batch_size: int = 10_000, id_field: str = "id", text_field: str = "text") -> DrawnSet:
     """The seeded part: strata, SRS per band, uniform pairs. ``fetch(indices)`` -> texts of
     documents (sorted non-empty indices) outside the candidates (default: one more corpus pass)."""
-    if pairs < 1:
-        raise DrawError(f"--pairs must be >= 1, got {pairs}")
-    if not 0.0 <= uniform_share <= 1.0:
-        raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
-    if not 0 <= seed < 2**63:
-        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+    check_options(pairs, uniform_share, seed)
     n, edges = sc.n, sc.edges
     rng = np.random.default_rng([seed, 1])
     total_pairs = n * (n - 1) // 2
@@ -246,10 +242,7 @@ def draw_corpus(corpus, *, pairs: int = 500, seed: int = 0, rep: Representation 
                 max_pairs: int | None = 50_000_000, batch_size: int = 10_000, id_field: str = "id",
                 text_field: str = "text", bar=None, scheme: str = "prefix") -> DrawnSet:
     """A draw of ``pairs`` pairs from every document of ``corpus`` (see the module docstring)."""
-    if pairs < 1:
-        raise DrawError(f"--pairs must be >= 1, got {pairs}")
-    if not 0 <= seed < 2**63:
-        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+    check_options(pairs, uniform_share, seed)  # before the passes
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
     sc = scan(corpus, rep=rep, edges=edges, loose=loose, max_pairs=max_pairs, bar=bar, scheme=scheme, **read)
     return draw_scan(sc, pairs=pairs, seed=seed, uniform_share=uniform_share, **read)

@@ -37,7 +37,8 @@ import pandas as pd
 from calib.production.engines.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
-from calib.labeling.drawn import CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate  # noqa: F401 (public names)
+from calib.labeling.drawn import (CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,  # noqa: F401 (public)
+                                  check_options)
 from calib.reading.corpus_design import load_design
 from calib.reading.design import DEFAULT_EDGES, UNIFORM, Design
 from calib.verification.jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
@@ -163,12 +164,7 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
     """A stratified draw of ``pairs`` pairs from a uniform sample of ``docs`` documents of ``corpus``."""
     if docs < 2:
         raise DrawError(f"--docs must be >= 2, got {docs}")
-    if pairs < 1:
-        raise DrawError(f"--pairs must be >= 1, got {pairs}")
-    if not 0.0 <= uniform_share <= 1.0:
-        raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
-    if not 0 <= seed < 2**63:
-        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+    check_options(pairs, uniform_share, seed)
     if max_pairs is not None and max_pairs < 0:
         raise DrawError(f"--max-pairs must be >= 0, got {max_pairs}")
     Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first

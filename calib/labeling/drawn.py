@@ -23,6 +23,16 @@ class DrawError(ValueError):
     """Bad input or options for a draw: one readable line."""
 
 
+def check_options(pairs: int, uniform_share: float, seed: int) -> None:
+    """The options both draws share, refused in one line before any work."""
+    if pairs < 1:
+        raise DrawError(f"--pairs must be >= 1, got {pairs}")
+    if not 0.0 <= uniform_share <= 1.0:
+        raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
+    if not 0 <= seed < 2**63:
+        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+
+
 @dataclass(frozen=True, eq=False)
 class DrawnSet:
     docs: pd.DataFrame   # id, text (the document sample, in corpus order)

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from calib.reading.design import FORMAT, UNIFORM, Design, _check_count, band_names
+from calib.reading.design import FORMAT, Design, _check_count, check_fields
 
 KIND = "corpus"
 DEFAULT_CORPUS_EDGES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -114,14 +114,8 @@ class CorpusDesign:
                              "verify_cut in [0, 1) expected")
 
     # -- the same surface as Design ------------------------------------------------
-    @property
-    def strata(self) -> tuple[str, ...]:
-        return band_names(self.edges) + (UNIFORM,)
-
-    @property
-    def floor(self) -> float:
-        return float(self.edges[0])
-
+    strata = Design.strata
+    floor = Design.floor
     pi1 = 1.0  # no document-sample stage: every document's pairs can be drawn
     stratum_index = Design.stratum_index
     shingle_label = Design.shingle_label
@@ -147,35 +141,13 @@ class CorpusDesign:
         pop = np.asarray(self.population, dtype=float)
         return np.where(pop > 0, np.asarray(self.drawn) / np.maximum(pop, 1), 0.0)
 
-    def with_drawn(self, drawn) -> "CorpusDesign":
-        return replace(self, drawn=tuple(int(x) for x in drawn), draws=self.draws + 1)
-
-    def to_json(self) -> str:
-        d = asdict(self)
-        d["strata"] = list(self.strata)
-        d["format"] = FORMAT
-        return json.dumps(d, indent=2, sort_keys=True) + "\n"
+    with_drawn = Design.with_drawn
+    to_json = Design.to_json
 
     @classmethod
     def from_dict(cls, d: dict) -> "CorpusDesign":
-        d = dict(d)
-        d.pop("strata", None)
-        known = {f.name for f in fields(cls)}
-        missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
-                   and f.name not in d]
-        if missing:
-            raise ValueError(f"no {missing[0]!r} field")
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown field {unknown[0]!r}")
-        for k in ("rep", "later", "extra"):
-            if k in d and not isinstance(d[k], dict):
-                raise ValueError(f"field {k!r} must be a JSON object")
-        d["doc_index"] = d.get("doc_index", [])
-        for k in ("edges", "population", "drawn", "doc_index"):
-            if not isinstance(d[k], list):
-                raise ValueError(f"field {k!r} must be a JSON array")
-            d[k] = tuple(d[k])
+        d = check_fields(cls, d, objects=("rep", "later", "extra"),
+                         arrays=("edges", "population", "drawn", "doc_index"))
         if isinstance(d.get("verify_cut"), bool) or not isinstance(d.get("verify_cut", 0.0), (int, float)):
             raise ValueError("field 'verify_cut' must be a number")
         return cls(**d)
