@@ -23,7 +23,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.memory import run_measured  # noqa: E402
+LAUNCH = """
+import json, os, sys, time
+t0 = time.perf_counter()
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ,
+                     file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+_, status, ru = os.wait4(pid, 0)
+print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "maxrss_kb": ru.ru_maxrss,
+                  "seconds": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime}))
+"""
+
+
+def run_measured(cmd: list[str]) -> dict:
+    """``cmd`` in a fresh process: rc, peak RSS and CPU seconds of that child only (wait4), wall seconds."""
+    import subprocess
+    proc = subprocess.run([sys.executable, "-c", LAUNCH, *cmd], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    res = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"rc": proc.returncode}
+    if proc.returncode != 0 or res["rc"] != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {res['rc']}:\n{proc.stderr}")
+    return res
+
 from bench.rare_corpus import write_blocks  # noqa: E402
 
 
@@ -52,7 +72,7 @@ def main(argv=None) -> int:
             load_after = os.getloadavg()
             design = json.loads((Path(tmp) / "drawn" / "design.json").read_text())
             rows.append({"scheme": scheme, "documents": a.docs, "corpus_mb": size / 2 ** 20,
-                         "mean_kb": size / a.docs / 1024, "seconds": res["seconds"], "peak_mb": res["maxrss_kb"] / 1024,
+                         "mean_kb": size / a.docs / 1024, "seconds": res["seconds"], "cpu": res["cpu"], "peak_mb": res["maxrss_kb"] / 1024,
                          "candidates": design["candidates"], "kept": sum(design["population"][:-1]),
                          "drawn": sum(design["drawn"]), "load": f"{load_before[0]:.1f} / {load_after[0]:.1f}"})
             print(rows[-1], flush=True)
@@ -61,10 +81,11 @@ def main(argv=None) -> int:
              f"{a.schemes}` ({time.strftime('%Y-%m-%d %H:%M')} UTC, 2 cores shared with other sessions: load average "
              f"(1 min) before / after each draw in the table; the draw runs under nice -n 10; corpus generated in "
              f"{gen:.0f} s, not counted).\n",
-             "| loose scheme | documents | corpus MB | mean KB | seconds | peak RSS MB | loose candidates | "
-             "kept (J >= floor) | drawn | load before / after |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| loose scheme | documents | corpus MB | mean KB | wall s | CPU s | CPU s per 1M docs | peak RSS MB | "
+             "loose candidates | kept (J >= floor) | drawn | load before / after |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [f"| {r['scheme']} | {r['documents']:,} | {r['corpus_mb']:.0f} | {r['mean_kb']:.1f} | {r['seconds']:.0f} | "
-              f"{r['peak_mb']:.0f} | {r['candidates']:,} | {r['kept']:,} | {r['drawn']:,} | {r['load']} |"
+              f"{r['cpu']:.0f} | {r['cpu'] * 1e6 / r['documents']:,.0f} | {r['peak_mb']:.0f} | {r['candidates']:,} | {r['kept']:,} | {r['drawn']:,} | {r['load']} |"
               for r in rows]
     Path(a.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
