@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from calib.base.errors import CliError, check_input, check_out_dir, claim
-from calib.labeling.draw import (DEFAULT_REP, FILES, DrawError, draw, inclusion_note, more, read_drawn,
+from calib.labeling.draw import (CANDIDATES, DEFAULT_REP, FILES, DrawError, draw, inclusion_note, more, read_drawn,
                                  strata_table, write_drawn)
 from calib.reading.design import DEFAULT_EDGES, Design
 from calib.sketches.represent import Representation
@@ -41,17 +41,29 @@ def add_parser(sub) -> None:
                                    "page) and run calib sweep --sample OUT. --more adds pairs to a drawn set.")
     d.add_argument("--corpus", help="corpus: .jsonl[.gz] or .parquet with id and text fields")
     d.add_argument("--out", required=True, help="output folder (with --more: the drawn set to extend)")
+    d.add_argument("--design", choices=("sample", "corpus"), default="sample",
+                   help="sample (default): pairs among a uniform sample of --docs documents, exact; corpus: pairs "
+                        "from every document, through a loose LSH pass over the whole corpus (for corpora far "
+                        "larger than --docs: see docs/corpus-draw.md)")
+    d.add_argument("--loose", default="120x5", help="with --design corpus: the loose pass's split BxR "
+                   "(default 120x5: P(0.4) = 0.71, P(0.5) = 0.98, P(0.6) = 1.00)")
+    d.add_argument("--loose-scheme", choices=("prefix", "oph"), default="prefix",
+                   help="with --design corpus: MinHash scheme of the loose pass (default prefix, independent "
+                        "permutations; oph is several times faster on long documents, its S-curve approximate)")
     d.add_argument("--docs", type=int, default=2000, help="documents in the uniform sample (default 2000)")
     d.add_argument("--pairs", type=int, default=500, help="pairs to draw (default 500)")
     d.add_argument("--seed", type=int, default=0, help="seed of the document sample and the draw (default 0)")
     d.add_argument("--shingle", default="char5", help="representation whose exact J defines the strata, e.g. "
                    "char5, word3 (default char5, lower+nfkc+ws)")
-    d.add_argument("--edges", type=_edges, default=DEFAULT_EDGES,
-                   help="band edges, the first is the floor (default 0.1,0.2,...,1.0)")
-    d.add_argument("--uniform-share", type=float, default=0.2,
-                   help="share of --pairs drawn uniformly from the pairs below the floor (default 0.2)")
-    d.add_argument("--max-pairs", type=int, default=5_000_000,
-                   help="pairs above the floor beyond which the draw stops with an error (default 5000000)")
+    d.add_argument("--edges", type=_edges, default=None,
+                   help="band edges, the first is the floor (default 0.1,0.2,...,1.0; --design corpus: "
+                        "0.3,0.4,...,1.0)")
+    d.add_argument("--uniform-share", type=float, default=None,
+                   help="share of --pairs drawn uniformly from the pairs below the floor (default 0.2); with "
+                        "--design corpus: drawn from all corpus pairs (default 0.1)")
+    d.add_argument("--max-pairs", type=int, default=None,
+                   help="pairs above the floor (--design corpus: loose candidate pairs) beyond which the draw "
+                        "stops with an error (default 5000000; --design corpus: 50000000)")
     d.add_argument("--id-field", default="id", help="id field/column (default: id)")
     d.add_argument("--text-field", default="text", help="text field/column (default: text)")
     d.add_argument("--overwrite", action="store_true", help="replace an existing --out (default: refuse)")
@@ -87,20 +99,54 @@ def cmd_draw(a) -> int:
         out = check_out_dir(a.out, a.overwrite)
         try:
             from calib.base.atomic import check_replaceable
-            check_replaceable(out, FILES)
+            check_replaceable(out, FILES + (CANDIDATES,))
         except ValueError as exc:
             raise CliError(str(exc))
-        drawn = draw(a.corpus, docs=a.docs, pairs=a.pairs, seed=a.seed, rep=rep, edges=a.edges,
-                     uniform_share=a.uniform_share, max_pairs=a.max_pairs, id_field=a.id_field,
-                     text_field=a.text_field)
+        if a.design == "corpus":
+            return _draw_corpus(a, rep, out)
+        drawn = draw(a.corpus, docs=a.docs, pairs=a.pairs, seed=a.seed, rep=rep,
+                     edges=DEFAULT_EDGES if a.edges is None else a.edges,
+                     uniform_share=0.2 if a.uniform_share is None else a.uniform_share,
+                     max_pairs=5_000_000 if a.max_pairs is None else a.max_pairs,
+                     id_field=a.id_field, text_field=a.text_field)
         write_drawn(out, drawn)
     except DrawError as exc:
         raise CliError(str(exc))
     d = drawn.design
+    if d.corpus_docs > d.sample_docs:
+        print(f"note: pairs were drawn among {d.sample_docs:,} of {d.corpus_docs:,} documents; --design corpus "
+              "draws from every document", file=sys.stderr)
     print(f"{d}\nwrote {Path(out) / 'documents.jsonl'} ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
           f"label empty), design.json", file=sys.stderr)
     print(inclusion_note(d), file=sys.stderr)
     print(strata_table(d).to_string(index=False), file=sys.stderr)
+    return 0
+
+
+def _draw_corpus(a, rep: Representation, out: Path) -> int:
+    from calib.cli.apply import tqdm_bar
+    from calib.labeling.corpus_draw import draw_corpus
+    from calib.labeling.corpus_strata import corpus_strata_table
+    from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
+    m = re.fullmatch(r"\s*(\d+)\s*[x*]\s*(\d+)\s*", a.loose)
+    if not m:
+        raise CliError(f"--loose {a.loose!r}: expected BxR, e.g. 120x5")
+    try:
+        from calib.base.budget import MemoryBudgetError
+        drawn = draw_corpus(a.corpus, pairs=a.pairs, seed=a.seed, rep=rep,
+                            edges=DEFAULT_CORPUS_EDGES if a.edges is None else a.edges,
+                            uniform_share=0.1 if a.uniform_share is None else a.uniform_share,
+                            loose=(int(m.group(1)), int(m.group(2))),
+                            max_pairs=50_000_000 if a.max_pairs is None else a.max_pairs, id_field=a.id_field,
+                            text_field=a.text_field, bar=tqdm_bar, scheme=a.loose_scheme)
+        write_drawn(out, drawn)
+    except (DrawError, MemoryBudgetError) as exc:
+        raise CliError(str(exc))
+    d = drawn.design
+    print(f"{d}\nwrote {out}/documents.jsonl ({d.sample_docs:,} documents of the drawn pairs), pairs.csv "
+          f"({len(drawn.pairs):,} pairs, label empty), design.json, candidates.npy ({d.candidates:,} loose "
+          f"candidates, {sum(d.population[:-1]):,} kept with J >= {d.floor:g})", file=sys.stderr)
+    print(corpus_strata_table(d).to_string(index=False), file=sys.stderr)
     return 0
 
 
@@ -145,7 +191,9 @@ def cmd_more(a) -> int:
     plan = next_labels(frame, sample.design, width=a.width, k=a.more)
     print(f"configuration: {config}", file=sys.stderr)
     for r, d in plan["rates"].items():
-        need = ("more documents (a larger --docs): the document sample limits it" if d["documents_limit"] else
+        limit = ("the loose pass's misses limit it (a looser --loose)" if getattr(sample.design, "kind", "") == "corpus"
+                 else "more documents (a larger --docs): the document sample limits it")
+        need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         print(f"{r.replace('_', ' ')}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}",
               file=sys.stderr)

@@ -34,34 +34,13 @@ The label planner that says which strata to label next
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from calib.candidates import lsh
 from calib.verification.measures import get_measure
+from calib.estimates.ratio import RATES, STRATIFIED, Z95, Ratio  # noqa: F401 (Z95, Ratio: shared names)
 from calib.estimates.stats import wilson
-
-STRATIFIED = "stratified"
-Z95 = 1.959963984540054
-RATES = ("candidate_recall", "pair_recall", "pair_precision", "false_removal_rate")
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """One stratified ratio estimate."""
-
-    estimate: float
-    low: float
-    high: float
-    variance: float
-    labeled: int       # labeled pairs with x = 1
-    n_eff: float
-    s2: np.ndarray | None = None   # per-stratum residual variance for the label planner (bands smoothed)
-    total_x: float = np.nan        # X^
-    deff: float = 1.0              # variance / its stratified part (>= 1 when the unit term dominates)
-
 
 def stratified_ratio(h: np.ndarray, y: np.ndarray, x: np.ndarray, population, labeled_per_stratum,
                      smooth: float = 0.5, units: np.ndarray | None = None, n_units: int = 0) -> Ratio:
@@ -164,8 +143,17 @@ def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
         r = clustering.representative[d]
         codes = np.minimum(d, r).astype(np.int64) * s.n + np.maximum(d, r)
         removal = np.isin(i * s.n + j, codes)
-    return pd.DataFrame({"h": h, "duplicate": p["is_duplicate"].to_numpy(bool), "candidate": cand,
-                         "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j)})
+    frame = pd.DataFrame({"h": h, "duplicate": p["is_duplicate"].to_numpy(bool), "candidate": cand,
+                          "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j)})
+    if getattr(design, "kind", "") == "corpus":  # pairs of every document: removal weighted 1/d, see corpus_weighted
+        from calib.estimates.corpus_weighted import earlier_links
+        from calib.sketches.represent import Representation
+        from calib.verification.jaccard import pairs_jaccard
+        ids = s.docs["id"].to_numpy(object)
+        frame["similarity"] = pairs_jaccard(ws.sets(Representation.from_dict(design.rep)), i, j)
+        threshold = float(getattr(cfg, "threshold", None) or 0.0)
+        frame["removal"] = verified / earlier_links(design, ids[i], ids[j], threshold)
+    return frame
 
 
 def pair_units(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -198,6 +186,9 @@ def _yx(frame: pd.DataFrame, rate: str) -> tuple[np.ndarray, np.ndarray]:
 
 def estimate(frame: pd.DataFrame, design, rate: str) -> Ratio:
     """One rate of :func:`design_pairs`' frame, weighted by the design."""
+    if getattr(design, "kind", "") == "corpus":
+        from calib.estimates import corpus_weighted
+        return corpus_weighted.estimate(frame, design, rate)
     y, x = _yx(frame, rate)
     n_h = np.bincount(frame["h"].to_numpy(np.int64), minlength=len(design.strata))
     units = frame["unit"].to_numpy(np.int64) if "unit" in frame else None
@@ -211,6 +202,9 @@ def rates(ws, cfg, clustering) -> dict:
     plain proportion beside it (``<rate>_unweighted``), labeled pairs per stratum."""
     design = ws.sample.design
     frame = design_pairs(ws, cfg, clustering)
+    if getattr(design, "kind", "") == "corpus":
+        from calib.estimates import corpus_weighted
+        return corpus_weighted.rates(frame, design)
     row: dict = {}
     for name in RATES:
         y, x = _yx(frame, name)

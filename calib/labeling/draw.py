@@ -37,26 +37,17 @@ import pandas as pd
 from calib.production.engines.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
+from calib.labeling.drawn import (CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,  # noqa: F401 (public)
+                                  check_options)
+from calib.reading.corpus_design import load_design
 from calib.reading.design import DEFAULT_EDGES, UNIFORM, Design
 from calib.verification.jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from calib.sketches.represent import Representation
 from calib.sketches.shingles import shingle_hashes
 
-DEFAULT_REP = Representation(shingle="char", k=5)
 PAIR_COLUMNS = ("id_a", "id_b", "stratum", "inclusion_probability", "similarity", "label")
 FILES = ("design.json", "documents.jsonl", "pairs.csv")
 _ENUMERATE = 4_000_000  # at most this many sample pairs: the uniform stratum is enumerated, not rejection-sampled
-
-
-class DrawError(ValueError):
-    """Bad input or options for a draw: one readable line."""
-
-
-@dataclass(frozen=True, eq=False)
-class DrawnSet:
-    docs: pd.DataFrame   # id, text (the document sample, in corpus order)
-    pairs: pd.DataFrame  # PAIR_COLUMNS, label "" when unlabeled
-    design: Design
 
 
 # ---------------------------------------------------------------------------
@@ -100,35 +91,6 @@ def reservoir(corpus, n: int, seed: int, *, batch_size: int = 10_000, id_field: 
 # ---------------------------------------------------------------------------
 # Stage 2: pairs
 # ---------------------------------------------------------------------------
-
-def allocate(total: int, population, uniform_share: float = 0.2) -> np.ndarray:
-    """Pairs to draw per stratum (bands..., uniform): ``uniform_share`` of
-    ``total`` to the last stratum, the rest equally over the others; no
-    stratum gets more than it holds, the excess goes to those with room."""
-    pop = np.asarray(population, dtype=np.int64)
-    total = min(int(total), int(pop.sum()))  # more than the strata hold: all of them (and no int64 overflow)
-    want = np.zeros(len(pop), dtype=float)
-    want[-1] = uniform_share * total
-    want[:-1] = (total - want[-1]) / max(len(pop) - 1, 1)
-    return _fill(np.floor(want).astype(np.int64), pop, total)
-
-
-def _fill(alloc: np.ndarray, room: np.ndarray, total: int) -> np.ndarray:
-    """Cap ``alloc`` at ``room`` and hand out what is left (to the emptiest
-    strata first) until ``total`` or no room is left."""
-    alloc = np.minimum(alloc, room)
-    left = min(int(total), int(room.sum())) - int(alloc.sum())
-    while left > 0:
-        free = np.flatnonzero(alloc < room)
-        share = max(left // len(free), 1)
-        for h in free[np.argsort(alloc[free], kind="stable")]:
-            add = min(share, int(room[h] - alloc[h]), left)
-            alloc[h] += add
-            left -= add
-            if left == 0:
-                break
-    return alloc
-
 
 def _uniform_pairs(n: int, m: int, above_codes: np.ndarray, taken: np.ndarray, rng) -> np.ndarray:
     """``m`` distinct pair codes i*n+j (i < j) uniformly among the pairs that are
@@ -202,12 +164,7 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
     """A stratified draw of ``pairs`` pairs from a uniform sample of ``docs`` documents of ``corpus``."""
     if docs < 2:
         raise DrawError(f"--docs must be >= 2, got {docs}")
-    if pairs < 1:
-        raise DrawError(f"--pairs must be >= 1, got {pairs}")
-    if not 0.0 <= uniform_share <= 1.0:
-        raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
-    if not 0 <= seed < 2**63:
-        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+    check_options(pairs, uniform_share, seed)
     if max_pairs is not None and max_pairs < 0:
         raise DrawError(f"--max-pairs must be >= 0, got {max_pairs}")
     Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
@@ -256,7 +213,10 @@ def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
         write_bytes_atomic(tmp / "documents.jsonl", _docs_bytes(drawn.docs))
         write_bytes_atomic(tmp / "pairs.csv", pairs_bytes(drawn.pairs))
         write_bytes_atomic(tmp / "design.json", drawn.design.to_json().encode("utf-8"))
-    return {name: out / name for name in FILES}
+        if drawn.candidates is not None:
+            from calib.labeling.drawn import candidates_bytes
+            write_bytes_atomic(tmp / CANDIDATES, candidates_bytes(drawn.candidates))
+    return {name: out / name for name in FILES + ((CANDIDATES,) if drawn.candidates is not None else ())}
 
 
 def representation(design: Design) -> Representation:
@@ -272,7 +232,7 @@ def read_drawn(directory) -> DrawnSet:
         if not (d / name).is_file():
             raise DrawError(f"{d}: no {name}: not a folder written by calib draw")
     try:
-        design = Design.from_json(read_input(d / "design.json", root=d).decode("utf-8"))
+        design = load_design(read_input(d / "design.json", root=d).decode("utf-8"))
         design = replace(design, rep=representation(design).to_dict())  # checked, and as draw writes it
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
@@ -282,7 +242,11 @@ def read_drawn(directory) -> DrawnSet:
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
     if missing:
         raise DrawError(f"{d / 'pairs.csv'}: line 1: missing column {missing[0]!r}")
-    return DrawnSet(docs, pairs, design)
+    cand = None
+    if getattr(design, "kind", "") == "corpus":
+        from calib.labeling.drawn import read_candidates
+        cand = read_candidates(d / CANDIDATES) if (d / CANDIDATES).is_file() else None
+    return DrawnSet(docs, pairs, design, cand)
 
 
 def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
@@ -290,6 +254,9 @@ def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
     stratum still a simple random sample (of its old and new pairs together),
     inclusion probabilities updated; existing rows and labels are kept first."""
     d = drawn.design
+    if getattr(d, "kind", "") == "corpus":
+        from calib.labeling.corpus_draw import more_corpus
+        return more_corpus(drawn, alloc, seed=seed)
     st = _Strata(drawn.docs["text"].tolist(), representation(d), d.edges, None)
     pos = {x: k for k, x in enumerate(drawn.docs["id"])}
     a = np.array([pos[x] for x in drawn.pairs["id_a"]], dtype=np.int64)
@@ -337,7 +304,7 @@ def write_labels(directory, latest: pd.DataFrame | None) -> DrawnSet:
     (``calib draw --more``) added since the caller last read the set are kept."""
     with claim_output(directory):
         drawn = read_drawn(directory)
-        filled = DrawnSet(drawn.docs, with_decisions(drawn.pairs, latest).drop(columns=["decision"]), drawn.design)
+        filled = replace(drawn, pairs=with_decisions(drawn.pairs, latest).drop(columns=["decision"]))
         write_drawn(directory, filled)
     return filled
 

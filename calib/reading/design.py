@@ -43,6 +43,30 @@ def _check_count(name: str, v) -> None:
         raise ValueError(f"{name} must be an integer in [0, 2**53], got {v!r}")
 
 
+def check_fields(cls, d: dict, *, objects: tuple[str, ...], arrays: tuple[str, ...]) -> dict:
+    """design.json's fields for ``cls(**d)``: none missing, none unknown, ``objects`` JSON objects,
+    ``arrays`` JSON arrays (made tuples); the derived ``strata`` is dropped."""
+    d = dict(d)
+    d.pop("strata", None)
+    known = {f.name for f in fields(cls)}
+    missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
+               and f.name not in d]
+    if missing:
+        raise ValueError(f"no {missing[0]!r} field")
+    unknown = sorted(set(d) - known)
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    for k in objects:
+        if k in d and not isinstance(d[k], dict):
+            raise ValueError(f"field {k!r} must be a JSON object")
+    for k in arrays:
+        if k in d:
+            if not isinstance(d[k], list):
+                raise ValueError(f"field {k!r} must be a JSON array")
+            d[k] = tuple(d[k])
+    return d
+
+
 def band_names(edges) -> tuple[str, ...]:
     """``J0.10-0.20`` ... one name per band between consecutive edges."""
     return tuple(f"J{lo:.2f}-{hi:.2f}" for lo, hi in zip(edges[:-1], edges[1:]))
@@ -132,22 +156,7 @@ class Design:
             newer = isinstance(fmt, int) and fmt > FORMAT
             raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads"
                              + (" (written by a newer calib: upgrade it)" if newer else ""))
-        d.pop("strata", None)
-        known = {f.name for f in fields(cls)}
-        missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
-                   and f.name not in d]
-        if missing:
-            raise ValueError(f"no {missing[0]!r} field")
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown field {unknown[0]!r}")
-        if not isinstance(d["rep"], dict):
-            raise ValueError("field 'rep' must be a JSON object")
-        for k in ("edges", "population", "drawn"):
-            if not isinstance(d[k], list):
-                raise ValueError(f"field {k!r} must be a JSON array")
-            d[k] = tuple(d[k])
-        design = cls(**d)
+        design = cls(**check_fields(cls, d, objects=("rep",), arrays=("edges", "population", "drawn")))
         pairs = design.sample_docs * (design.sample_docs - 1) // 2
         if sum(design.population) != pairs:  # a draw's strata partition the sample's pairs
             raise ValueError(f"population sums to {sum(design.population):,}, not the {pairs:,} pairs of "

@@ -20,7 +20,7 @@ import pandas as pd
 
 from calib.base.atomic import csv_cell_value
 from calib.reading.clough import load_clough
-from calib.reading.design import Design
+from calib.reading.corpus_design import load_design
 from calib.reading.files import MISSING_VALUES, SampleError, decode_text, missing_set
 from calib.reading.records import (Docs, PairRow, as_category, as_id, as_label, as_text, collect_docs, docs_frame,
     pairs_from_table, resolve_pairs)
@@ -108,7 +108,9 @@ def _check_drawn_rows(design, rows: list[PairRow], n_docs: int, docs_file: str) 
     if design.sample_docs != n_docs:
         raise SampleError(f"{n_docs:,} documents, but design.json says sample_docs {design.sample_docs:,}",
                           file=docs_file)
-    drawn = [r for r in rows if r.similarity is not None]
+    # a corpus design's uniform route draws pairs of any J: only its band rows have a J to agree with
+    drawn = [r for r in rows if r.similarity is not None
+             and not (getattr(design, "kind", "") == "corpus" and r.stratum == design.strata[-1])]
     if not drawn:
         return
     names = np.asarray(design.strata, dtype=object)[design.stratum_index([r.similarity for r in drawn])]
@@ -123,7 +125,7 @@ def _read_design(directory: Path):
     if not os.path.lexists(directory / "design.json"):
         return None
     try:
-        return Design.from_json(decode_text(read_bytes(directory / "design.json", directory), "design.json"))
+        return load_design(decode_text(read_bytes(directory / "design.json", directory), "design.json"))
     except (ValueError, KeyError, TypeError) as exc:
         if isinstance(exc, SampleError):
             raise

@@ -1,0 +1,23 @@
+"""What a corpus-scale draw's strata hold, for the CLI and the Label page (:mod:`calib.reading.corpus_design`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from calib.reading.corpus_design import CorpusDesign
+
+
+def corpus_strata_table(design: CorpusDesign, labeled: pd.Series | None = None) -> pd.DataFrame:
+    """One row per stratum: pairs (kept candidates of the band; every corpus pair for
+    ``uniform``), drawn, the drawn share n_h / N_h, and the loose pass's P(J) Q(J) at the band's
+    lower edge (1 for ``uniform``): a pair's inclusion probability is about their product."""
+    pop = np.asarray(design.population, dtype=float)
+    lower = np.append(np.asarray(design.edges[:-1], dtype=float), np.nan)
+    p = np.where(np.isnan(lower), 1.0, design.p_candidate(np.nan_to_num(lower)))
+    t = pd.DataFrame({"stratum": design.strata, "pairs": design.population, "drawn": design.drawn,
+                      "drawn_share": np.where(pop > 0, np.asarray(design.drawn) / np.maximum(pop, 1), 0.0),
+                      "P_candidate_at_lower_edge": p})
+    if labeled is not None:
+        t["labeled"] = labeled.reindex(design.strata).fillna(0).astype(int).to_numpy()
+    return t

@@ -1,0 +1,86 @@
+"""A drawn set in memory and what both draws share (:mod:`calib.labeling.draw`, the
+document-sample draw; :mod:`calib.labeling.corpus_draw`, the corpus-scale draw): the error
+type, the default representation, the allocation of pairs to strata and the
+candidates file of a corpus draw."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from calib.reading.design import Design
+from calib.sketches.represent import Representation
+
+DEFAULT_REP = Representation(shingle="char", k=5)
+CANDIDATES = "candidates.npy"  # beside design.json, documents.jsonl, pairs.csv in a corpus-scale draw
+CAND_DTYPE = np.dtype([("i", "<i8"), ("j", "<i8"), ("J", "<f8")])
+
+
+class DrawError(ValueError):
+    """Bad input or options for a draw: one readable line."""
+
+
+def check_options(pairs: int, uniform_share: float, seed: int) -> None:
+    """The options both draws share, refused in one line before any work."""
+    if pairs < 1:
+        raise DrawError(f"--pairs must be >= 1, got {pairs}")
+    if not 0.0 <= uniform_share <= 1.0:
+        raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
+    if not 0 <= seed < 2**63:
+        raise DrawError(f"--seed must be an integer >= 0, got {seed}")
+
+
+@dataclass(frozen=True, eq=False)
+class DrawnSet:
+    docs: pd.DataFrame   # id, text (the document sample, in corpus order)
+    pairs: pd.DataFrame  # PAIR_COLUMNS, label "" when unlabeled
+    design: Design       # or a corpus-scale design (calib.reading.corpus_design.CorpusDesign)
+    candidates: np.ndarray | None = None  # a corpus design's kept candidates (calib.labeling.corpus_draw)
+
+
+def allocate(total: int, population, uniform_share: float = 0.2) -> np.ndarray:
+    """Pairs to draw per stratum (bands..., uniform): ``uniform_share`` of
+    ``total`` to the last stratum, the rest equally over the others; no
+    stratum gets more than it holds, the excess goes to those with room."""
+    pop = np.asarray(population, dtype=np.int64)
+    total = min(int(total), int(pop.sum()))  # more than the strata hold: all of them (and no int64 overflow)
+    want = np.zeros(len(pop), dtype=float)
+    want[-1] = uniform_share * total
+    want[:-1] = (total - want[-1]) / max(len(pop) - 1, 1)
+    return _fill(np.floor(want).astype(np.int64), pop, total)
+
+
+def _fill(alloc: np.ndarray, room: np.ndarray, total: int) -> np.ndarray:
+    """Cap ``alloc`` at ``room`` and hand out what is left (to the emptiest
+    strata first) until ``total`` or no room is left."""
+    alloc = np.minimum(alloc, room)
+    left = min(int(total), int(room.sum())) - int(alloc.sum())
+    while left > 0:
+        free = np.flatnonzero(alloc < room)
+        share = max(left // len(free), 1)
+        for h in free[np.argsort(alloc[free], kind="stable")]:
+            add = min(share, int(room[h] - alloc[h]), left)
+            alloc[h] += add
+            left -= add
+            if left == 0:
+                break
+    return alloc
+
+
+def candidates_bytes(cand: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(cand, dtype=CAND_DTYPE), allow_pickle=False)
+    return buf.getvalue()
+
+
+def read_candidates(path) -> np.ndarray:
+    try:
+        cand = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise DrawError(f"{path}: not a candidates file written by calib draw ({exc})") from None
+    if cand.dtype != CAND_DTYPE:
+        raise DrawError(f"{path}: fields {cand.dtype.names}, expected {CAND_DTYPE.names}")
+    return cand

@@ -1,0 +1,163 @@
+"""The loose LSH pass of a corpus-scale draw: one streaming pass, then candidate pairs.
+
+Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`):
+shingle sets -> ``b*r + verify`` MinHash values (by default the ``prefix``
+scheme: independent affine permutations, so the S-curve
+``P(J) = 1 - (1 - J^r)^b`` holds per pair; ``oph``, one-permutation hashing,
+costs O(n + k) instead of O(n k) and follows the S-curve within a few
+points on documents of a few KB, bench/results/corpus_draw.md) -> ``b`` band keys (kept as 32-bit
+values: a chance collision of two 32-bit keys adds about ``n^2 / 2^33`` pairs
+per band, which the verify cut drops) and the ``verify`` further values. Only
+these are held: ``4 (b + verify)`` bytes a document, no text.
+
+Candidates: for each band, the documents sorted by key; in every run of equal
+keys each pair is emitted by the first band it collides in (no global dedup).
+Their count is checked against ``max_pairs`` before they are built. A
+candidate is kept when its J estimated on the ``verify`` columns reaches the
+cut (:func:`calib.reading.corpus_design.verify_pass` gives the chance of that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from numba import njit
+
+from calib.candidates import lsh
+from calib.sketches.minhash import signatures
+from calib.sketches.shingles import shingle_hashes
+
+
+class TooManyLoosePairs(RuntimeError):
+    """More candidate pairs than the budget: one readable line."""
+
+
+@dataclass(frozen=True, eq=False)
+class LoosePass:
+    ids: list[str]           # every non-empty document, in corpus order
+    rows: np.ndarray         # int64: corpus position (line / row, empty documents included) of each
+    keys: np.ndarray         # (b, n) uint32 band keys
+    vsig: np.ndarray         # (n, verify) uint32
+    active: np.ndarray       # bool: the document has a shingle (takes part in banding)
+    skipped_empty: int
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_field: str, text_field: str,
+           n_hint: int, update: Callable[[int], None] = lambda m: None, scheme: str = "prefix") -> LoosePass:
+    """Pass 1 over ``corpus``: band keys and verify values of every non-empty document."""
+    from calib.production.engines.corpus import iter_corpus
+    num_perm = b * r + verify
+    keys = np.empty((b, n_hint), dtype=np.uint32)
+    vsig = np.empty((n_hint, verify), dtype=np.uint32)
+    active = np.zeros(n_hint, dtype=bool)
+    rows = np.empty(n_hint, dtype=np.int64)
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    n = pos = skipped = 0
+    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
+        keep = [k for k, x in enumerate(b_texts) if x.strip()]
+        skipped += len(b_texts) - len(keep)
+        m = len(keep)
+        if n + m > n_hint:
+            raise ValueError(f"{corpus}: the file changed while it was read")
+        for k in keep:
+            d = b_ids[k]
+            if d in seen:
+                raise ValueError(f"{corpus}: duplicate document id {d!r} (documents {seen[d]} and {pos + k}); "
+                                 f"ids must be unique")
+            seen[d] = pos + k
+            ids.append(d)
+        if m:
+            sets = shingle_hashes([b_texts[k] for k in keep], rep, unique=True)
+            sig = signatures(sets, num_perm, rep.seed, scheme)
+            keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
+            vsig[n:n + m] = sig[:, b * r:]
+            active[n:n + m] = sets.sizes() > 0
+            rows[n:n + m] = pos + np.asarray(keep, dtype=np.int64)
+        n += m
+        pos += len(b_texts)
+        update(len(b_texts))
+    del seen
+    return LoosePass(ids, rows[:n].copy(), keys[:, :n].copy() if n < n_hint else keys, vsig[:n], active[:n], skipped)
+
+
+@njit(cache=True)
+def _band_pairs(keys, band, order, active, emit, out_i, out_j, start):
+    """Pairs of one band (sorted by ``order``) whose first colliding band it is; counted,
+    and with ``emit`` written from ``start`` on. Returns the count."""
+    n = order.shape[0]
+    c = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        k0 = keys[band, order[s]]
+        while e < n and keys[band, order[e]] == k0:
+            e += 1
+        if e - s > 1:
+            for x in range(s, e):
+                p = order[x]
+                if not active[p]:
+                    continue
+                for y in range(x + 1, e):
+                    q = order[y]
+                    if not active[q]:
+                        continue
+                    lo, hi = min(p, q), max(p, q)
+                    first = True
+                    for prev in range(band):
+                        if keys[prev, lo] == keys[prev, hi]:
+                            first = False
+                            break
+                    if first:
+                        if emit:
+                            out_i[start + c] = lo
+                            out_j[start + c] = hi
+                        c += 1
+        s = e
+    return c
+
+
+@njit(cache=True)
+def _agreements(vsig, i, j):
+    out = np.zeros(len(i), dtype=np.int32)
+    for t in range(len(i)):
+        c = 0
+        for k in range(vsig.shape[1]):
+            if vsig[i[t], k] == vsig[j[t], k]:
+                c += 1
+        out[t] = c
+    return out
+
+
+def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
+               update: Callable[[int], None] = lambda m: None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Kept candidate pairs (i < j, indices into ``lp.ids``, sorted) and the number before the cut.
+    Band by band: memory is the kept pairs plus one band's sort order."""
+    b = lp.keys.shape[0]
+    empty = np.zeros(0, np.int64)
+    need = int(np.ceil(lp.vsig.shape[1] * cut - 1e-9))
+    kept_i, kept_j, total = [], [], 0
+    for band in range(b):
+        order = np.argsort(lp.keys[band], kind="stable")
+        c = _band_pairs(lp.keys, band, order, lp.active, False, empty, empty, 0)
+        total += c
+        if max_pairs is not None and total > max_pairs:
+            raise TooManyLoosePairs(f"the loose pass collides more than {max_pairs:,} pairs by band {band + 1} of "
+                                    f"{b}: the corpus holds many near-identical documents; raise --max-pairs or "
+                                    f"take a stricter loose split (--loose)")
+        ii, jj = np.empty(c, np.int64), np.empty(c, np.int64)
+        _band_pairs(lp.keys, band, order, lp.active, True, ii, jj, 0)
+        ok = _agreements(lp.vsig, ii, jj) >= need
+        kept_i.append(ii[ok])
+        kept_j.append(jj[ok])
+        update(1)
+    i = np.concatenate(kept_i) if kept_i else empty
+    j = np.concatenate(kept_j) if kept_j else empty
+    srt = np.lexsort((j, i))
+    return i[srt], j[srt], total

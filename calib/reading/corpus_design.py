@@ -1,0 +1,172 @@
+"""The design of a corpus-scale draw (``kind = "corpus"``): pairs drawn from every document.
+
+A draw over the whole corpus (:mod:`calib.labeling.corpus_draw`) reaches a
+corpus pair by two independent routes:
+
+1. **LSH route.** A loose MinHash LSH pass over all ``N`` documents (``b``
+   bands of ``r`` rows) makes a pair a candidate with probability
+   ``P(J) = 1 - (1 - J^r)^b`` over the hash (the S-curve). A candidate is kept
+   when its J estimated from ``verify_hashes`` further MinHash values (columns
+   the bands do not use, so independent of the collision) is at least
+   ``verify_cut``: probability ``Q(J) = P[Binomial(verify_hashes, J) >=
+   ceil(verify_hashes * verify_cut)]``. The kept candidates with exact J >=
+   ``edges[0]`` are cut into the bands of ``edges``; band h holds ``N_h``
+   of them (``population[h]``) and ``n_h`` (``drawn[h]``) are drawn by simple
+   random sampling. A pair of exact J in band h is drawn this way with
+   probability ``pi_L = P(J) Q(J) n_h / N_h`` (the fraction ``n_h / N_h`` is
+   conditional on being a candidate; ``P(J) Q(J)`` is the chance of that).
+2. **Uniform route.** ``m`` distinct pairs of two random documents out of the
+   ``N(N-1)/2`` (``population[-1]``): ``pi_U = m / (N(N-1)/2)``.
+
+A pair's inclusion probability is the union ``pi = 1 - (1 - pi_L)(1 - pi_U)``
+(a pair below the floor has ``pi_L = 0``). Rows of pairs.csv name the route
+that drew them (a band, or ``uniform``); the Horvitz-Thompson weights
+``1 / pi`` do not depend on it (:mod:`calib.estimates.corpus_weighted`).
+
+``later`` keeps, per drawn pair (``"id_a\\tid_b"``), the exact J of the later
+document's (in corpus order) links to earlier documents among the kept
+candidates: a document is removed by a keep-first rule when it has a verified
+earlier neighbour, so a verified pair counts ``1 / d`` removed documents, ``d``
+the later document's verified earlier neighbours.
+
+An old design.json (no ``kind``: the document-sample design of
+:mod:`calib.reading.design`) still loads as that design (:func:`load_design`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from calib.reading.design import FORMAT, Design, _check_count, check_fields
+
+KIND = "corpus"
+DEFAULT_CORPUS_EDGES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def loose_curve(sim, b: int, r: int) -> np.ndarray:
+    """P(J) = 1 - (1 - J^r)^b: the loose pass's collision probability."""
+    s = np.clip(np.asarray(sim, dtype=float), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        return -np.expm1(b * np.log1p(-(s ** r)))
+
+
+def verify_pass(sim, hashes: int, cut: float) -> np.ndarray:
+    """Q(J) = P[Binomial(hashes, J) >= ceil(hashes * cut)]: a candidate's estimated J passes the cut."""
+    from scipy.stats import binom
+    k = math.ceil(hashes * cut - 1e-9)
+    s = np.clip(np.asarray(sim, dtype=float), 0.0, 1.0)
+    return binom.sf(k - 1, hashes, s) if k > 0 else np.ones_like(s)
+
+
+@dataclass(frozen=True)
+class CorpusDesign:
+    """Strata of a corpus-scale draw: bands of candidates (``population[h]`` = N_h) then
+    ``uniform`` (``population[-1]`` = N(N-1)/2, every corpus pair)."""
+
+    rep: dict = field(hash=False)
+    edges: tuple[float, ...]
+    corpus_docs: int                 # N: non-empty documents
+    sample_docs: int                 # documents in documents.jsonl (those of the drawn pairs)
+    population: tuple[int, ...]
+    drawn: tuple[int, ...]
+    seed: int
+    b: int                           # loose pass: bands
+    r: int                           # loose pass: rows per band
+    verify_hashes: int = 128
+    verify_cut: float = 0.15
+    corpus: str = ""
+    skipped_empty: int = 0
+    draws: int = 1
+    candidates: int = 0              # loose candidate pairs before the verify cut
+    scheme: str = "prefix"           # the loose pass's MinHash scheme (prefix: independent permutations)
+    kind: str = KIND
+    later: dict = field(default_factory=dict, hash=False, compare=False)
+    doc_index: tuple[int, ...] = field(default=(), hash=False, compare=False)  # each document's place among the N
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        Design(self.rep, self.edges, 2, 2, (0,) * len(self.edges), (0,) * len(self.edges), 0)  # edges' rule
+        if self.kind != KIND:
+            raise ValueError(f"kind must be {KIND!r}, got {self.kind!r}")
+        for name in ("corpus_docs", "sample_docs", "seed", "skipped_empty", "draws", "b", "r", "verify_hashes",
+                     "candidates"):
+            _check_count(name, getattr(self, name))
+        for name in ("population", "drawn"):
+            for v in getattr(self, name):
+                _check_count(name, v)
+        if len(self.population) != len(self.strata) or len(self.drawn) != len(self.strata):
+            raise ValueError(f"the design has {len(self.strata)} strata, population/drawn give "
+                             f"{len(self.population)}/{len(self.drawn)}")
+        if any(m > p for m, p in zip(self.drawn, self.population)):
+            raise ValueError("a stratum has more drawn pairs than pairs")
+        if self.population[-1] != self.corpus_docs * (self.corpus_docs - 1) // 2:
+            all_pairs = self.corpus_docs * (self.corpus_docs - 1) // 2
+            raise ValueError(f"the uniform stratum holds {self.population[-1]:,} pairs, not the {all_pairs:,} "
+                             f"pairs of corpus_docs {self.corpus_docs:,}")
+        if self.scheme not in ("prefix", "oph"):
+            raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
+        if self.b < 1 or self.r < 1 or not 0.0 <= self.verify_cut < 1.0:
+            raise ValueError(f"loose pass b={self.b}, r={self.r}, verify_cut={self.verify_cut!r}: b, r >= 1 and "
+                             "verify_cut in [0, 1) expected")
+
+    # -- the same surface as Design ------------------------------------------------
+    strata = Design.strata
+    floor = Design.floor
+    pi1 = 1.0  # no document-sample stage: every document's pairs can be drawn
+    stratum_index = Design.stratum_index
+    shingle_label = Design.shingle_label
+
+    def p_candidate(self, sim) -> np.ndarray:
+        """P(J) Q(J): the chance over the hash that a pair of exact J is a kept candidate."""
+        return loose_curve(sim, self.b, self.r) * verify_pass(sim, self.verify_hashes, self.verify_cut)
+
+    def pair_probability(self, sim, drawn=None) -> np.ndarray:
+        """pi per pair of exact J ``sim``: 1 - (1 - pi_L)(1 - pi_U), with ``drawn`` (default the
+        design's) pairs per stratum, e.g. the labeled ones."""
+        sim = np.asarray(sim, dtype=float)
+        n = np.asarray(self.drawn if drawn is None else drawn, dtype=float)
+        N = np.asarray(self.population, dtype=float)
+        h = self.stratum_index(sim)
+        frac = np.where(N > 0, n / np.maximum(N, 1), 0.0)
+        pi_l = np.where(h < len(N) - 1, self.p_candidate(sim) * frac[h], 0.0)
+        pi_u = frac[-1]
+        return 1.0 - (1.0 - pi_l) * (1.0 - pi_u)
+
+    def inclusion_probability(self) -> np.ndarray:
+        """Per stratum, the route's own fraction n_h / N_h (a pair's pi also holds P(J) Q(J))."""
+        pop = np.asarray(self.population, dtype=float)
+        return np.where(pop > 0, np.asarray(self.drawn) / np.maximum(pop, 1), 0.0)
+
+    with_drawn = Design.with_drawn
+    to_json = Design.to_json
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CorpusDesign":
+        d = check_fields(cls, d, objects=("rep", "later", "extra"),
+                         arrays=("edges", "population", "drawn", "doc_index"))
+        if isinstance(d.get("verify_cut"), bool) or not isinstance(d.get("verify_cut", 0.0), (int, float)):
+            raise ValueError("field 'verify_cut' must be a number")
+        return cls(**d)
+
+    def __str__(self) -> str:
+        return (f"corpus draw: {sum(self.drawn):,} pairs from all {self.corpus_docs:,} documents in "
+                f"{len(self.strata)} strata by {self.shingle_label()} J "
+                f"(loose LSH b={self.b} r={self.r} {self.scheme}, "
+                f"P(J={self.floor:g}) = {float(self.p_candidate(self.floor)):.3f}, "
+                f"P(0.5) = {float(self.p_candidate(0.5)):.3f})")
+
+
+def load_design(text: str):
+    """design.json -> :class:`CorpusDesign` (``"kind": "corpus"``) or the document-sample
+    :class:`~calib.reading.design.Design` (no ``kind``: every design.json written before)."""
+    d = json.loads(text)
+    if isinstance(d, dict) and "kind" in d:
+        fmt = d.pop("format", None)
+        if fmt != FORMAT:
+            raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads")
+        return CorpusDesign.from_dict(d)
+    return Design.from_json(text)

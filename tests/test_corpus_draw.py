@@ -1,0 +1,236 @@
+"""calib draw --design corpus: pairs from every document of a corpus with rare duplicates.
+
+The corpus (bench.rare_corpus: 100,000 documents, duplicate pairs about one in
+a million, look-alike groups that are not duplicates) has known truth. The
+loose pass runs once per module; each seed repeats only the sampling, the
+labels come from the truth, and the sweep's own path (load_sample, Workspace,
+evaluate) gives the weighted intervals that are checked against the truth.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.rare_corpus import build
+from calib.candidates import lsh
+from calib.labeling.corpus_draw import draw_scan, scan
+from calib.labeling.draw import DEFAULT_REP, more, read_drawn, write_drawn
+from calib.reading.corpus_design import CorpusDesign, load_design, loose_curve, verify_pass
+from calib.reading.samples import load_sample
+from calib.search.config import Config
+from calib.search.sweep import evaluate
+from calib.search.workspace import Workspace
+from calib.sketches.minhash import signatures
+from calib.sketches.shingles import shingle_hashes
+from calib.verification.jaccard import pairs_jaccard
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = Config(rep=DEFAULT_REP, b=16, r=8, threshold=0.5)
+SEEDS = 20
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    corpus = build(100_000, seed=3)
+    path = corpus.write(tmp_path_factory.mktemp("rare") / "docs.jsonl")
+    return corpus, path, scan(path)
+
+
+def truth(corpus) -> dict:
+    """CONFIG's pair recall and document false-removal rate over every pair of the corpus
+    (the pairs outside the planted groups have J near 0: no configuration verifies them)."""
+    gi, gj, dup = corpus.group_pairs()
+    rows = np.unique(np.r_[gi, gj])
+    texts = [corpus.texts[k] for k in rows]
+    a, b = np.searchsorted(rows, gi), np.searchsorted(rows, gj)
+    J = pairs_jaccard(shingle_hashes(texts, CONFIG.rep, unique=True), a, b)
+    sig = signatures(shingle_hashes(texts, CONFIG.rep, unique=True), CONFIG.rep.num_perm, CONFIG.rep.seed,
+                     CONFIG.rep.scheme)
+    verified = lsh.collides(sig, a, b, CONFIG.b, CONFIG.r) & (J >= CONFIG.threshold)
+    # document j of a verified pair (i < j) is removed, shared by its d links >= threshold to earlier documents
+    d = pd.Series(J >= CONFIG.threshold).groupby(gj).transform("sum").to_numpy()
+    x = verified / np.maximum(d, 1)
+    return {"pair_recall": (verified & dup).sum() / dup.sum(), "false_removal_rate": (x * ~dup).sum() / x.sum(),
+            "documents_removed": x.sum(), "duplicate_pairs": int(dup.sum())}
+
+
+def _labeled(drawn, corpus) -> pd.DataFrame:
+    fam = dict(zip(corpus.ids, corpus.family))
+    a = np.array([fam[x] for x in drawn.pairs["id_a"]])
+    b = np.array([fam[x] for x in drawn.pairs["id_b"]])
+    p = drawn.pairs.copy()
+    p["label"] = np.where((a >= 0) & (a == b), "duplicate", "not_duplicate")
+    return p
+
+
+@pytest.mark.slow
+def test_weighted_intervals_cover_the_corpus_truth_over_seeds(world, tmp_path):
+    corpus, _, sc = world
+    t = truth(corpus)
+    assert 0.4 < t["pair_recall"] < 0.95 and 0.02 < t["false_removal_rate"] < 0.5  # a corpus that tests something
+    assert 0.5e-6 < t["duplicate_pairs"] / (corpus_pairs := 100_000 * 99_999 / 2) < 2e-6, corpus_pairs
+    hits = {"pair_recall": 0, "false_removal_rate": 0}
+    for seed in range(SEEDS):
+        drawn = draw_scan(sc, pairs=500, seed=seed, fetch=lambda idx: [corpus.texts[k] for k in idx])
+        assert len(drawn.pairs) == 500
+        write_drawn(tmp_path / "d", drawn.__class__(drawn.docs, _labeled(drawn, corpus), drawn.design,
+                                                     drawn.candidates))
+        row = evaluate(Workspace(load_sample(tmp_path / "d")), CONFIG).row
+        for r in hits:
+            lo, hi = row[f"{r}_low"], row[f"{r}_high"]
+            assert row[r] - lo <= 0.10 and hi - row[r] <= 0.10, (seed, r, lo, row[r], hi)
+            hits[r] += lo <= t[r] <= hi
+        assert row["documents_removed_low"] <= row["documents_removed"] <= row["documents_removed_high"]
+    assert hits["pair_recall"] >= 0.9 * SEEDS and hits["false_removal_rate"] >= 0.9 * SEEDS, (hits, t)
+
+
+@pytest.mark.slow
+def test_the_draw_reaches_every_document_and_states_its_probabilities(world):
+    corpus, _, sc = world
+    drawn = draw_scan(sc, pairs=500, seed=0, fetch=lambda idx: [corpus.texts[k] for k in idx])
+    d = drawn.design
+    assert d.corpus_docs == 100_000 and d.population[-1] == 100_000 * 99_999 // 2
+    # the kept candidates hold almost every duplicate pair above 0.5 (P(0.5) = 0.98 for 120x5)
+    gi, gj, dup = corpus.group_pairs()
+    cand = set(zip(sc.ci.tolist(), sc.cj.tolist()))
+    rows = np.unique(np.r_[gi, gj])
+    J = pairs_jaccard(shingle_hashes([corpus.texts[k] for k in rows], DEFAULT_REP, unique=True),
+                      np.searchsorted(rows, gi), np.searchsorted(rows, gj))
+    high = J >= 0.6
+    assert np.mean([(a, b) in cand for a, b in zip(gi[high], gj[high])]) > 0.99
+    # inclusion probability as the design states it, pair by pair
+    p = drawn.pairs
+    h = d.stratum_index(p["similarity"].to_numpy())
+    band = (p["stratum"] != "uniform").to_numpy()
+    frac = np.asarray(d.drawn) / np.asarray(d.population)
+    pl = loose_curve(p["similarity"], d.b, d.r) * verify_pass(p["similarity"], d.verify_hashes, d.verify_cut)
+    want = 1 - (1 - np.where(p["similarity"] >= d.floor, pl * frac[np.minimum(h, len(frac) - 2)], 0)) * (1 - frac[-1])
+    assert np.allclose(p["inclusion_probability"], want, rtol=1e-9)
+    assert (h[band] < len(d.strata) - 1).all()
+    # documents.jsonl holds the drawn pairs' documents, texts as in the corpus
+    pos = {x: k for k, x in enumerate(corpus.ids)}
+    assert set(drawn.docs["id"]) == set(p["id_a"]) | set(p["id_b"])
+    assert all(corpus.texts[pos[x]] == t for x, t in zip(drawn.docs["id"], drawn.docs["text"]))
+
+
+def test_loose_curve_and_verify_pass_are_the_textbook_formulas():
+    s = np.array([0.0, 0.3, 0.5, 0.8, 1.0])
+    assert np.allclose(loose_curve(s, 120, 5), 1 - (1 - s ** 5) ** 120)
+    assert np.allclose(loose_curve(s, 120, 5), lsh.s_curve(s, 120, 5))
+    from scipy.stats import binom
+    assert np.allclose(verify_pass(s, 128, 0.15), 1 - binom.cdf(np.ceil(128 * 0.15) - 1, 128, s))
+    assert verify_pass(np.array([0.5]), 128, 0.15)[0] > 0.999999
+
+
+def test_old_design_json_still_loads_as_the_document_sample_design():
+    from calib.reading.design import Design
+    old = Design({"shingle": "char", "k": 5}, (0.1, 0.5, 1.0), 10, 4, (1, 1, 4), (1, 1, 2), 0)
+    back = load_design(old.to_json())
+    assert type(back) is Design and back == old and "kind" not in json.loads(old.to_json())
+
+
+def test_corpus_design_round_trips_and_refuses_bad_fields():
+    d = CorpusDesign({"shingle": "char", "k": 5}, (0.3, 0.6, 1.0), 5, 2, (3, 1, 10), (1, 1, 1), 0, 120, 5,
+                     later={"a\tb": [0.9]}, doc_index=(0, 4))
+    back = load_design(d.to_json())
+    assert back == d and back.later == d.later and back.doc_index == (0, 4)
+    bad = json.loads(d.to_json())
+    bad["population"][-1] = 11
+    with pytest.raises(ValueError, match="uniform stratum holds 11"):
+        load_design(json.dumps(bad))
+    bad = json.loads(d.to_json())
+    bad["bogus"] = 1
+    with pytest.raises(ValueError, match="unknown field 'bogus'"):
+        load_design(json.dumps(bad))
+
+
+@pytest.mark.slow
+def test_cli_corpus_draw_more_and_sweep_on_the_shipped_corpus(tmp_path, capsys):
+    from calib.cli import main
+    from tests.test_cli import SMALL_GRID
+    corpus = str(ROOT / "data" / "corpus" / "docs.jsonl.gz")
+    out, again = tmp_path / "drawn", tmp_path / "again"
+    for o in (out, again):
+        assert main(["draw", "--design", "corpus", "--corpus", corpus, "--out", str(o), "--pairs", "120",
+                     "--seed", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "corpus draw: 120 pairs from all 3,005 documents" in err and "P_candidate_at_lower_edge" in err
+    for name in ("pairs.csv", "design.json", "documents.jsonl", "candidates.npy"):  # same seed, same bytes
+        assert (again / name).read_bytes() == (out / name).read_bytes()
+    # label by a rule (J >= 0.7 duplicate); more() draws per stratum; --more plans; the sweep reads the set
+    drawn = read_drawn(again)
+    p = drawn.pairs.copy()
+    p["label"] = np.where(p["similarity"] >= 0.7, "duplicate", "not_duplicate")
+    write_drawn(again, drawn.__class__(drawn.docs, p, drawn.design, drawn.candidates))
+    grown = more(read_drawn(again), [5, 0, 0, 0, 0, 0, 0, 3])
+    room = drawn.design.population[0] - drawn.design.drawn[0]
+    assert len(grown.pairs) == 123 + min(5, room) and grown.design.drawn[0] == drawn.design.drawn[0] + min(5, room)
+    assert set(grown.docs["id"]) == set(grown.pairs["id_a"]) | set(grown.pairs["id_b"])
+    assert grown.pairs.iloc[:120]["label"].tolist() == p["label"].tolist()
+    write_drawn(again, grown)
+    s = load_sample(again)
+    assert s.design.draws == 2 and len(s.pairs) == 120 and s.n == len(grown.docs)
+    assert main(["draw", "--more", "10", "--out", str(again), "--config", str(_config(tmp_path))]) == 0
+    err = capsys.readouterr().err
+    assert "pair_recall:" in err and "new pairs" in err
+    assert main(["sweep", "--sample", str(again), "--out", str(tmp_path / "sw.csv"), *SMALL_GRID]) == 0
+    res = pd.read_csv(tmp_path / "sw.csv")
+    assert res["pair_recall_interval"].eq("stratified").all() and res["documents_removed"].ge(0).all()
+
+
+def _config(tmp_path) -> Path:
+    from calib.production.document import build_config_doc
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(build_config_doc(CONFIG)))
+    return cfg
+
+
+@pytest.mark.slow
+def test_label_page_labels_a_corpus_draw_and_keeps_its_candidates(monkeypatch, tmp_path):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from calib.labeling.corpus_draw import draw_corpus
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
+    folder = tmp_path / "drawn"
+    write_drawn(folder, draw_corpus(ROOT / "data" / "corpus" / "docs.jsonl.gz", pairs=40, seed=1))
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+        at.switch_page("pages/7_Label.py").run()
+        at.text_input(key="label_folder_input").input(str(folder)).run()
+        at.text_input(key="label_reviewer").input("ann").run()
+        assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+        assert any("0 of 40 drawn pairs decided" in s.value for s in at.subheader)
+        for key in ("label_duplicate", "label_not_duplicate", "label_duplicate"):
+            at.button(key=key).click().run()
+        at.button(key="label_use").click().run()
+        assert not at.exception, at.exception
+        s = at.session_state["calib_sample"]
+        assert isinstance(s.design, CorpusDesign) and len(s.pairs) == 3
+        assert (folder / "candidates.npy").is_file() and read_drawn(folder).candidates is not None
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+
+
+def test_corpus_draw_refuses_bad_input_in_one_line(tmp_path, capsys):
+    from calib.cli import main
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "text": "one two three four"}\n{"id": "a", "text": "five six seven"}\n')
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "duplicate document id 'a'" in err[0]
+    corpus.write_text('{"id": "a", "text": "one two three four"}\n{"id": "b"}\n')
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "c.jsonl:2: missing field 'text'" in err[0]
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o"),
+                 "--loose", "12by5"]) == 2
+    assert "--loose '12by5': expected BxR" in capsys.readouterr().err
