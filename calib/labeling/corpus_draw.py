@@ -15,7 +15,8 @@ scale that is the whole estimate. This draw reaches every pair (the design:
    pairs: their exact J (``rep``) cuts the candidates into bands; SRS per band.
 
 Memory: ``4 (b + 128)`` bytes a document plus 16 a candidate pair (checked
-before the work, :mod:`calib.base.budget`), the texts of pass 2's documents.
+before the work, :mod:`calib.base.budget`), the shingle sets of pass 2's documents (texts
+are not kept: the drawn pairs' texts are re-read, a third pass).
 The drawn set is written as :mod:`calib.labeling.draw` writes it, plus
 ``candidates.npy`` (the kept candidates: document indices and exact J) for
 ``--more``.
@@ -36,7 +37,8 @@ from calib.production.engines.corpus import ApplyError, count_documents, iter_co
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
 from calib.reading.design import Design
 from calib.sketches.represent import Representation
-from calib.sketches.shingles import shingle_hashes
+from calib.production.engines.local import _concat_sets
+from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.jaccard import pairs_jaccard
 
 DEFAULT_LOOSE = (120, 5)
@@ -70,10 +72,13 @@ def _uniform(n: int, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
     return codes // n, codes % n
 
 
-def _read_rows(corpus, need: np.ndarray, rep, *, batch_size, id_field, text_field, bar):
-    """Texts and shingle sets of the non-empty documents ``need`` (sorted indices among the non-empty)."""
+def _read_rows(corpus, need: np.ndarray, rep, *, batch_size, id_field, text_field, bar, keep_texts: bool = True):
+    """Ids, texts (empty unless ``keep_texts``) and shingle sets of the non-empty documents ``need``
+    (sorted indices among the non-empty); the sets are built batch by batch, so without
+    ``keep_texts`` no text outlives its batch."""
     ids: list[str] = []
     texts: list[str] = []
+    parts: list[ShingleSets] = []
     t = 0
     pb = bar("pass 2/2 exact J", int(len(need)))
     for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
@@ -81,13 +86,16 @@ def _read_rows(corpus, need: np.ndarray, rep, *, batch_size, id_field, text_fiel
         lo, hi = np.searchsorted(need, [t, t + len(keep)])
         got = [keep[k - t] for k in need[lo:hi]]
         ids.extend(b_ids[k] for k in got)
-        texts.extend(b_texts[k] for k in got)
+        if got:
+            parts.append(shingle_hashes([b_texts[k] for k in got], rep, unique=True))
+            if keep_texts:
+                texts.extend(b_texts[k] for k in got)
         pb.update(len(got))
         t += len(keep)
     pb.close()
-    if len(texts) != len(need):
+    if len(ids) != len(need):
         raise ApplyError(f"{corpus}: the file changed since it was read")
-    return ids, texts, shingle_hashes(texts, rep, unique=True)
+    return ids, texts, _concat_sets(parts)
 
 
 def _later(ci: np.ndarray, cj: np.ndarray, cs: np.ndarray, i: np.ndarray, j: np.ndarray, s: np.ndarray) -> list:
@@ -122,7 +130,7 @@ class Scan:
     cs: np.ndarray
     n_cand: int                # loose candidates before the verify cut
     skipped_empty: int
-    texts: dict                # document index -> text, for the candidates' documents
+    texts: dict                # document index -> text already at hand (the draw re-reads the others)
 
     @property
     def n(self) -> int:
@@ -164,8 +172,8 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
         ids, skipped = np.asarray(lp.ids, dtype=object), lp.skipped_empty
         del lp
         need = np.unique(np.concatenate([ci, cj]))
-        _, texts, sets = _read_rows(corpus, need, rep, batch_size=batch_size, id_field=id_field,
-                                    text_field=text_field, bar=bar)
+        _, _, sets = _read_rows(corpus, need, rep, batch_size=batch_size, id_field=id_field,
+                                text_field=text_field, bar=bar, keep_texts=False)
     except (ApplyError, ValueError) as exc:
         if isinstance(exc, DrawError):
             raise
@@ -173,10 +181,9 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
     cs = pairs_jaccard(sets, np.searchsorted(need, ci), np.searchsorted(need, cj)) if len(ci) else np.zeros(0)
     keep = cs >= float(edges[0])
     ci, cj, cs = ci[keep], cj[keep], cs[keep]
-    on = set(np.concatenate([ci, cj]).tolist())
-    texts = {int(k): t for k, t in zip(need, texts) if int(k) in on}
+    # texts are not kept (half a large corpus can be in candidate pairs): the drawn ones are re-read
     return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, ids, ci, cj, cs, int(n_cand),
-                skipped, texts)
+                skipped, {})
 
 
 def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float = 0.1, fetch=None,
