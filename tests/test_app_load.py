@@ -62,7 +62,7 @@ def session(url: str, split: str, start: threading.Barrier, out: dict) -> None:
                 box = page.get_by_label("Splits (bands x rows)")
                 box.fill(split)
                 box.press("Enter")
-                idle(page, "num_perm [128] x 1 splits")
+                idle(page, "num_perm 128 x 1 splits")
                 assert box.input_value() == split
                 start.wait(timeout=180)  # the four sweeps start together
                 t0 = time.monotonic()
