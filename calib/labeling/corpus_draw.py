@@ -37,8 +37,7 @@ from calib.production.engines.corpus import ApplyError, count_documents, iter_co
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
 from calib.reading.design import Design
 from calib.sketches.represent import Representation
-from calib.production.engines.local import _concat_sets
-from calib.sketches.shingles import ShingleSets, shingle_hashes
+from calib.sketches.shingles import ShingleSets, concat_sets, shingle_hashes
 from calib.verification.jaccard import pairs_jaccard
 
 DEFAULT_LOOSE = (120, 5)
@@ -95,7 +94,9 @@ def _read_rows(corpus, need: np.ndarray, rep, *, batch_size, id_field, text_fiel
     pb.close()
     if len(ids) != len(need):
         raise ApplyError(f"{corpus}: the file changed since it was read")
-    return ids, texts, _concat_sets(parts)
+    if not parts:
+        return ids, texts, ShingleSets(np.zeros(1, np.int64), np.zeros(0, np.uint32), True)
+    return ids, texts, concat_sets(parts)
 
 
 def _later(ci: np.ndarray, cj: np.ndarray, cs: np.ndarray, i: np.ndarray, j: np.ndarray, s: np.ndarray) -> list:
