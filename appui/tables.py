@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from appui import labels as words
+from appui.text import md
 from calib.search.config import table_columns
 
 MARK = "mark"
@@ -183,12 +184,15 @@ def sweep_order(results: pd.DataFrame, budget: float, objective: str, recommende
 
 def small_table(frame: pd.DataFrame, index: str | None = None, labels: dict | None = None) -> pd.DataFrame:
     """A small frame for ``st.table`` (HTML: every row shown, every cell measurable in a browser): human
-    headers, counts with thousands separators, category values in words; ``index`` becomes the row labels."""
+    headers, counts with thousands separators, category values in words, every text cell escaped as
+    Markdown (:func:`appui.text.md`); ``index`` becomes the row labels."""
     out = frame.copy()
     for c in out.columns:
         if c in COUNTS or (pd.api.types.is_integer_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c])):
             out[c] = formatted(out[c], COUNT)
         elif not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
             out[c] = out[c].map(lambda v: words.category(v) if isinstance(v, str) else v)
+    # st.table renders each cell as Markdown: a sample's values (slice names) must stay inert text
+    out = out.map(lambda v: md(v) if isinstance(v, str) else v)
     out = out.rename(columns={c: header(c, labels) for c in out.columns})
     return out.set_index(header(index, labels)) if index is not None else out
