@@ -6,8 +6,9 @@ Jaccard threshold finds only where the labeled duplicates sit inside longer docu
 duplicate pairs with C >= 0.9 whose shingle counts differ by more than 20% (smaller / larger < 0.8),
 in the representation where that share is highest. At 10% or more the default search sweeps
 containment beside Jaccard (as its own part of the grid: the Jaccard part is unchanged). Weighted
-Jaccard is never added by default: its ICWS signatures cost about 150x the others
-(``bench/results/weighted_boilerplate.md``); ``--weighting idf`` adds it.
+Jaccard is not added by default: it changes what a shingle counts for (idf weights from the
+sample), a choice the grid line leaves to the user; ``--weighting idf`` adds it (scheme ``dart``,
+about 3x a classic signature: ``bench/results/weighted_throughput.md``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def containment_worth(ws, reps) -> tuple[bool, str]:
     if share >= WORTH_SHARE:
         return True, f"containment swept beside Jaccard: {what}, >= {WORTH_SHARE:.0%}"
     return False, (f"containment not swept: {what}, < {WORTH_SHARE:.0%} (--measures jaccard,containment sweeps it); "
-                   "weighted Jaccard not swept (ICWS costs ~150x; --weighting idf adds it)")
+                   "weighted Jaccard not swept (idf weights are a choice of yours: --weighting idf adds it)")
 
 
 __all__ = ["containment_worth", "inside_share"]
