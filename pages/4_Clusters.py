@@ -95,13 +95,13 @@ def corpus_by_slice(ev) -> None:
                         for n in ("documents_removed_share", "pair_recall", "pair_precision", "false_removal_rate")},
                      documents_removed_95=(sb["documents_removed_low"].map("{:,.0f}".format) + "–"
                                            + sb["documents_removed_high"].map("{:,.0f}".format)),
-                     column=sb["column"].map(labels.word))
+                     column=sb["column"].map(labels.word), documents_removed=sb["documents_removed"].round())
     cols = ["column", "value", "documents", "documents_removed_share", "documents_removed_share_95",
             "pair_recall", "pair_recall_95", "false_removal_rate", "false_removal_rate_95", "documents_removed",
             "documents_removed_95", "pair_precision", "pair_precision_95", "labeled_duplicates", "labeled_removals"]
     shown, config = tables.view(show[cols], {"column": "slice", "documents": "documents in the corpus"},
                                 percent=("documents_removed_share", "pair_recall", "false_removal_rate",
-                                         "pair_precision"), formats={"documents_removed": "%,.0f", "documents": "%,.0f"})
+                                         "pair_precision"), formats={"documents_removed": tables.COUNT, "documents": tables.COUNT})
     st.dataframe(shown, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
                  column_config=config)
 

@@ -296,7 +296,7 @@ def cmd_sweep(a) -> int:
         if slices_out is not None:
             from calib.cli.sweep_slices import write_by_slice
             write_by_slice(ws, best, slices_out)
-    elif slices_out is not None:
+    if slices_out is not None and not table["recommended"].any():
         print(f"--by-slice: no recommended configuration, {slices_out} not written", file=sys.stderr)
     if contested is not None and len(contested):
         say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
