@@ -16,7 +16,7 @@ SHOWN = 12  # slice values printed per column (the file has them all)
 
 
 def write_by_slice(ws, best, out: Path) -> None:
-    from calib.cli.sweep import write_table_atomic
+    from calib.base.atomic import write_frame_atomic as write_table_atomic  # the suffix was checked up front
     from calib.search.config import config_from_row
     from calib.search.sweep import evaluate, slice_breakdown
     ev = evaluate(ws, config_from_row(best))
