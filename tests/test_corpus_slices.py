@@ -165,3 +165,21 @@ def test_slice_counts_are_recorded_and_old_designs_still_load(small, tmp_path):
     bad["slice_docs"]["lang"]["en"] += 1
     with pytest.raises(ValueError, match="slice_docs\\['lang'\\] counts"):
         load_design(json.dumps(bad))
+
+
+def test_slice_field_errors_are_one_line(tmp_path, capsys):
+    from calib.cli import main
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "text": "one two three four", "lang": "en"}\n'
+                      '{"id": "b", "text": "five six seven", "lang": "NA"}\n{"id": "c", "text": " "}\n')
+    counts = count_slices(corpus, ("lang",))
+    assert counts.docs() == {"lang": {"en": 1, "(missing)": 1}}  # NA is missing; the blank document is not counted
+    for extra, want in ((["--slice-fields", "lnag"], "c.jsonl:1: --slice-fields: no field 'lnag' (fields: id, text, "
+                                                     "lang)"),
+                        (["--slice-fields", "lang,lang"], "--slice-fields: 'lang' is named twice"),
+                        (["--slice-fields", "text"], "--slice-fields: 'text' is the text field, not a slice"),
+                        (["--design", "sample", "--slice-fields", "lang"], "--slice-fields needs --design corpus")):
+        args = ["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--overwrite"]
+        assert main(args + (["--design", "corpus"] if "--design" not in extra else []) + extra) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and want in err[0], (extra, err)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from calib.estimates.slices import MISSING
 from calib.labeling.drawn import DrawError, DrawnSet
-from calib.production.engines.corpus import ApplyError, iter_corpus
+from calib.production.engines.corpus import ApplyError, check_fields, iter_corpus
 from calib.reading.files import is_missing
 
 MAX_VALUES = 1000  # distinct values of one slice field (design.json keeps a count per value)
@@ -71,7 +71,12 @@ def parse_fields(text: str | None, *, id_field: str = "id", text_field: str = "t
 
 def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text") -> SliceCounts:
-    """One pass over ``corpus``: every non-empty document's value of each of ``fields``."""
+    """One pass over ``corpus``: every non-empty document's value of each of ``fields`` (a field
+    the first record lacks is refused before the pass)."""
+    try:
+        check_fields(corpus, tuple(fields), id_field=id_field, text_field=text_field, option="--slice-fields")
+    except ApplyError as exc:
+        raise DrawError(str(exc)) from None
     lookup: dict = {f: {} for f in fields}
     codes: dict = {f: [] for f in fields}
     seen: dict = {f: False for f in fields}
