@@ -28,6 +28,7 @@ from calib.labeling.drawn import DrawError, DrawnSet
 from calib.production.engines.corpus import ApplyError, check_fields, iter_corpus
 from calib.reading.files import is_missing
 
+PEEK = 1000  # documents read for the field check before the pass
 MAX_VALUES = 1000  # distinct values of one slice field (design.json keeps a count per value)
 
 
@@ -72,11 +73,8 @@ def parse_fields(text: str | None, *, id_field: str = "id", text_field: str = "t
 def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, id_field: str = "id",
                  text_field: str = "text") -> SliceCounts:
     """One pass over ``corpus``: every non-empty document's value of each of ``fields`` (a field
-    the first record lacks is refused before the pass)."""
-    try:
-        check_fields(corpus, tuple(fields), id_field=id_field, text_field=text_field, option="--slice-fields")
-    except ApplyError as exc:
-        raise DrawError(str(exc)) from None
+    none of the first :data:`PEEK` documents has is refused before the pass: a typo, most likely)."""
+    _peek(corpus, fields, id_field=id_field, text_field=text_field)
     lookup: dict = {f: {} for f in fields}
     codes: dict = {f: [] for f in fields}
     seen: dict = {f: False for f in fields}
@@ -104,6 +102,23 @@ def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, i
         raise DrawError(f"{corpus}: --slice-fields: no document has a field {absent[0]!r}")
     return SliceCounts({f: list(lookup[f]) for f in fields},
                        {f: np.asarray(codes[f], dtype=np.int32) for f in fields})
+
+
+def _peek(corpus, fields, **read) -> None:
+    try:
+        first = next(iter(iter_corpus(corpus, batch_size=PEEK, extra_fields=tuple(fields), **read)), None)
+    except ApplyError as exc:
+        raise DrawError(str(exc)) from None
+    if first is None:
+        return
+    for f in fields:
+        if all(v is None for v in first[2][f]):
+            try:  # the first record's fields, named as the apply command names them
+                check_fields(corpus, (f,), option="--slice-fields", **read)
+            except ApplyError as exc:
+                raise DrawError(str(exc)) from None
+            raise DrawError(f"{corpus}: --slice-fields: none of the first {len(first[0]):,} documents has a value "
+                            f"for {f!r}")
 
 
 def with_slices(drawn: DrawnSet, counts: SliceCounts) -> DrawnSet:
