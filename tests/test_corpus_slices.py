@@ -167,13 +167,19 @@ def test_slice_counts_are_recorded_and_old_designs_still_load(small, tmp_path):
         load_design(json.dumps(bad))
 
 
-def test_slice_field_errors_are_one_line(tmp_path, capsys):
+def test_slice_field_errors_are_one_line(tmp_path, capsys, monkeypatch):
     from calib.cli import main
+    from calib.labeling import corpus_slices
+    from calib.labeling.drawn import DrawError
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "a", "text": "one two three four", "lang": "en"}\n'
                       '{"id": "b", "text": "five six seven", "lang": "NA"}\n{"id": "c", "text": " "}\n')
     counts = count_slices(corpus, ("lang",))
     assert counts.docs() == {"lang": {"en": 1, "(missing)": 1}}  # NA is missing; the blank document is not counted
+    monkeypatch.setattr(corpus_slices, "MAX_VALUES", 1)
+    with pytest.raises(DrawError, match="'lang' has more than 1 distinct values: not a slice"):
+        count_slices(corpus, ("lang",))
+    monkeypatch.undo()
     for extra, want in ((["--slice-fields", "lnag"], "c.jsonl:1: --slice-fields: no field 'lnag' (fields: id, text, "
                                                      "lang)"),
                         (["--slice-fields", "lang,lang"], "--slice-fields: 'lang' is named twice"),

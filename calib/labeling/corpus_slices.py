@@ -86,7 +86,8 @@ def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, i
                 col = extras[f]
                 seen[f] = seen[f] or any(v is not None for v in col)
                 table = lookup[f]
-                for k in keep:
+                batch = np.empty(len(keep), np.int32)  # 4 bytes a document and field, not a Python int
+                for t, k in enumerate(keep):
                     v = None if is_missing(col[k]) else col[k]
                     c = table.get(v)
                     if c is None:
@@ -94,14 +95,15 @@ def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, i
                             raise DrawError(f"{corpus}: --slice-fields {f!r} has more than {MAX_VALUES:,} distinct "
                                             "values: not a slice (name a field like a source, language or domain)")
                         c = table[v] = len(table)
-                    codes[f].append(c)
+                    batch[t] = c
+                codes[f].append(batch)
     except ApplyError as exc:
         raise DrawError(str(exc)) from None
     absent = [f for f in fields if not seen[f]]
     if absent:
         raise DrawError(f"{corpus}: --slice-fields: no document has a field {absent[0]!r}")
     return SliceCounts({f: list(lookup[f]) for f in fields},
-                       {f: np.asarray(codes[f], dtype=np.int32) for f in fields})
+                       {f: np.concatenate(codes[f]) if codes[f] else np.zeros(0, np.int32) for f in fields})
 
 
 def _peek(corpus, fields, **read) -> None:
