@@ -189,3 +189,21 @@ def test_slice_field_errors_are_one_line(tmp_path, capsys, monkeypatch):
         assert main(args + (["--design", "corpus"] if "--design" not in extra else []) + extra) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and want in err[0], (extra, err)
+
+
+def test_more_rereads_the_corpus_by_the_fields_it_was_drawn_by(small, tmp_path):
+    """A corpus with other id and text fields: design.json keeps them, --more's re-read uses them."""
+    from calib.cli import main
+    from calib.labeling.draw import more
+    corpus, _, _, _, lang = small
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": d, "body": t, "lang": str(la)}) + "\n"
+                            for d, t, la in zip(corpus.ids, corpus.texts, lang)))
+    assert main(["draw", "--design", "corpus", "--corpus", str(path), "--out", str(tmp_path / "d"), "--pairs", "30",
+                 "--id-field", "doc_id", "--text-field", "body", "--slice-fields", "lang"]) == 0
+    drawn = read_drawn(tmp_path / "d")
+    assert (drawn.design.id_field, drawn.design.text_field) == ("doc_id", "body")
+    grown = more(drawn, [2] * (len(drawn.design.strata) - 1) + [3])
+    assert len(grown.pairs) > len(drawn.pairs) and grown.docs["lang"].notna().all()
+    pos = {x: k for k, x in enumerate(corpus.ids)}
+    assert list(grown.docs["lang"]) == [lang[pos[x]] for x in grown.docs["id"]]

@@ -151,6 +151,8 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
                             text_field=a.text_field, bar=tqdm_bar, scheme=a.loose_scheme)
         if counts is not None:
             drawn = with_slices(drawn, counts)
+        from dataclasses import replace  # the fields --more re-reads the corpus by
+        drawn = replace(drawn, design=replace(drawn.design, id_field=a.id_field, text_field=a.text_field))
         write_drawn(out, drawn)
     except (DrawError, MemoryBudgetError) as exc:
         raise CliError(str(exc))

@@ -265,7 +265,8 @@ def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
     if getattr(d, "kind", "") == "corpus":
         from calib.labeling.corpus_draw import more_corpus
         from calib.labeling.corpus_slices import with_slice_values
-        return with_slice_values(more_corpus(drawn, alloc, seed=seed))
+        read = dict(id_field=d.id_field, text_field=d.text_field)  # the fields the corpus was drawn by
+        return with_slice_values(more_corpus(drawn, alloc, seed=seed, **read), **read)
     st = _Strata(drawn.docs["text"].tolist(), representation(d), d.edges, None)
     pos = {x: k for k, x in enumerate(drawn.docs["id"])}
     a = np.array([pos[x] for x in drawn.pairs["id_a"]], dtype=np.int64)

@@ -93,6 +93,8 @@ class CorpusDesign:
     doc_index: tuple[int, ...] = field(default=(), hash=False, compare=False)  # each document's place among the N
     extra: dict = field(default_factory=dict, compare=False)
     slice_docs: dict = field(default_factory=dict, hash=False)  # {field: {value: documents}} over the N
+    id_field: str = "id"             # the corpus's id and text fields (--more re-reads the corpus by them)
+    text_field: str = "text"
 
     def __post_init__(self) -> None:
         Design(self.rep, self.edges, 2, 2, (0,) * len(self.edges), (0,) * len(self.edges), 0)  # edges' rule
@@ -116,6 +118,9 @@ class CorpusDesign:
         if self.scheme not in ("prefix", "oph"):
             raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
         _check_slice_docs(self.slice_docs, self.corpus_docs)
+        for name in ("id_field", "text_field"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be a field name, got {getattr(self, name)!r}")
         if self.b < 1 or self.r < 1 or not 0.0 <= self.verify_cut < 1.0:
             raise ValueError(f"loose pass b={self.b}, r={self.r}, verify_cut={self.verify_cut!r}: b, r >= 1 and "
                              "verify_cut in [0, 1) expected")
