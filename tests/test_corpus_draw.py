@@ -103,15 +103,29 @@ def test_the_draw_reaches_every_document_and_states_its_probabilities(world):
                       np.searchsorted(rows, gi), np.searchsorted(rows, gj))
     high = J >= 0.6
     assert np.mean([(a, b) in cand for a, b in zip(gi[high], gj[high])]) > 0.99
-    # inclusion probability as the design states it, pair by pair
+    # inclusion probability as the design states it, pair by pair: the band is that of the verify
+    # estimate Jv = K / 128, K ~ Binomial(128, J) independent of the collision (J exact, hand-summed)
+    from scipy.stats import binom
     p = drawn.pairs
-    h = d.stratum_index(p["similarity"].to_numpy())
-    band = (p["stratum"] != "uniform").to_numpy()
+    J = p["similarity"].to_numpy()
     frac = np.asarray(d.drawn) / np.asarray(d.population)
-    pl = loose_curve(p["similarity"], d.b, d.r) * verify_pass(p["similarity"], d.verify_hashes, d.verify_cut)
-    want = 1 - (1 - np.where(p["similarity"] >= d.floor, pl * frac[np.minimum(h, len(frac) - 2)], 0)) * (1 - frac[-1])
-    assert np.allclose(p["inclusion_probability"], want, rtol=1e-9)
-    assert (h[band] < len(d.strata) - 1).all()
+    k = np.arange(129)
+    band_of_k = d.stratum_index(k / 128)
+    f_k = np.where(band_of_k < len(frac) - 1, frac[np.minimum(band_of_k, len(frac) - 2)], 0.0)
+    pl = loose_curve(J, d.b, d.r) * np.array([(binom.pmf(k, 128, x) * f_k).sum() for x in J])
+    assert np.allclose(p["inclusion_probability"], 1 - (1 - pl) * (1 - frac[-1]), rtol=1e-9)
+    # each band row is a kept candidate whose Jv lies in its band
+    pos = {x: k for k, x in enumerate(sc.ids)}
+    key = {(a, b): e for a, b, e in zip(sc.ci.tolist(), sc.cj.tolist(), sc.ce.tolist())}
+    band = (p["stratum"] != "uniform").to_numpy()
+    ce = [key[tuple(sorted((pos[a], pos[b])))] for a, b in zip(p["id_a"][band], p["id_b"][band])]
+    assert (np.asarray(d.strata, dtype=object)[d.stratum_index(np.asarray(ce))] == p["stratum"][band]).all()
+    # the exact J is the pair's (not the estimate)
+    idx = [pos[x] for x in p["id_a"]], [pos[x] for x in p["id_b"]]
+    rows_ab = np.unique(np.r_[idx[0], idx[1]])
+    exact = pairs_jaccard(shingle_hashes([corpus.texts[k] for k in rows_ab], DEFAULT_REP, unique=True),
+                          np.searchsorted(rows_ab, idx[0]), np.searchsorted(rows_ab, idx[1]))
+    assert np.allclose(J, exact)
     # documents.jsonl holds the drawn pairs' documents, texts as in the corpus
     pos = {x: k for k, x in enumerate(corpus.ids)}
     assert set(drawn.docs["id"]) == set(p["id_a"]) | set(p["id_b"])
