@@ -140,7 +140,7 @@ class Scan:
 
 def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
          loose: tuple[int, int] = DEFAULT_LOOSE, max_pairs: int | None = 50_000_000, batch_size: int = 10_000,
-         id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "prefix") -> Scan:
+         id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "oph") -> Scan:
     """The pass over the corpus and the candidates (see the module docstring): the expensive
     part, independent of the seed."""
     bar = bar or _no_bar
@@ -259,7 +259,7 @@ def _texts(sc: Scan, idx: np.ndarray, fetch, **read) -> list[str]:
 def draw_corpus(corpus, *, pairs: int = 500, seed: int = 0, rep: Representation = DEFAULT_REP,
                 edges=DEFAULT_CORPUS_EDGES, uniform_share: float = 0.1, loose: tuple[int, int] = DEFAULT_LOOSE,
                 max_pairs: int | None = 50_000_000, batch_size: int = 10_000, id_field: str = "id",
-                text_field: str = "text", bar=None, scheme: str = "prefix") -> DrawnSet:
+                text_field: str = "text", bar=None, scheme: str = "oph") -> DrawnSet:
     """A draw of ``pairs`` pairs from every document of ``corpus`` (see the module docstring)."""
     check_options(pairs, uniform_share, seed)  # before the passes
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
