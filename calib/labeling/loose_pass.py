@@ -1,11 +1,12 @@
 """The loose LSH pass of a corpus-scale draw: one streaming pass, then candidate pairs.
 
-Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`):
-shingle sets -> ``b*r + verify`` MinHash values (by default the ``prefix``
-scheme: independent affine permutations, so the S-curve
-``P(J) = 1 - (1 - J^r)^b`` holds per pair; ``oph``, one-permutation hashing,
-costs O(n + k) instead of O(n k) and follows the S-curve within a few
-points on documents of a few KB, bench/results/corpus_draw.md) -> ``b`` band keys (kept as 32-bit
+Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`,
+read a batch ahead by a second thread): text -> ``b*r + verify`` MinHash
+values chunk by chunk over the threads (by default the ``oph`` scheme,
+one-permutation hashing, O(n + k) a document, which follows the S-curve
+``P(J) = 1 - (1 - J^r)^b`` of independent permutations within the noise on
+documents of a few KB, bench/results/loose_curve.md; ``prefix``, independent
+affine permutations, makes it hold per pair) -> ``b`` band keys (kept as 32-bit
 values: a chance collision of two 32-bit keys adds about ``n^2 / 2^33`` pairs
 per band, which the verify cut drops) and the ``verify`` further values. Only
 these are held: ``4 (b + verify)`` bytes a document, no text.
