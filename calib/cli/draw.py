@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
     d.add_argument("--loose-scheme", choices=("prefix", "oph"), default="oph",
                    help="with --design corpus: MinHash scheme of the loose pass (default oph, one-permutation "
                         "hashing: its S-curve and verify estimate follow the independent-permutation formulas "
-                        "within the noise of bench/results/loose_curve.md, at a tenth of prefix's cost)")
+                        "within the noise of bench/results/loose_curve.md, at a fraction of prefix's cost)")
     d.add_argument("--docs", type=int, default=2000, help="documents in the uniform sample (default 2000)")
     d.add_argument("--pairs", type=int, default=500, help="pairs to draw (default 500)")
     d.add_argument("--seed", type=int, default=0, help="seed of the document sample and the draw (default 0)")
