@@ -146,7 +146,9 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
     d = drawn.design
     print(f"{d}\nwrote {out}/documents.jsonl ({d.sample_docs:,} documents of the drawn pairs), pairs.csv "
           f"({len(drawn.pairs):,} pairs, label empty), design.json, candidates.npy ({d.candidates:,} loose "
-          f"candidates, {sum(d.population[:-1]):,} kept with J >= {d.floor:g})", file=sys.stderr)
+          f"candidates, {sum(d.population[:-1]):,} in the bands: "
+          f"{'estimated' if getattr(d, 'strata_by', 'exact') == 'estimate' else 'exact'} J >= {d.floor:g})",
+          file=sys.stderr)
     print(corpus_strata_table(d).to_string(index=False), file=sys.stderr)
     return 0
 
