@@ -57,6 +57,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=None, help="an existing corpus written by an earlier run (kept; "
                     "written there first when missing): a 1M-document corpus takes minutes to write")
     ap.add_argument("--tmp", default=None, help="folder for the corpus (default: the system's temp folder)")
+    ap.add_argument("--nice", type=int, default=10, help="niceness of the draw (default 10; 0: a fair share)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "corpus_draw.md"))
     a = ap.parse_args(argv)
     lo, hi = (int(x) for x in a.words.split(","))
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
         rows = []
         for scheme in a.schemes.split(","):
             load_before = os.getloadavg()
-            res = run_measured(["/usr/bin/nice", "-n", "10", sys.executable, "-m", "calib", "draw", "--design", "corpus",
+            res = run_measured(["/usr/bin/nice", "-n", str(a.nice), sys.executable, "-m", "calib", "draw", "--design", "corpus",
                                 "--corpus", str(corpus), "--out", str(Path(tmp) / "drawn"), "--pairs", str(a.pairs),
                                 "--loose", a.loose, "--loose-scheme", scheme, "--overwrite"])
             load_after = os.getloadavg()
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
     lines = ["# calib draw --design corpus: time and peak memory\n",
              f"`python bench/corpus_draw.py --docs {a.docs} --words {a.words} --loose {a.loose} --schemes "
              f"{a.schemes}` ({time.strftime('%Y-%m-%d %H:%M')} UTC, 2 cores shared with other sessions: load average "
-             f"(1 min) before / after each draw in the table; the draw runs under nice -n 10; corpus "
+             f"(1 min) before / after each draw in the table; the draw runs under nice -n {a.nice}; corpus "
              f"{'reused' if reused else f'generated in {gen:.0f} s'}, not counted).\n",
              "| loose scheme | documents | corpus MB | mean KB | wall s | CPU s | CPU s per 1M docs | peak RSS MB | "
              "loose candidates | in bands (Jv >= floor) | drawn | load before / after |",

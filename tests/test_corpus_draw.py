@@ -248,3 +248,26 @@ def test_corpus_draw_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o"),
                  "--loose", "12by5"]) == 2
     assert "--loose '12by5': expected BxR" in capsys.readouterr().err
+
+
+def test_route_probabilities_by_estimate_and_by_exact_j_are_the_hand_formulas():
+    from scipy.stats import binom
+    kw = dict(rep={"shingle": "char", "k": 5}, edges=(0.3, 0.6, 1.0), corpus_docs=5, sample_docs=2,
+              population=(4, 2, 10), drawn=(1, 2, 1), seed=0, b=120, r=5)
+    J = np.array([0.1, 0.32, 0.55, 0.62, 0.95])
+    P, f = loose_curve(J, 120, 5), np.array([0.25, 1.0, 0.1])
+    # by exact J (every design.json before): P Q f_h of the band of J, the old loose variance term
+    old = CorpusDesign(**kw)
+    pq = P * verify_pass(J, 128, 0.15)
+    fh = np.array([0.0, f[0], f[0], f[1], f[1]])
+    assert np.allclose(old.pair_probability(J), 1 - (1 - pq * fh) * (1 - f[2]))
+    band = J >= 0.3
+    assert np.allclose(old.loose_term(J)[band], ((1 - pq) / (pq ** 2 * fh))[band])
+    # by the estimate: K ~ Binomial(128, J), band of K / 128; the term is (sum p_h f_h^2 - pi_L^2) / pi_L^3
+    new = CorpusDesign(**kw, strata_by="estimate")
+    lo = np.array([binom.cdf(np.ceil(0.6 * 128) - 1, 128, x) - binom.cdf(np.ceil(0.3 * 128) - 1, 128, x) for x in J])
+    hi = np.array([binom.sf(np.ceil(0.6 * 128) - 1, 128, x) for x in J])
+    pl = P * (lo * f[0] + hi * f[1])
+    assert np.allclose(new.pair_probability(J), 1 - (1 - pl) * (1 - f[2]))
+    assert np.allclose(new.loose_term(J), (P * (lo * f[0] ** 2 + hi * f[1] ** 2) - pl ** 2) / pl ** 3)
+    assert load_design(new.to_json()) == new and load_design(old.to_json()).strata_by == "exact"
