@@ -1,11 +1,12 @@
 """The loose LSH pass of a corpus-scale draw: one streaming pass, then candidate pairs.
 
-Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`):
-shingle sets -> ``b*r + verify`` MinHash values (by default the ``prefix``
-scheme: independent affine permutations, so the S-curve
-``P(J) = 1 - (1 - J^r)^b`` holds per pair; ``oph``, one-permutation hashing,
-costs O(n + k) instead of O(n k) and follows the S-curve within a few
-points on documents of a few KB, bench/results/corpus_draw.md) -> ``b`` band keys (kept as 32-bit
+Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`,
+read a batch ahead by a second thread): text -> ``b*r + verify`` MinHash
+values chunk by chunk over the threads (by default the ``oph`` scheme,
+one-permutation hashing, O(n + k) a document, which follows the S-curve
+``P(J) = 1 - (1 - J^r)^b`` of independent permutations within the noise on
+documents of a few KB, bench/results/loose_curve.md; ``prefix``, independent
+affine permutations, makes it hold per pair) -> ``b`` band keys (kept as 32-bit
 values: a chance collision of two 32-bit keys adds about ``n^2 / 2^33`` pairs
 per band, which the verify cut drops) and the ``verify`` further values. Only
 these are held: ``4 (b + verify)`` bytes a document, no text.
@@ -19,15 +20,19 @@ cut (:func:`calib.reading.corpus_design.verify_pass` gives the chance of that).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import queue
+import threading
+from contextlib import closing
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator
 
 import numpy as np
 from numba import njit
 
 from calib.candidates import lsh
-from calib.sketches.minhash import signatures
-from calib.sketches.shingles import shingle_hashes
+from calib.sketches.minhash import signatures_from_texts
+
+_NO_MIN = np.uint32(0xFFFFFFFF)  # every value of an empty set's signature
 
 
 class TooManyLoosePairs(RuntimeError):
@@ -48,11 +53,55 @@ class LoosePass:
         return len(self.ids)
 
 
+def _prefetch(batches: Iterator, depth: int = 2) -> Iterator:
+    """``batches`` read and parsed by a second thread, ``depth`` ahead: the parsing (Python,
+    holding the GIL) overlaps the kernels of the batch before (numba, ``nogil``)."""
+    q: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(x) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(x, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def run() -> None:
+        try:
+            for x in batches:
+                if not put(x):
+                    return
+        except BaseException as exc:  # handed to the reader, raised there
+            put(exc)
+            return
+        put(end)
+
+    t = threading.Thread(target=run, daemon=True, name="corpus-prefetch")
+    t.start()
+    try:
+        while (x := q.get()) is not end:
+            if isinstance(x, BaseException):
+                raise x
+            yield x
+    finally:
+        stop.set()
+        t.join()
+
+
 def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_field: str, text_field: str,
            n_hint: int, update: Callable[[int], None] = lambda m: None, scheme: str = "prefix") -> LoosePass:
-    """Pass 1 over ``corpus``: band keys and verify values of every non-empty document."""
+    """Pass 1 over ``corpus``: band keys and verify values of every non-empty document.
+
+    Reading runs a batch ahead in a second thread; each batch is shingled and sketched chunk by
+    chunk over :func:`calib.sketches.chunks.num_threads` threads (text in, signature out: no
+    batch-sized shingle array). A document without a shingle has every value 2^32 - 1 (no
+    minimum): it takes no part in banding."""
     from calib.production.engines.corpus import iter_corpus
     num_perm = b * r + verify
+    sig_rep = replace(rep, num_perm=num_perm, scheme=scheme)
     keys = np.empty((b, n_hint), dtype=np.uint32)
     vsig = np.empty((n_hint, verify), dtype=np.uint32)
     active = np.zeros(n_hint, dtype=bool)
@@ -60,29 +109,30 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
     ids: list[str] = []
     seen: dict[str, int] = {}
     n = pos = skipped = 0
-    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
-        keep = [k for k, x in enumerate(b_texts) if x.strip()]
-        skipped += len(b_texts) - len(keep)
-        m = len(keep)
-        if n + m > n_hint:
-            raise ValueError(f"{corpus}: the file changed while it was read")
-        for k in keep:
-            d = b_ids[k]
-            if d in seen:
-                raise ValueError(f"{corpus}: duplicate document id {d!r} (documents {seen[d]} and {pos + k}); "
-                                 f"ids must be unique")
-            seen[d] = pos + k
-            ids.append(d)
-        if m:
-            sets = shingle_hashes([b_texts[k] for k in keep], rep, unique=True)
-            sig = signatures(sets, num_perm, rep.seed, scheme)
-            keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
-            vsig[n:n + m] = sig[:, b * r:]
-            active[n:n + m] = sets.sizes() > 0
-            rows[n:n + m] = pos + np.asarray(keep, dtype=np.int64)
-        n += m
-        pos += len(b_texts)
-        update(len(b_texts))
+    batches = iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field)
+    with closing(_prefetch(batches)) as ahead:  # an error below stops the reader thread at once
+        for b_ids, b_texts, _ in ahead:
+            keep = [k for k, x in enumerate(b_texts) if x.strip()]
+            skipped += len(b_texts) - len(keep)
+            m = len(keep)
+            if n + m > n_hint:
+                raise ValueError(f"{corpus}: the file changed while it was read")
+            for k in keep:
+                d = b_ids[k]
+                if d in seen:
+                    raise ValueError(f"{corpus}: duplicate document id {d!r} (documents {seen[d]} and {pos + k}); "
+                                     f"ids must be unique")
+                seen[d] = pos + k
+                ids.append(d)
+            if m:
+                sig = signatures_from_texts([b_texts[k] for k in keep], sig_rep)
+                keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
+                vsig[n:n + m] = sig[:, b * r:]
+                active[n:n + m] = (sig != _NO_MIN).any(axis=1)
+                rows[n:n + m] = pos + np.asarray(keep, dtype=np.int64)
+            n += m
+            pos += len(b_texts)
+            update(len(b_texts))
     del seen
     return LoosePass(ids, rows[:n].copy(), keys[:, :n].copy() if n < n_hint else keys, vsig[:n], active[:n], skipped)
 
@@ -123,7 +173,7 @@ def _band_pairs(keys, band, order, active, emit, out_i, out_j, start):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _agreements(vsig, i, j):
     out = np.zeros(len(i), dtype=np.int32)
     for t in range(len(i)):
@@ -136,13 +186,14 @@ def _agreements(vsig, i, j):
 
 
 def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
-               update: Callable[[int], None] = lambda m: None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Kept candidate pairs (i < j, indices into ``lp.ids``, sorted) and the number before the cut.
+               update: Callable[[int], None] = lambda m: None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Kept candidate pairs (i < j, indices into ``lp.ids``, sorted), their agreements on the
+    verify columns (int16; J estimated as agreements / verify) and the number before the cut.
     Band by band: memory is the kept pairs plus one band's sort order."""
     b = lp.keys.shape[0]
     empty = np.zeros(0, np.int64)
     need = int(np.ceil(lp.vsig.shape[1] * cut - 1e-9))
-    kept_i, kept_j, total = [], [], 0
+    kept_i, kept_j, kept_a, total = [], [], [], 0
     for band in range(b):
         order = np.argsort(lp.keys[band], kind="stable")
         c = _band_pairs(lp.keys, band, order, lp.active, False, empty, empty, 0)
@@ -153,11 +204,14 @@ def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
                                     f"take a stricter loose split (--loose)")
         ii, jj = np.empty(c, np.int64), np.empty(c, np.int64)
         _band_pairs(lp.keys, band, order, lp.active, True, ii, jj, 0)
-        ok = _agreements(lp.vsig, ii, jj) >= need
+        agree = _agreements(lp.vsig, ii, jj)
+        ok = agree >= need
         kept_i.append(ii[ok])
         kept_j.append(jj[ok])
+        kept_a.append(agree[ok].astype(np.int16))
         update(1)
     i = np.concatenate(kept_i) if kept_i else empty
     j = np.concatenate(kept_j) if kept_j else empty
+    a = np.concatenate(kept_a) if kept_a else np.zeros(0, np.int16)
     srt = np.lexsort((j, i))
-    return i[srt], j[srt], total
+    return i[srt], j[srt], a[srt], total
