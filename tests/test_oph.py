@@ -63,6 +63,20 @@ def oph_row_reference(hashes: list[int], k: int, seed: int) -> list[int]:
     return row
 
 
+def _fmix32_inverse(h: int) -> int:
+    h ^= h >> 16
+    h = (h * pow(0xC2B2AE35, -1, 1 << 32)) & M32
+    h ^= (h >> 13) ^ (h >> 26)
+    h = (h * pow(0x85EBCA6B, -1, 1 << 32)) & M32
+    return h ^ (h >> 16)
+
+
+def _hash_permuted_to(y: int, seed: int) -> int:
+    """The shingle hash h with pi(h) = y under ``seed``'s permutation."""
+    a, b, _ = oph.parameters(seed)
+    return _fmix32_inverse(((_fmix32_inverse(y) - b) * pow(a, -1, 1 << 32)) & M32)
+
+
 def test_matches_plain_python_definition():
     rng = np.random.default_rng(4)
     # sizes from empty to many times k: both the densified and the full regime
@@ -70,8 +84,12 @@ def test_matches_plain_python_definition():
                                       for s in (1, 2, 5, 17, 40, 300, 2000)]
     for k in (1, 7, 64, 256):
         for seed in (0, 1, 2**32 - 1):
-            sig = signatures(make_sets(docs), k, seed, "oph")
-            for d, hs in enumerate(docs):
+            # a shingle whose value is EMPTY (0xFFFFFFFF, the last bin's largest): its bin is filled
+            top = _hash_permuted_to(M32, seed)
+            assert oph_row_reference([top], 1, seed) == [M32]
+            docs_k = docs + [[top], [top, 7], [top] + docs[-2]]
+            sig = signatures(make_sets(docs_k), k, seed, "oph")
+            for d, hs in enumerate(docs_k):
                 assert sig[d].tolist() == oph_row_reference(hs, k, seed), (k, seed, d)
 
 

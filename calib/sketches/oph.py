@@ -88,16 +88,23 @@ def _row(hashes, a, b, key, row, filled):
     for t in range(len(hashes)):
         y[t] = _permute(hashes[t], a, b)
     row[:] = 0xFFFFFFFF
-    filled[:] = False
     for t in range(len(y)):
         v = y[t]
         j = np.int64((np.uint64(v) * np.uint64(k)) >> np.uint64(32))
-        filled[j] = True
         if v < row[j]:
             row[j] = v
+    # a bin is filled when its minimum is below EMPTY, or (the last bin only) when it holds the value EMPTY
     m = 0
     for j in range(k):
-        m += filled[j]
+        f = row[j] != 0xFFFFFFFF
+        filled[j] = f
+        m += f
+    if not filled[k - 1]:
+        for t in range(len(y)):
+            if y[t] == 0xFFFFFFFF:
+                filled[k - 1] = True
+                m += 1
+                break
     if m == 0 or m == k:
         return
     # densify: only originally filled bins are sources (filled[] is not updated)
