@@ -273,3 +273,19 @@ def test_every_target_says_it_cannot_reproduce_oph():
     assert "/representation/scheme" in {u["field"] for u in targets(Config(Representation(scheme="oph")))[
         "datasketch"].unsupported}
     assert "/representation/scheme" not in {u["field"] for u in targets(Config())["datasketch"].unsupported}
+
+
+def test_text_path_permutes_in_the_hashing_loop_to_the_same_signatures():
+    """signatures_from_texts computes oph's pi(h) inside the shingle hashing loop (every hashing
+    path: ASCII k < 16 and k >= 16, words, non-ASCII, mmh3; sha1 keeps the two steps): the same
+    signatures as oph over the shingle hashes."""
+    from calib.sketches.shingles import shingle_hashes
+    texts = ["", "a", "abcd", "The quick brown fox, again: the quick brown fox!", "Ünïcödé ﬁ ΣΑΣ text\twith  spaces",
+             "x" * 40, "word " * 30]
+    for rep in (Representation(scheme="oph"), Representation(shingle="char", k=5, scheme="oph", num_perm=256),
+                Representation(shingle="char", k=17, scheme="oph", seed=7, strip_punct=True),
+                Representation(shingle="char", k=3, scheme="oph", hashfunc="mmh3", num_perm=16),
+                Representation(shingle="char", k=5, scheme="oph", hashfunc="sha1", num_perm=16)):
+        sets = shingle_hashes(texts, rep, unique=False)
+        assert np.array_equal(signatures_from_texts(texts, rep, batch_size=3),
+                              oph.signatures(sets.offsets, sets.hashes, rep.num_perm, rep.seed)), rep
