@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from calib.sketches import chunks
-from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed
+from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed_any
 from calib.sketches.encode import compact, encode
 from calib.sketches.oph import permute
 from calib.sketches.represent import Representation
@@ -161,10 +161,10 @@ def _spans(buf, doc_off, out_off, k, word):
 def _xxh32_run(text, k, dst, perm, a, b):
     if perm:  # the oph scheme's permutation, fused (one pass, no hash array read back)
         for t in range(len(dst)):
-            dst[t] = permute(xxh32_fixed(text, t, k), a, b)
+            dst[t] = permute(xxh32_fixed_any(text, t, k), a, b)
     else:
         for t in range(len(dst)):
-            dst[t] = xxh32_fixed(text, t, k)
+            dst[t] = xxh32_fixed_any(text, t, k)
 
 
 @njit(inline="always")
@@ -184,6 +184,8 @@ def _xxh32_ascii_k(text, k, dst, perm, a, b):
         _xxh32_run(text, 7, dst, perm, a, b)
     elif k == 8:
         _xxh32_run(text, 8, dst, perm, a, b)
+    elif k == 24:
+        _xxh32_run(text, 24, dst, perm, a, b)
     elif k < 16:
         _xxh32_run(text, k, dst, perm, a, b)
     else:
