@@ -202,12 +202,7 @@ def _permute_all(dst, a, b):
 
 
 @njit(cache=True, nogil=True)
-def _hash_spans(buf, doc_off, out_off, k, word, code):
-    return _hash_spans_pi(buf, doc_off, out_off, k, word, code, False, np.uint32(0), np.uint32(0))
-
-
-@njit(cache=True, nogil=True)
-def _hash_spans_pi(buf, doc_off, out_off, k, word, code, perm, a, b):
+def _hash_spans(buf, doc_off, out_off, k, word, code, perm, a, b):
     """Every shingle's hash in CSR order; with ``perm`` the oph scheme's pi(h) instead
     (:func:`calib.sketches.oph.permute`)."""
     n = len(doc_off) - 1
@@ -318,7 +313,7 @@ def chunk_sets(texts: list[str], rep: Representation, unique: bool, permuted: tu
         hashes = _sha1_hashes(buf, span_s, span_e)
     else:
         perm, (a, b) = permuted is not None, (permuted or (0, 0))
-        hashes = _hash_spans_pi(buf, doc_off, out_off, rep.k, word, _HASH_CODES[rep.hashfunc], perm, np.uint32(a),
+        hashes = _hash_spans(buf, doc_off, out_off, rep.k, word, _HASH_CODES[rep.hashfunc], perm, np.uint32(a),
                                 np.uint32(b))
     if unique:
         out_off, hashes = _sort_unique(out_off, hashes)
