@@ -34,17 +34,17 @@ from calib.search.workspace import Workspace
 sample = load_sample(Path(sys.argv[1]))
 ws = Workspace(sample)
 cfg = Config()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 ev = evaluate(ws, cfg)
 if sys.argv[2] == "export":
     from calib.production.export import write_export
     write_export(Path(tempfile.mkdtemp()) / "exp", cfg, evaluation=ev, sample=sample, workspace=ws)
-print(time.perf_counter() - t0)
+print(time.perf_counter() - t0, time.process_time() - c0)
 """
 
 
-def run(code: Path, sample: Path, what: str) -> tuple[float, float]:
-    """(seconds, peak RSS MB) of one child."""
+def run(code: Path, sample: Path, what: str) -> tuple[float, float, float]:
+    """(seconds, CPU seconds of all its threads, peak RSS MB) of one child."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(sample), what], cwd=code, env=env,
                             stdout=subprocess.PIPE, text=True)
@@ -52,7 +52,8 @@ def run(code: Path, sample: Path, what: str) -> tuple[float, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     if status:
         raise RuntimeError(f"{what} on {code} failed ({status})")
-    return float(out.split()[-1]), usage.ru_maxrss / 1024
+    wall, cpu = map(float, out.split()[-2:])
+    return wall, cpu, usage.ru_maxrss / 1024
 
 
 def main(argv=None) -> None:
@@ -65,25 +66,28 @@ def main(argv=None) -> None:
     codes = {"this checkout": ROOT} | ({"before": args.before.resolve()} if args.before else {})
     for code in codes.values():  # numba's caches of each checkout, outside the timed runs
         run(code, args.sample, "export")
-    got: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    got: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     load0 = os.getloadavg()[0]
     for _ in range(args.repeats):
         for name, code in codes.items():
             for what in ("evaluate", "export"):
                 got.setdefault((name, what), []).append(run(code, args.sample, what))
     load1 = os.getloadavg()[0]
-    med = {k: (statistics.median(s for s, _ in v), statistics.median(m for _, m in v)) for k, v in got.items()}
+    med = {k: tuple(statistics.median(x[f] for x in v) for f in range(3)) for k, v in got.items()}
     lines = ["# `calib export` against evaluating its one configuration (bench/export_cost.py)\n",
              f"Sample {args.sample.relative_to(ROOT) if args.sample.is_relative_to(ROOT) else args.sample}, "
              f"default config; each case a fresh interpreter; median of {args.repeats} round-robin rounds. "
              f"Machine: {os.cpu_count()} CPUs shared with other jobs, load average (1 min) {load0:.1f} before and "
-             f"{load1:.1f} after: absolute seconds move with the load, the ratios (same run) less. "
+             f"{load1:.1f} after: absolute seconds move with the load, the ratios (same run) less, and CPU "
+             "seconds (``time.process_time``: every thread of the child) least. "
              f"{time.strftime('%Y-%m-%d', time.gmtime())}.\n",
-             "| code | evaluate: s | evaluate: peak MB | export: s | export: peak MB | time ratio | memory ratio |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| code | evaluate: s | CPU s | peak MB | export: s | CPU s | peak MB | time ratio | CPU ratio "
+             "| memory ratio |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in codes:
-        (es, em), (xs, xm) = med[name, "evaluate"], med[name, "export"]
-        lines.append(f"| {name} | {es:.2f} | {em:.0f} | {xs:.2f} | {xm:.0f} | {xs / es:.2f}x | {xm / em:.2f}x |")
+        (es, ec, em), (xs, xc, xm) = med[name, "evaluate"], med[name, "export"]
+        lines.append(f"| {name} | {es:.2f} | {ec:.2f} | {em:.0f} | {xs:.2f} | {xc:.2f} | {xm:.0f} | {xs / es:.2f}x "
+                     f"| {xc / ec:.2f}x | {xm / em:.2f}x |")
     text = "\n".join(lines) + "\n"
     args.out.write_text(text)
     print(text)

@@ -128,7 +128,7 @@ def calib_stages(docs, rep, threads) -> dict[str, float]:
         buf, doc_off = enc[c]
         out_off = np.zeros(len(doc_off), dtype=np.int64)
         np.cumsum(_count(buf, doc_off, rep.k, False), out=out_off[1:])
-        return out_off, _hash_spans(buf, doc_off, out_off, rep.k, False, 0)
+        return out_off, _hash_spans(buf, doc_off, out_off, rep.k, False, 0, False, np.uint32(0), np.uint32(0))
 
     sets = list(chunks.run(shingle, each, threads))
     t2 = time.perf_counter()

@@ -36,13 +36,15 @@ def brute_bounds(w, target, max_items):
     return [(a, min(a + max_items, e)) for s, e in out for a in range(s, e, max_items)]
 
 
-def test_small_inputs_are_cut_into_about_four_chunks_a_thread(monkeypatch):
+def test_inputs_are_cut_into_a_multiple_of_the_threads_four_chunks_a_thread_at_least(monkeypatch):
     monkeypatch.setattr(chunks, "num_threads", lambda: 2)
     w = np.full(1000, 1000)  # 1 M in all: 8 chunks of 125 K (above MIN_TARGET, below TARGET)
     assert chunks.bounds(w) == chunks.bounds(w, target=125_000) and len(chunks.bounds(w)) == 8
     assert len(chunks.bounds(np.full(10, 1000))) == 1  # 10 K in all: one chunk of MIN_TARGET
-    big = np.full(1000, 100_000)  # 100 M: chunks of TARGET
-    assert chunks.bounds(big) == chunks.bounds(big, target=chunks.TARGET)
+    big = np.full(1000, 100_000)  # 100 M: 96 chunks (48 a thread) of 1,041,667, none over TARGET
+    assert chunks.bounds(big) == chunks.bounds(big, target=1_041_667) and len(chunks.bounds(big)) == 96
+    # 9.4 M: 10 chunks, not 9 of TARGET (9 on 2 threads run in 5 rounds: 1.8x at best)
+    assert len(chunks.bounds(np.full(2000, 4_700))) == 10
 
 
 def test_bounds_hand_computed():

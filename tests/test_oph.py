@@ -63,6 +63,20 @@ def oph_row_reference(hashes: list[int], k: int, seed: int) -> list[int]:
     return row
 
 
+def _fmix32_inverse(h: int) -> int:
+    h ^= h >> 16
+    h = (h * pow(0xC2B2AE35, -1, 1 << 32)) & M32
+    h ^= (h >> 13) ^ (h >> 26)
+    h = (h * pow(0x85EBCA6B, -1, 1 << 32)) & M32
+    return h ^ (h >> 16)
+
+
+def _hash_permuted_to(y: int, seed: int) -> int:
+    """The shingle hash h with pi(h) = y under ``seed``'s permutation."""
+    a, b, _ = oph.parameters(seed)
+    return _fmix32_inverse(((_fmix32_inverse(y) - b) * pow(a, -1, 1 << 32)) & M32)
+
+
 def test_matches_plain_python_definition():
     rng = np.random.default_rng(4)
     # sizes from empty to many times k: both the densified and the full regime
@@ -70,8 +84,12 @@ def test_matches_plain_python_definition():
                                       for s in (1, 2, 5, 17, 40, 300, 2000)]
     for k in (1, 7, 64, 256):
         for seed in (0, 1, 2**32 - 1):
-            sig = signatures(make_sets(docs), k, seed, "oph")
-            for d, hs in enumerate(docs):
+            # a shingle whose value is EMPTY (0xFFFFFFFF, the last bin's largest): its bin is filled
+            top = _hash_permuted_to(M32, seed)
+            assert oph_row_reference([top], 1, seed) == [M32]
+            docs_k = docs + [[top], [top, 7], [top] + docs[-2]]
+            sig = signatures(make_sets(docs_k), k, seed, "oph")
+            for d, hs in enumerate(docs_k):
                 assert sig[d].tolist() == oph_row_reference(hs, k, seed), (k, seed, d)
 
 
@@ -255,3 +273,19 @@ def test_every_target_says_it_cannot_reproduce_oph():
     assert "/representation/scheme" in {u["field"] for u in targets(Config(Representation(scheme="oph")))[
         "datasketch"].unsupported}
     assert "/representation/scheme" not in {u["field"] for u in targets(Config())["datasketch"].unsupported}
+
+
+def test_text_path_permutes_in_the_hashing_loop_to_the_same_signatures():
+    """signatures_from_texts computes oph's pi(h) inside the shingle hashing loop (every hashing
+    path: ASCII k < 16 and k >= 16, words, non-ASCII, mmh3; sha1 keeps the two steps): the same
+    signatures as oph over the shingle hashes."""
+    from calib.sketches.shingles import shingle_hashes
+    texts = ["", "a", "abcd", "The quick brown fox, again: the quick brown fox!", "Ünïcödé ﬁ ΣΑΣ text\twith  spaces",
+             "x" * 40, "word " * 30]
+    for rep in (Representation(scheme="oph"), Representation(shingle="char", k=5, scheme="oph", num_perm=256),
+                Representation(shingle="char", k=17, scheme="oph", seed=7, strip_punct=True),
+                Representation(shingle="char", k=3, scheme="oph", hashfunc="mmh3", num_perm=16),
+                Representation(shingle="char", k=5, scheme="oph", hashfunc="sha1", num_perm=16)):
+        sets = shingle_hashes(texts, rep, unique=False)
+        assert np.array_equal(signatures_from_texts(texts, rep, batch_size=3),
+                              oph.signatures(sets.offsets, sets.hashes, rep.num_perm, rep.seed)), rep

@@ -194,6 +194,22 @@ def test_strip_punct_makes_punctuation_and_symbols_spaces(text, expected):
     assert normalize(text, R(strip_punct=True, shingle="char")) == expected
 
 
+def test_punct_table_is_the_scan_of_this_unicode(monkeypatch):
+    """The saved P*/S* runs equal a scan of every code point, and punct_re's own scan (no table, as in a
+    snippet run without calib) builds the same pattern."""
+    from calib.sketches import punct_table, represent
+    if punct_table.UNIDATA_VERSION != unicodedata.unidata_version:
+        pytest.skip("the table is of another Unicode version (punct_re scans)")
+    assert punct_table.ranges() == punct_table.scan()
+    fast = represent.punct_re()
+    represent.punct_re.cache_clear()
+    monkeypatch.setattr(punct_table, "UNIDATA_VERSION", "none")
+    try:
+        assert represent.punct_re().pattern == fast.pattern
+    finally:
+        represent.punct_re.cache_clear()
+
+
 def test_punct_kept_without_strip():
     assert normalize("Hello, world!", R()) == "hello, world!"
     assert normalize("a_b", R(shingle="char")) == "a_b"

@@ -12,7 +12,7 @@ from datasketch.hashfunc import sha1_hash32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed
+from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed, xxh32_fixed_any
 from calib.sketches.represent import Representation, shingle_strings
 from calib.sketches.shingles import ShingleSets, hash_bytes, shingle_hashes
 from _util import one_thread
@@ -46,9 +46,11 @@ def test_compiled_hash_matches_library_all_lengths(fn, ref):
             assert int(fn(buf, pad_l, pad_l + n)) == ref(data), (n, data)
             if fn is xxh32 and n < 16:  # the short-input variant the ASCII char-shingle path inlines
                 assert int(xxh32_fixed(buf, pad_l, n)) == ref(data), (n, data)
+            if fn is xxh32 and n < 32:  # and its one-stripe extension (character 24-grams)
+                assert int(xxh32_fixed_any(buf, pad_l, n)) == ref(data), (n, data)
 
 
-@pytest.mark.parametrize("k", range(1, 21))
+@pytest.mark.parametrize("k", [*range(1, 21), 24])
 def test_ascii_char_kgrams_every_k_equal_xxhash(k):
     # the ASCII char path compiles k = 3..8 as literals, other k < 16 with a
     # variable k, k >= 16 with the striped hash: every branch against xxhash

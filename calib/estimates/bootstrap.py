@@ -104,6 +104,18 @@ class ClusterBootstrap:
             self._blocks[key] = w
         return w
 
+    def _weights_t(self, start: int, stop: int) -> np.ndarray:
+        """:meth:`weights` transposed, (C, stop - start) and C-contiguous: a unit's weights are one row."""
+        key = ("t", start, stop)
+        have = self._blocks.get(key)
+        if have is not None:
+            return have
+        wt = np.ascontiguousarray(self.weights(start, stop).T)
+        if self.replicates * self.n_units <= _CACHE_CELLS:
+            self._blocks.pop((start, stop), None)  # one copy kept: :meth:`weights` redraws it if asked
+            self._blocks[key] = wt
+        return wt
+
     # -- rates -----------------------------------------------------------------
     def pairs(self, i, j) -> "PairTrials":
         """A fixed set of pair trials, its unit structure and trial counts
@@ -139,11 +151,16 @@ class ClusterBootstrap:
         if have is not None:
             return have
         out = np.empty(self.replicates, dtype=np.float64)
+        # Only the units with trials enter: rows of the (C, T) transposed weights, gathered. Counts and
+        # weights are integers, so the sums are exact in any order (the same totals as over every unit).
+        units = np.flatnonzero(per_unit)
+        rows = np.flatnonzero(np.diff(per_pair.indptr)) if per_pair.nnz else None
+        part = per_pair[rows] if rows is not None else None
         for a, b in self._block_rows():
-            w = self.weights(a, b)
-            t = w @ per_unit
-            if per_pair.nnz:  # sum_{u<v} w_u w_v X[u, v] = sum_u w_u (X w)_u
-                t = t + np.einsum("tc,ct->t", w, per_pair @ w.T)
+            wt = self._weights_t(a, b)
+            t = per_unit[units] @ wt[units]
+            if part is not None:  # sum_{u<v} w_u w_v X[u, v] = sum_u w_u (X w)_u, over the rows u of X with trials
+                t = t + np.einsum("rt,rt->t", wt[rows], part @ wt)
             out[a:b] = t
         if len(self._totals) >= 64:
             self._totals.pop(next(iter(self._totals)))

@@ -272,6 +272,14 @@ def _python_part(text: str, rep, kernel_lower: bool) -> str:
 
 def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
+    joined = "".join(texts)
+    if joined.isascii():  # the common chunk: three C passes hold the GIL, no Python step per text
+        off = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=off[1:])
+        buf = np.frombuffer(bytearray(joined, "ascii"), dtype=np.uint8)
+        del joined
+        return _normalized(buf, off, np.ones(len(texts), dtype=np.bool_), rep, False)
+    del joined
     ascii_ = np.fromiter((t.isascii() for t in texts), dtype=np.bool_, count=len(texts))
     # The kernel lowercases non-ASCII texts by code point, except a text with a
     # capital sigma (context-dependent) and with strip_punct (whose second pass
@@ -285,6 +293,11 @@ def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=off[1:])
     buf = np.frombuffer(bytearray().join(parts), dtype=np.uint8)  # writable: normalized in place
     del parts
+    return _normalized(buf, off, ascii_, rep, kernel_lower)
+
+
+def _normalized(buf, off, ascii_, rep, kernel_lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's part of :func:`encode` over the encoded texts (``buf`` writable: mapped in place)."""
     collapse = rep.collapse_ws or rep.shingle == "word"
     if not (rep.lowercase or rep.strip_punct or collapse):
         return buf, off

@@ -181,10 +181,18 @@ def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size
     if rep.num_perm < 1:
         raise ValueError(f"num_perm must be >= 1, got {rep.num_perm}")
     out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
+    if rep.scheme == "oph" and rep.weighting == "none" and rep.hashfunc != "sha1":
+        # oph's permutation runs inside the hashing loop: no hash array is read back to permute it
+        from calib.sketches import oph
+        permuted = oph.parameters(rep.seed)[:2]
 
-    def work(s: int, e: int) -> None:
-        sets = weighted_minhash.weigh(chunk_sets(texts[s:e], rep, unique=False), rep, frequencies)
-        out[s:e] = _sketcher(rep.scheme, sets)(sets.offsets, 0, len(sets.hashes), rep.num_perm, rep.seed)
+        def work(s: int, e: int) -> None:
+            sets = chunk_sets(texts[s:e], rep, unique=False, permuted=permuted)
+            out[s:e] = oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
+    else:
+        def work(s: int, e: int) -> None:
+            sets = weighted_minhash.weigh(chunk_sets(texts[s:e], rep, unique=False), rep, frequencies)
+            out[s:e] = _sketcher(rep.scheme, sets)(sets.offsets, 0, len(sets.hashes), rep.num_perm, rep.seed)
 
     for _ in chunks.run(work, text_chunks(texts, max_docs=batch_size)):
         pass

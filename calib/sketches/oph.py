@@ -72,32 +72,42 @@ def _probe(key, j, t, k):
 
 
 @njit(inline="always")
-def _permute(h, a, b):
+def permute(h, a, b):
     """pi(h) = fmix32(a * fmix32(h) + b) mod 2^32 (a, b uint32)."""
     return fmix32(np.uint32(np.uint32(a * fmix32(h)) + b))
 
 
 @njit(inline="always")
-def _row(hashes, a, b, key, row, filled):
+def _row(hashes, a, b, key, row, filled, permuted):
     """The signature of one document's shingle hashes (a view: indices from 0
-    let the loop below vectorize) into ``row``."""
+    let the loop below vectorize) into ``row``; ``permuted``: the hashes are pi(h) already."""
     k = len(row)
-    # pi of every shingle first, in a loop of arithmetic alone (it vectorizes),
-    # then the scatter of each value into its bin (a third less time than one loop)
-    y = np.empty(len(hashes), dtype=np.uint32)
-    for t in range(len(hashes)):
-        y[t] = _permute(hashes[t], a, b)
+    if permuted:
+        y = hashes
+    else:
+        # pi of every shingle first, in a loop of arithmetic alone (it vectorizes),
+        # then the scatter of each value into its bin (a third less time than one loop)
+        y = np.empty(len(hashes), dtype=np.uint32)
+        for t in range(len(hashes)):
+            y[t] = permute(hashes[t], a, b)
     row[:] = 0xFFFFFFFF
-    filled[:] = False
     for t in range(len(y)):
         v = y[t]
         j = np.int64((np.uint64(v) * np.uint64(k)) >> np.uint64(32))
-        filled[j] = True
         if v < row[j]:
             row[j] = v
+    # a bin is filled when its minimum is below EMPTY, or (the last bin only) when it holds the value EMPTY
     m = 0
     for j in range(k):
-        m += filled[j]
+        f = row[j] != 0xFFFFFFFF
+        filled[j] = f
+        m += f
+    if not filled[k - 1]:
+        for t in range(len(y)):
+            if y[t] == 0xFFFFFFFF:
+                filled[k - 1] = True
+                m += 1
+                break
     if m == 0 or m == k:
         return
     # densify: only originally filled bins are sources (filled[] is not updated)
@@ -123,16 +133,23 @@ def _row(hashes, a, b, key, row, filled):
 
 
 @njit(cache=True, nogil=True)
-def _signatures(offsets, hashes, num_perm, a, b, key):
+def _signatures(offsets, hashes, num_perm, a, b, key, permuted):
     n = len(offsets) - 1
     out = np.empty((n, num_perm), dtype=np.uint32)
     filled = np.empty(num_perm, dtype=np.bool_)
     for d in range(n):
-        _row(hashes[offsets[d]:offsets[d + 1]], a, b, key, out[d], filled)
+        _row(hashes[offsets[d]:offsets[d + 1]], a, b, key, out[d], filled, permuted)
     return out
 
 
 def signatures(offsets: np.ndarray, hashes: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """(n, num_perm) uint32 OPH signatures of CSR shingle hashes (repeats allowed)."""
     a, b, key = parameters(seed)
-    return _signatures(offsets, hashes, int(num_perm), np.uint32(a), np.uint32(b), np.uint64(key))
+    return _signatures(offsets, hashes, int(num_perm), np.uint32(a), np.uint32(b), np.uint64(key), False)
+
+
+def signatures_permuted(offsets: np.ndarray, values: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
+    """:func:`signatures` of hashes given as pi(h) under ``seed`` (``calib.sketches.shingles.chunk_sets``
+    with ``permuted=parameters(seed)[:2]`` computes them in its hashing loop): the same signatures."""
+    a, b, key = parameters(seed)
+    return _signatures(offsets, values, int(num_perm), np.uint32(a), np.uint32(b), np.uint64(key), True)

@@ -56,18 +56,26 @@ def punct_re() -> re.Pattern:
     """A character class of every code point in Unicode categories P* and S*.
 
     ``re`` has no \\p{P}; ``[^\\w\\s]`` would also take combining marks (Mn/Mc),
-    format characters (Cf, e.g. ZWNJ inside Persian words) and controls.
+    format characters (Cf, e.g. ZWNJ inside Persian words) and controls. The runs are
+    calib.sketches.punct_table's when calib is importable and of this Python's Unicode version
+    (the scan's result, saved: the scan takes half a second), else scanned here.
     """
-    ranges, start, prev = [], None, None
-    for cp in range(sys.maxunicode + 1):
-        if unicodedata.category(chr(cp))[0] in "PS":
-            if start is None:
-                start = cp
-            elif cp != prev + 1:
-                ranges.append((start, prev))
-                start = cp
-            prev = cp
-    ranges.append((start, prev))
+    try:
+        from calib.sketches import punct_table
+        ranges = punct_table.ranges() if punct_table.UNIDATA_VERSION == unicodedata.unidata_version else None
+    except ImportError:  # a snippet (calib.production.targets) run without calib
+        ranges = None
+    if ranges is None:
+        ranges, start, prev = [], None, None
+        for cp in range(sys.maxunicode + 1):
+            if unicodedata.category(chr(cp))[0] in "PS":
+                if start is None:
+                    start = cp
+                elif cp != prev + 1:
+                    ranges.append((start, prev))
+                    start = cp
+                prev = cp
+        ranges.append((start, prev))
     cls = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
     return re.compile(f"[{cls}]")
 
