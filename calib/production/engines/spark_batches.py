@@ -151,8 +151,10 @@ def _blob_rows(blobs, dtype=np.uint32):
     return off, np.frombuffer(b"".join(blobs), dtype=dtype)
 
 
-def verify_batches(batches, *, config: Config, frequencies=None):
-    """The candidate pairs this config verifies, with their exact J (J_w when weighted) and MinHash estimate."""
+def verify_batches(batches, *, config: Config, frequencies=None, tally: bool = False):
+    """The candidate pairs this config verifies, with their exact J (J_w when weighted) and MinHash estimate.
+    ``tally``: each batch is followed by a row (i = -1, j = the batch's candidate pairs, NaN, NaN), so that the
+    job counts the candidates while it verifies them."""
     import pyarrow as pa
     _task_threads()
     for batch in batches:
@@ -160,6 +162,9 @@ def verify_batches(batches, *, config: Config, frequencies=None):
         k = batch.num_rows
         if not k:
             continue
+        if tally:
+            yield pa.RecordBatch.from_arrays([pa.array([-1], pa.int64()), pa.array([k], pa.int64()),
+                                              pa.array([np.nan]), pa.array([np.nan])], names=["i", "j", "exact", "est"])
         a, b = np.arange(k), np.arange(k, 2 * k)
         _, sig = _blob_rows(d["sig_i"] + d["sig_j"])
         est = estimate_jaccard(sig.reshape(2 * k, config.rep.num_perm), a, b)
