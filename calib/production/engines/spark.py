@@ -16,11 +16,15 @@ per-group computation is calib's own kernel, run on Arrow batches:
 4. verification: pairs joined back to both documents' shingle sets and
    signatures; :func:`calib.verification.jaccard.pairs_jaccard` (exact J) and
    :func:`calib.sketches.minhash.estimate_jaccard` (fraction of equal values).
-5. connected components of the verified pairs by alternating large-star and
-   small-star steps (Kiveris et al., "Connected Components in MapReduce and
-   Beyond", SoCC 2014): O(log^2 n) rounds, stopped when every component is a
-   star around its smallest row, at most ``MAX_ROUNDS``
-   (:mod:`calib.production.engines.spark_components`).
+   The same job counts the candidates (a count row per verified batch).
+5. connected components of the verified pairs: on the driver (scipy, as the
+   local engine) when they number at most ``driver_edges``
+   (:mod:`calib.production.engines.spark_driver`: collected in the verification
+   job itself when the candidates' upper bound is that small); else by
+   alternating large-star and small-star steps (Kiveris et al., "Connected
+   Components in MapReduce and Beyond", SoCC 2014): O(log^2 n) rounds, stopped
+   when every component is a star around its smallest row, at most
+   ``MAX_ROUNDS`` (:mod:`calib.production.engines.spark_components`).
 6. per group of whole components (``cogroup`` of members and edges):
    :func:`calib.clusters.clustering.cluster_pairs` (policy, representative rule,
    giant-component guard) and :func:`calib.production.manifest.manifest_frame` on the
@@ -28,9 +32,14 @@ per-group computation is calib's own kernel, run on Arrow batches:
    this is the local result.
 7. cluster ids: the local engine numbers clusters over all n rows by their
    smallest member m, so id(m) = m - #(rows < m that are not their cluster's
-   smallest), a prefix count over the sorted graph rows.
+   smallest), a prefix count over the sorted graph rows (on the driver, or in
+   Spark with the components).
 8. ``manifest.parquet`` (ordered by cluster id, row), ``summary.json`` (last:
    its presence says the manifest beside it is complete), ``README.txt``.
+
+Every Spark job costs a task launch per core and stage whatever its size, so
+the job has few: on the shipped corpus 31 (about 145 before the graph steps
+moved to the driver); the progress's last line says how many ran.
 
 Nothing is deleted. The session, paths and reading are in
 :mod:`calib.production.engines.spark_io`; the command line
@@ -155,13 +164,32 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                                      text_field=text_field, extra_fields=slice_fields, frequencies=frequencies,
                                      stoplist=stoplist)
         raw = keep(src.mapInArrow(checked(fn, expected), doc_schema(slice_fields)))
-        # one job: each read split's lines, documents, empty and short documents, and its first bad line
-        counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"), F.count("di").alias("docs"),
-                                            F.sum((F.col("size") == 0).cast("long")).alias("empty"),
-                                            F.sum(((F.col("size") > 0) & (F.col("size") < config.min_shingles))
-                                                  .cast("long")).alias("short"),
-                                            F.min(F.when(F.col("err").isNotNull(), F.struct("li", "err")))
-                                            .alias("e")).collect()
+        # one job, two aggregations of three kinds of keys: each read split's lines, documents, empty and short
+        # documents and first bad line (k = 0); ids seen more than once (k = 1); exact copies (k = 2) as
+        # calib.verification.copies counts them: non-empty documents whose (set digest, size) equals an earlier
+        # one's (the local engine also compares signatures, which differ only on a 128-bit collision)
+        null = lambda t: F.lit(None).cast(t)  # noqa: E731
+        one = lambda c: c.cast("long")  # noqa: E731
+        doc = F.col("di").isNotNull()
+        zero = [F.lit(0).cast("long").alias(c) for c in ("lines", "docs", "empty", "short")] + [
+            null("struct<li:bigint,err:string>").alias("e")]
+        keyed = raw.select(F.lit(0).alias("k"), "f", "bs", null("string").alias("id"), null("binary").alias("dg"),
+                           null("long").alias("sz"), F.lit(1).cast("long").alias("lines"), one(doc).alias("docs"),
+                           one(F.col("size") == 0).alias("empty"),
+                           one((F.col("size") > 0) & (F.col("size") < config.min_shingles)).alias("short"),
+                           F.when(F.col("err").isNotNull(), F.struct("li", "err")).alias("e")).unionByName(
+            raw.where(doc).select(F.lit(1).alias("k"), null("string").alias("f"), null("long").alias("bs"), "id",
+                                  null("binary").alias("dg"), null("long").alias("sz"), *zero)).unionByName(
+            raw.where(doc & (F.col("size") > 0)).select(F.lit(2).alias("k"), null("string").alias("f"),
+                                                        null("long").alias("bs"), null("string").alias("id"), "dg",
+                                                        F.col("size").alias("sz"), *zero))
+        sums = [F.sum(c).alias(c) for c in ("lines", "docs", "empty", "short")]
+        rows = (keyed.groupBy("k", "f", "bs", "id", "dg", "sz").agg(F.count(F.lit(1)).alias("c"), *sums,
+                                                                    F.min("e").alias("e"))
+                .groupBy("k", "f", "bs").agg(*sums, F.min("e").alias("e"), F.sum(F.col("c") - 1).alias("extra"),
+                                             F.max("c").alias("most")).collect())
+        counts = [r for r in rows if r["k"] == 0]
+        tally = {r["k"]: r for r in rows if r["k"]}
         offsets, doc_off, line_off, last_f = {}, 0, 0, None
         for r in sorted(counts, key=lambda r: (r["f"], r["bs"])):
             line_off = 0 if r["f"] != last_f else line_off
@@ -172,27 +200,25 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
         if bad:
             raise ApplyError(_error_line(corpus, files, kind, offsets, *bad[0]))
         n = doc_off
-        off_df = spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()] or [("", 0, 0)],
-                                       "f string, bs long, doff long")
-        # not persisted: a broadcast join on the persisted (columnar) raw rows, each use reading only its columns
-        docs = (raw.where(F.col("di").isNotNull()).join(F.broadcast(off_df), ["f", "bs"])
-                .select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh", "tk",
-                        *[f"x{k}" for k in range(len(slice_fields))]))
-        # one job for two counts: ids seen more than once (k = 0) and exact copies (k = 1) as
-        # calib.verification.copies counts them: non-empty documents whose (set digest, size) equals an earlier
-        # one's (the local engine also compares signatures, which differ only on a 128-bit collision)
-        d = raw.where(F.col("di").isNotNull())
-        keyed = d.select(F.lit(0).alias("k"), "id", F.lit(None).cast("binary").alias("dg"),
-                         F.lit(None).cast("long").alias("size")).unionByName(
-            d.where(F.col("size") > 0).select(F.lit(1).alias("k"), F.lit(None).cast("string").alias("id"), "dg", "size"))
-        tally = {r["k"]: r for r in keyed.groupBy("k", "id", "dg", "size").count().groupBy("k").agg(
-            F.sum(F.col("count") - 1).alias("extra"), F.max("count").alias("most")).collect()}
-        if 0 in tally and tally[0]["most"] > 1:  # the details only when needed
+        # the rows' numbers: each split's first document's number, by a map literal when the splits are few (no
+        # join, so no broadcast job in each query that reads the documents), else by a broadcast join
+        docs = raw.where(doc)
+        if not offsets:
+            docs = docs.withColumn("doff", F.lit(0).cast("long"))
+        elif len(offsets) <= 512:
+            at = F.create_map(*[F.lit(x) for (f, bs), o in sorted(offsets.items()) for x in (f"{bs}\0{f}", o[0])])
+            docs = docs.withColumn("doff", at[F.concat_ws("\0", F.col("bs").cast("string"), "f")])
+        else:
+            docs = docs.join(F.broadcast(spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()],
+                                                               "f string, bs long, doff long")), ["f", "bs"])
+        docs = docs.select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh", "tk",
+                           *[f"x{k}" for k in range(len(slice_fields))])
+        if 1 in tally and tally[1]["most"] > 1:  # the details only when needed
             dup = (docs.groupBy("id").agg(F.count(F.lit(1)).alias("c"), F.sort_array(F.collect_list("row")).alias("rs"))
                    .where(F.col("c") > 1).select("id", F.col("rs")[1].alias("second")).orderBy("second").first())
             raise ApplyError(f"{corpus}: duplicate document id {dup['id']!r} (document {dup['second']})")
         empty = sum(r["empty"] or 0 for r in counts)
-        copies = int(tally[1]["extra"] or 0) if 1 in tally else 0
+        copies = int(tally[2]["extra"] or 0) if 2 in tally else 0
         done("ids and exact copies")
 
         # 3: candidates by a shuffle on (band, key): bucket sizes first (a counting aggregate), then the rows
