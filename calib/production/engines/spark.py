@@ -38,8 +38,9 @@ per-group computation is calib's own kernel, run on Arrow batches:
    its presence says the manifest beside it is complete), ``README.txt``.
 
 Every Spark job costs a task launch per core and stage whatever its size, so
-the job has few: on the shipped corpus 31 (about 145 before the graph steps
-moved to the driver); the progress's last line says how many ran.
+the job has few: on the shipped corpus 24 on a standalone cluster (about 145
+before the graph steps moved to the driver); the progress's last line says
+how many ran.
 
 Nothing is deleted. The session, paths and reading are in
 :mod:`calib.production.engines.spark_io`; the command line
