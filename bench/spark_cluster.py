@@ -10,8 +10,9 @@ content). ``shipped`` is data/corpus/docs.jsonl.gz with the default config; a nu
 bench/memory.py's corpus of n documents with its config (word 5-grams, 128 hashes, b=16, r=8, exact
 J >= 0.8). Each engine runs as ``calib apply`` in a fresh interpreter; wall time from start to exit
 (driver JVM start, executors' fetch and unpacking of the environment included: a new Spark
-application per run). The Spark run's partition counts are its own "job size" line. Both manifests
-are compared row for row.
+application per run). The Spark run's partition counts are its own "job size" line, its Spark jobs and
+stages (which do not depend on the machine's load) its last progress line. Both manifests are compared
+row for row.
 """
 
 from __future__ import annotations
@@ -47,8 +48,11 @@ def run(cmd: list[str], env: dict) -> dict:
     if p.returncode:
         raise SystemExit(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
     size = re.search(r"job size: (.*)", p.stderr)
+    spark = re.search(r"calib spark: (\d+) Spark jobs, (\d+) stages run", p.stderr)
+    stages = re.findall(r"calib spark: ([a-z ]+) done in ([\d.]+) s", p.stderr)
     return {"seconds": seconds, "load": f"{before} / {_load()}", "size": size.group(1) if size else "",
-            "stderr": p.stderr}
+            "jobs": f"{spark.group(1)} / {spark.group(2)}" if spark else "", "stderr": p.stderr,
+            "stages": ", ".join(f"{name} {float(t):.1f}" for name, t in stages)}
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -73,7 +77,7 @@ def main() -> None:
     t = time.perf_counter()
     packed = archive()
     pack_s = time.perf_counter() - t
-    rows = []
+    rows, times = [], []
     with tempfile.TemporaryDirectory(prefix="calib-spark-cluster-bench-") as tmp, \
             StandaloneCluster(workers=a.workers, cores=1, memory=a.memory) as cluster:
         tmp = Path(tmp)
@@ -102,12 +106,13 @@ def main() -> None:
             s = res["local"]["summary"]
             ratio = res["spark"]["seconds"] / res["local"]["seconds"]
             rows.append(f"| {label} | {s['documents']:,} | {s['proposed_removals']:,} | {res['local']['seconds']:.1f} | "
-                        f"{res['spark']['seconds']:.1f} | {ratio:.1f}x | {res['spark']['size']} | "
+                        f"{res['spark']['seconds']:.1f} | {ratio:.1f}x | {res['spark']['jobs']} | {res['spark']['size']} | "
                         f"{'yes' if same else 'NO'} | {res['local']['load']} | {res['spark']['load']} |")
-            _report(a, rows, packed, pack_s)
+            times.append(f"- {label}: {res['spark']['stages']}")
+            _report(a, rows, times, packed, pack_s)
 
 
-def _report(a, rows: list[str], packed: Path, pack_s: float) -> None:
+def _report(a, rows: list[str], times: list[str], packed: Path, pack_s: float) -> None:
     report = "\n".join([
         "# `calib apply`: local engine vs Spark on a standalone cluster of this machine", "",
         f"Machine: {os.cpu_count()} cores shared with other jobs; figures from one run (load columns: 1-minute "
@@ -116,9 +121,11 @@ def _report(a, rows: list[str], packed: Path, pack_s: float) -> None:
         f"the driver's environment shipped as {packed.stat().st_size / 2**20:,.0f} MB "
         f"(`spark.archives`; already packed: {pack_s:.1f} s to find it). Wall time of each `calib apply`, JVM "
         "and executors' start and the environment's fetch and unpacking included.", "",
-        "| corpus | documents | removals | local s | spark s | spark / local | spark job size | same manifest "
-        "| load local | load spark |",
-        "|---|---:|---:|---:|---:|---:|---|:---:|:---:|:---:|", *rows, ""])
+        "| corpus | documents | removals | local s | spark s | spark / local | Spark jobs / stages run | spark job size "
+        "| same manifest | load local | load spark |",
+        "|---|---:|---:|---:|---:|---:|---:|---|:---:|:---:|:---:|", *rows, "",
+        "Seconds of each calib stage of the Spark run (its progress lines; the session's start and the executors' "
+        "check come before the first):", "", *times, ""])
     Path(a.out).write_text(report)
     print(report, flush=True)
 

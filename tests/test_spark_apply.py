@@ -82,8 +82,10 @@ def test_spark_manifest_equals_local(spark, corpus, tmp_path, name):
     local = apply_config(cfg, corpus / "corpus.jsonl", slice_fields=SLICES)
     # max_pairs at the local engine's distinct candidate count: accepted (the limit is on distinct pairs,
     # not on the sum over bands, which is larger wherever a pair collides in several bands)
+    # one config takes the large-graph path (components and cluster ids in Spark), the others the driver's
     summary = SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path), spark=spark, slice_fields=SLICES,
-                             batch_size=128, max_pairs=local.summary()["candidate_pairs"])
+                             batch_size=128, max_pairs=local.summary()["candidate_pairs"],
+                             driver_edges=0 if name == "none-medoid-chained" else SA.DRIVER_EDGES)
     got = _same_rows(tmp_path, local.manifest)
     assert len(got) > 10
     assert summary == local.summary()

@@ -10,6 +10,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -134,3 +135,33 @@ def test_the_packed_environment():
     assert any(m.startswith("lib/calib/") and m.endswith(".nbi") for m in members)
     src = spark_ship.PACKAGE / "sketches" / "minhash.py"
     assert f"{src.stat().st_mtime_ns}\tlib/calib/sketches/minhash.py\n" in times
+
+
+def test_driver_graph_steps_against_brute_force():
+    """The driver's cluster ids equal the rank of each cluster's smallest row among all n rows' clusters (rows
+    outside the graph being singletons), and its groups hold whole components (a union-find's)."""
+    from calib.production.engines.spark_driver import cluster_ids, component_groups
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n = int(rng.integers(1, 60))
+        graph = rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)
+        cluster = rng.integers(0, max(1, len(graph) // 2 + 1), size=len(graph))
+        cmin = np.array([graph[cluster == c].min() for c in cluster], np.int64)
+        mins = sorted(set(range(n)) - set(graph.tolist()) | set(cmin.tolist()))
+        assert cluster_ids(graph, cmin).tolist() == [mins.index(m) for m in cmin]
+        k = int(rng.integers(0, 2 * n))
+        i, j = rng.integers(0, n, size=k), rng.integers(0, n, size=k)
+        i, j = i[i != j], j[i != j]
+        parent = list(range(n))
+
+        def root(x):
+            while parent[x] != x:
+                x = parent[x]
+            return x
+        for a, b in zip(i.tolist(), j.tolist()):
+            parent[root(a)] = root(b)
+        nodes, grp = component_groups(i, j, 3)
+        assert nodes.tolist() == sorted(set(i.tolist()) | set(j.tolist())) and ((0 <= grp) & (grp < 3)).all()
+        by_root = {}
+        for v, g in zip(nodes.tolist(), grp.tolist()):
+            assert by_root.setdefault(root(v), g) == g

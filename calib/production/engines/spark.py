@@ -16,11 +16,15 @@ per-group computation is calib's own kernel, run on Arrow batches:
 4. verification: pairs joined back to both documents' shingle sets and
    signatures; :func:`calib.verification.jaccard.pairs_jaccard` (exact J) and
    :func:`calib.sketches.minhash.estimate_jaccard` (fraction of equal values).
-5. connected components of the verified pairs by alternating large-star and
-   small-star steps (Kiveris et al., "Connected Components in MapReduce and
-   Beyond", SoCC 2014): O(log^2 n) rounds, stopped when every component is a
-   star around its smallest row, at most ``MAX_ROUNDS``
-   (:mod:`calib.production.engines.spark_components`).
+   The same job counts the candidates (a count row per verified batch).
+5. connected components of the verified pairs: on the driver (scipy, as the
+   local engine) when they number at most ``driver_edges``
+   (:mod:`calib.production.engines.spark_driver`: collected in the verification
+   job itself when the candidates' upper bound is that small); else by
+   alternating large-star and small-star steps (Kiveris et al., "Connected
+   Components in MapReduce and Beyond", SoCC 2014): O(log^2 n) rounds, stopped
+   when every component is a star around its smallest row, at most
+   ``MAX_ROUNDS`` (:mod:`calib.production.engines.spark_components`).
 6. per group of whole components (``cogroup`` of members and edges):
    :func:`calib.clusters.clustering.cluster_pairs` (policy, representative rule,
    giant-component guard) and :func:`calib.production.manifest.manifest_frame` on the
@@ -28,9 +32,15 @@ per-group computation is calib's own kernel, run on Arrow batches:
    this is the local result.
 7. cluster ids: the local engine numbers clusters over all n rows by their
    smallest member m, so id(m) = m - #(rows < m that are not their cluster's
-   smallest), a prefix count over the sorted graph rows.
+   smallest), a prefix count over the sorted graph rows (on the driver, or in
+   Spark with the components).
 8. ``manifest.parquet`` (ordered by cluster id, row), ``summary.json`` (last:
    its presence says the manifest beside it is complete), ``README.txt``.
+
+Every Spark job costs a task launch per core and stage whatever its size, so
+the job has few: on the shipped corpus 24 on a standalone cluster (about 145
+before the graph steps moved to the driver); the progress's last line says
+how many ran.
 
 Nothing is deleted. The session, paths and reading are in
 :mod:`calib.production.engines.spark_io`; the command line
@@ -51,6 +61,7 @@ from calib.production.engines.spark_batches import (WHERE, arrow_type, cluster_c
                                                     manifest_template, sign_batches, verify_batches)
 from calib.production.engines.spark_check import check_executors, checked, fingerprint
 from calib.production.engines.spark_components import connected_components, prefix_sum
+from calib.production.engines.spark_driver import DRIVER_EDGES, component_groups, manifest_table
 from calib.production.engines.spark_io import (corpus_kind, delete, input_files, is_local, local_path, read_corpus,
                                                session, write_text)
 from calib.production.engines.spark_plan import apply_size
@@ -62,22 +73,19 @@ from calib.verification.short import summary as short_summary
 GROUP_NODES = 50_000   # graph nodes clustered in one Python call (whole components; see apply_spark)
 
 
-def _first_error(spark, raw, corpus: str, files: list[str], kind: str, offsets: dict) -> str | None:
-    from pyspark.sql import functions as F
-    row = raw.where(F.col("err").isNotNull()).orderBy("f", "bs", "li").select("f", "bs", "li", "err").first()
-    if row is None:
-        return None
-    shown = corpus if len(files) == 1 else row["f"]
+def _error_line(corpus: str, files: list[str], kind: str, offsets: dict, f: str, bs: int, li: int, err: str) -> str:
+    """An executor's message with its "file:line" (or "file: row N") filled in."""
+    shown = corpus if len(files) == 1 else f
     if kind == "parquet":
-        return row["err"].replace(WHERE, f"{shown}: row ")
-    return row["err"].replace(WHERE, f"{shown}:{offsets[(row['f'], row['bs'])][1] + row['li'] + 1}")
+        return err.replace(WHERE, f"{shown}: row ")
+    return err.replace(WHERE, f"{shown}:{offsets[(f, bs)][1] + li + 1}")
 
 
-def _write_on_driver(manifest, folder) -> None:
-    """The manifest as Spark would write it (a folder with one part file), from rows collected to the driver."""
+def _write_on_driver(table, folder) -> None:
+    """The manifest as Spark would write it (a folder with one part file), from rows on the driver (Arrow)."""
     import pyarrow.parquet as pq
     folder.mkdir()
-    pq.write_table(manifest.toArrow(), folder / "part-00000.parquet")
+    pq.write_table(table, folder / "part-00000.parquet")
 
 
 def check_supported(config: Config) -> None:
@@ -93,19 +101,22 @@ def check_supported(config: Config) -> None:
 def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: str = "id", text_field: str = "text",
                 slice_fields: tuple[str, ...] = (), max_pairs: int | None = 50_000_000, review_store=None,
                 batch_size: int = 10_000, log=None, missing_values=MISSING_VALUES, frequencies=None,
-                stoplist=None, progress=None) -> dict:
+                stoplist=None, progress=None, driver_edges: int = DRIVER_EDGES) -> dict:
     """Run ``config`` on ``corpus`` (file, folder or glob; local or object storage) with Spark and write
     ``out``/manifest.parquet, summary.json and README.txt. Returns the summary (as ``calib apply``'s).
     ``log(stage, seconds)`` is called after each stage. ``frequencies``: a weighted config's exported
     document-frequency table (:func:`calib.production.document.load_frequencies`), shipped to the tasks with their code.
     ``progress``: a :class:`calib.production.engines.spark_progress.Progress` told the job's size and each stage's
-    end with its row count.
+    end with its row count. ``driver_edges``: up to this many verified pairs, connected components and cluster
+    ids are computed on the driver (:mod:`calib.production.engines.spark_driver`), else in Spark.
 
     On a cluster (a master other than local), the executors are first checked to run the driver's calib and
     libraries and to see the corpus's local files (:func:`calib.production.engines.spark_check.check_executors`),
     and every task checks again; a local ``out`` is then written by the driver (the manifest is collected to
     it), as the executors' disks are not the driver's."""
     import time
+    import pyarrow as pa
+    import pyarrow.compute as pc
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -154,36 +165,61 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                                      text_field=text_field, extra_fields=slice_fields, frequencies=frequencies,
                                      stoplist=stoplist)
         raw = keep(src.mapInArrow(checked(fn, expected), doc_schema(slice_fields)))
-        counts = raw.groupBy("f", "bs").agg(F.count(F.lit(1)).alias("lines"), F.count("di").alias("docs"),
-                                            F.sum((F.col("size") == 0).cast("long")).alias("empty"),
-                                            F.sum(((F.col("size") > 0) & (F.col("size") < config.min_shingles))
-                                                  .cast("long")).alias("short")).collect()
+        # one job, two aggregations of three kinds of keys: each read split's lines, documents, empty and short
+        # documents and first bad line (k = 0); ids seen more than once (k = 1); exact copies (k = 2) as
+        # calib.verification.copies counts them: non-empty documents whose (set digest, size) equals an earlier
+        # one's (the local engine also compares signatures, which differ only on a 128-bit collision)
+        null = lambda t: F.lit(None).cast(t)  # noqa: E731
+        one = lambda c: c.cast("long")  # noqa: E731
+        doc = F.col("di").isNotNull()
+        zero = [F.lit(0).cast("long").alias(c) for c in ("lines", "docs", "empty", "short")] + [
+            null("struct<li:bigint,err:string>").alias("e")]
+        keyed = raw.select(F.lit(0).alias("k"), "f", "bs", null("string").alias("id"), null("binary").alias("dg"),
+                           null("long").alias("sz"), F.lit(1).cast("long").alias("lines"), one(doc).alias("docs"),
+                           one(F.col("size") == 0).alias("empty"),
+                           one((F.col("size") > 0) & (F.col("size") < config.min_shingles)).alias("short"),
+                           F.when(F.col("err").isNotNull(), F.struct("li", "err")).alias("e")).unionByName(
+            raw.where(doc).select(F.lit(1).alias("k"), null("string").alias("f"), null("long").alias("bs"), "id",
+                                  null("binary").alias("dg"), null("long").alias("sz"), *zero)).unionByName(
+            raw.where(doc & (F.col("size") > 0)).select(F.lit(2).alias("k"), null("string").alias("f"),
+                                                        null("long").alias("bs"), null("string").alias("id"), "dg",
+                                                        F.col("size").alias("sz"), *zero))
+        sums = [F.sum(c).alias(c) for c in ("lines", "docs", "empty", "short")]
+        rows = (keyed.groupBy("k", "f", "bs", "id", "dg", "sz").agg(F.count(F.lit(1)).alias("c"), *sums,
+                                                                    F.min("e").alias("e"))
+                .groupBy("k", "f", "bs").agg(*sums, F.min("e").alias("e"), F.sum(F.col("c") - 1).alias("extra"),
+                                             F.max("c").alias("most")).collect())
+        counts = [r for r in rows if r["k"] == 0]
+        tally = {r["k"]: r for r in rows if r["k"]}
         offsets, doc_off, line_off, last_f = {}, 0, 0, None
         for r in sorted(counts, key=lambda r: (r["f"], r["bs"])):
             line_off = 0 if r["f"] != last_f else line_off
             offsets[(r["f"], r["bs"])] = (doc_off, line_off)
             doc_off, line_off, last_f = doc_off + r["docs"], line_off + r["lines"], r["f"]
         done("signatures", sum(r["docs"] for r in counts))
-        err = _first_error(spark, raw, corpus, files, kind, offsets)
-        if err:
-            raise ApplyError(err)
+        bad = sorted((r["f"], r["bs"], r["e"]["li"], r["e"]["err"]) for r in counts if r["e"] is not None)
+        if bad:
+            raise ApplyError(_error_line(corpus, files, kind, offsets, *bad[0]))
         n = doc_off
-        off_df = spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()] or [("", 0, 0)],
-                                       "f string, bs long, doff long")
-        # not persisted: a broadcast join on the persisted (columnar) raw rows, each use reading only its columns
-        docs = (raw.where(F.col("di").isNotNull()).join(F.broadcast(off_df), ["f", "bs"])
-                .select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh", "tk",
-                        *[f"x{k}" for k in range(len(slice_fields))]))
-        if docs.groupBy("id").count().where(F.col("count") > 1).limit(1).count():  # the details only when needed
+        # the rows' numbers: each split's first document's number, by a map literal when the splits are few (no
+        # join, so no broadcast job in each query that reads the documents), else by a broadcast join
+        docs = raw.where(doc)
+        if not offsets:
+            docs = docs.withColumn("doff", F.lit(0).cast("long"))
+        elif len(offsets) <= 512:
+            at = F.create_map(*[F.lit(x) for (f, bs), o in sorted(offsets.items()) for x in (f"{bs}\0{f}", o[0])])
+            docs = docs.withColumn("doff", at[F.concat_ws("\0", F.col("bs").cast("string"), "f")])
+        else:
+            docs = docs.join(F.broadcast(spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()],
+                                                               "f string, bs long, doff long")), ["f", "bs"])
+        docs = docs.select((F.col("doff") + F.col("di")).alias("row"), "id", "size", "sig", "keys", "sh", "tk",
+                           *[f"x{k}" for k in range(len(slice_fields))])
+        if 1 in tally and tally[1]["most"] > 1:  # the details only when needed
             dup = (docs.groupBy("id").agg(F.count(F.lit(1)).alias("c"), F.sort_array(F.collect_list("row")).alias("rs"))
                    .where(F.col("c") > 1).select("id", F.col("rs")[1].alias("second")).orderBy("second").first())
             raise ApplyError(f"{corpus}: duplicate document id {dup['id']!r} (document {dup['second']})")
         empty = sum(r["empty"] or 0 for r in counts)
-        # exact copies as calib.verification.copies counts them: non-empty documents whose (set digest, size)
-        # equals an earlier one's (the local engine also compares signatures, which differ only on a 128-bit
-        # collision)
-        copies = (raw.where(F.col("di").isNotNull() & (F.col("size") > 0)).groupBy("dg", "size").count()
-                  .agg(F.sum(F.col("count") - 1).alias("c")).first()["c"] or 0)
+        copies = int(tally[2]["extra"] or 0) if 2 in tally else 0
         done("ids and exact copies")
 
         # 3: candidates by a shuffle on (band, key): bucket sizes first (a counting aggregate), then the rows
@@ -203,70 +239,107 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                              "(--max-pairs)")
         collide = bands.join(hot.select("band", "key"), ["band", "key"], "left_semi")
         a, b = collide.alias("a"), collide.alias("b")
-        pairs = keep(a.join(b, (F.col("a.band") == F.col("b.band")) & (F.col("a.key") == F.col("b.key"))
-                            & (F.col("a.row") < F.col("b.row")))
-                     .select(F.col("a.row").alias("i"), F.col("b.row").alias("j")).distinct())
-        n_candidates = pairs.count()
-        if max_pairs is not None and n_candidates > max_pairs:
-            raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, n_candidates)} "
-                             "(--max-pairs)")
+        pairs = (a.join(b, (F.col("a.band") == F.col("b.band")) & (F.col("a.key") == F.col("b.key"))
+                        & (F.col("a.row") < F.col("b.row")))
+                 .select(F.col("a.row").alias("i"), F.col("b.row").alias("j")).distinct())
+        n_candidates = None
+        if max_pairs is not None and upper > max_pairs:  # else the distinct pairs, at most upper, pass
+            n_candidates = keep(pairs).count()
+            if n_candidates > max_pairs:
+                raise ApplyError(f"{corpus}: {lsh.TooManyCandidates(config.b, config.r, upper, max_pairs, n_candidates)}"
+                                 " (--max-pairs)")
         done("candidates", n_candidates)
 
-        # 4: verification against both documents' shingle sets and signatures
+        # 4: verification against both documents' shingle sets and signatures; each batch also says how many
+        # candidates it verified, in a row (i = -1, j = that count): the candidates are counted in the same job
         side = lambda s: docs.select(F.col("row").alias(s), F.col("sig").alias(f"sig_{s}"),  # noqa: E731
                                      F.col("sh").alias(f"sh_{s}"))
         joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "sig_i", "sig_j", "sh_i", "sh_j")
-        verified = joined.mapInArrow(checked(lambda it: verify_batches(it, config=config, frequencies=frequencies),
-                                             expected), "i long, j long, exact double, est double")
+        verified = joined.mapInArrow(checked(lambda it: verify_batches(it, config=config, frequencies=frequencies,
+                                                                       tally=True), expected),
+                                     "i long, j long, exact double, est double")
         if config.min_shingles and config.short_docs == "exact":  # short documents: equal normalized text, J = 1
             ta, tb = docs.where(F.col("tk").isNotNull()).select("row", "tk").alias("a"), docs.select("row", "tk").alias("b")
             verified = verified.unionByName(
                 ta.join(tb, (F.col("a.tk") == F.col("b.tk")) & (F.col("a.row") < F.col("b.row")))
                 .select(F.col("a.row").alias("i"), F.col("b.row").alias("j"), F.lit(1.0).alias("exact"),
                         F.lit(1.0).alias("est")))
-        verified = keep(verified)
-        n_verified = verified.count()
+        tallied = keep(verified)
+        verified = tallied.where(F.col("i") >= 0)
+        edges = None
+        if upper <= driver_edges:  # the verified pairs (at most upper) fit on the driver: collected at once
+            edges = tallied.toArrow()
+            told = edges.filter(pc.less(edges.column("i"), 0))
+            n_tallied = int(pc.sum(told.column("j")).as_py() or 0)
+            edges = edges.filter(pc.greater_equal(edges.column("i"), 0))
+            n_verified = len(edges)
+        else:
+            t = tallied.agg(F.sum(F.when(F.col("i") < 0, F.col("j"))).alias("c"),
+                            F.count(F.when(F.col("i") >= 0, F.lit(1))).alias("v")).first()
+            n_tallied, n_verified = int(t["c"] or 0), int(t["v"])
+            if n_verified <= driver_edges:
+                edges = verified.toArrow()
+        n_candidates = n_tallied if n_candidates is None else n_candidates
         done("verification", n_verified)
 
         # 5-6: components, then each component's clustering and manifest rows
         template = manifest_template(slice_fields)
         columns = [(c, arrow_type(template[c].dtype)) for c in template.columns]
-        comp = connected_components(verified).localCheckpoint()
-        done("connected components")
-        # Whole components are clustered together, many per call: components do not interact, and one Python
-        # call per component (thousands of tiny pandas frames) was the stage's cost. Groups of ~GROUP_NODES
-        # graph nodes bound a task's memory; at least one group per shuffle partition keeps every core busy.
-        groups = max(int(spark.conf.get("spark.sql.shuffle.partitions")), -(-comp.count() // GROUP_NODES))
-        comp = comp.withColumn("grp", F.pmod(F.xxhash64("comp"), F.lit(groups)))
-        nodes = docs.join(comp.withColumnRenamed("node", "row"), "row").select(
-            "grp", "row", "id", "size", "sig", "sh", *[f"x{k}" for k in range(len(slice_fields))])
-        edges = verified.join(comp.select(F.col("node").alias("i"), F.col("grp").alias("egrp")), "i")
         schema = ", ".join(["_row long", "_cmin long", "_removed boolean"] +
                            [f"`{c}` {t}" for c, t in ((c, {"string": "string", "int64": "long", "double": "double",
                                                             "bool": "boolean"}[str(t)]) for c, t in columns)])
         fn = lambda a, b: cluster_components(a, b, config=config, fingerprint=fp,  # noqa: E731
                                              slice_fields=slice_fields, reviews=reviews, columns=columns,
                                              missing_values=missing_values, frequencies=frequencies)
-        members = keep(nodes.groupBy("grp").cogroup(edges.groupBy("egrp")).applyInArrow(checked(fn, expected, 2),
-                                                                                      schema))
-        done("clustering", members.count())
-        # 7: cluster ids over all n rows
-        below = prefix_sum(members.select("_row", (F.col("_row") != F.col("_cmin")).cast("long").alias("nm")),
-                            "_row", "nm")
-        manifest = (members.where("_removed").drop("cluster_id")
-                    .join(below.select(F.col("_row").alias("_cmin"), F.col("cum")), "_cmin")
-                    .withColumn("cluster_id", F.col("_cmin") - F.col("cum")))
-        manifest = keep(manifest.orderBy("cluster_id", "_row").select(*[f"`{c}`" for c, _ in columns]))
+        node_cols = ["grp", "row", "id", "size", "sig", "sh", *[f"x{k}" for k in range(len(slice_fields))]]
+        # Whole components are clustered together, many per call: components do not interact, and one Python
+        # call per component (thousands of tiny pandas frames) was the stage's cost. Groups of ~GROUP_NODES
+        # graph nodes bound a task's memory; at least one group per shuffle partition keeps every core busy.
+        least = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        if edges is not None:  # on the driver (spark_driver): components, groups, then the cluster ids
+            vi, vj = edges.column("i").to_numpy(), edges.column("j").to_numpy()
+            nodes, grp = component_groups(vi, vj, 0)
+            groups = max(least, -(-len(nodes) // GROUP_NODES))
+            grp %= groups
+            done("connected components", len(nodes))
+            comp = spark.createDataFrame(pa.table({"row": nodes, "grp": grp}))
+            graph = edges.append_column("egrp", pa.array(grp[np.searchsorted(nodes, vi)]))
+            members = (docs.join(comp, "row").select(*node_cols).groupBy("grp")
+                       .cogroup(spark.createDataFrame(graph).groupBy("egrp"))
+                       .applyInArrow(checked(fn, expected, 2), schema).toArrow())
+            done("clustering", len(members))
+            table, n_clusters, n_chained = manifest_table(members, [c for c, _ in columns])
+            manifest = None
+            done("cluster ids")
+        else:  # in Spark (spark_components): rounds of large-star and small-star steps, then a prefix count
+            comp = connected_components(verified).localCheckpoint()
+            done("connected components")
+            groups = max(least, -(-comp.count() // GROUP_NODES))
+            comp = comp.withColumn("grp", F.pmod(F.xxhash64("comp"), F.lit(groups)))
+            nodes = docs.join(comp.withColumnRenamed("node", "row"), "row").select(*node_cols)
+            graph = verified.join(comp.select(F.col("node").alias("i"), F.col("grp").alias("egrp")), "i")
+            members = keep(nodes.groupBy("grp").cogroup(graph.groupBy("egrp")).applyInArrow(checked(fn, expected, 2),
+                                                                                          schema))
+            done("clustering", members.count())
+            # 7: cluster ids over all n rows
+            below = prefix_sum(members.select("_row", (F.col("_row") != F.col("_cmin")).cast("long").alias("nm")),
+                               "_row", "nm")
+            manifest = (members.where("_removed").drop("cluster_id")
+                        .join(below.select(F.col("_row").alias("_cmin"), F.col("cum")), "_cmin")
+                        .withColumn("cluster_id", F.col("_cmin") - F.col("cum")))
+            manifest = keep(manifest.orderBy("cluster_id", "_row").select(*[f"`{c}`" for c, _ in columns]))
+            agg = manifest.agg(F.count(F.lit(1)).alias("n"), F.countDistinct("cluster_id").alias("clusters"),
+                               F.sum(F.col("chained").cast("long")).alias("chained")).first()
+            table, n_clusters, n_chained = None, int(agg["clusters"]), int(agg["chained"] or 0)
+            done("cluster ids")
 
-        done("cluster ids")
         # 8: outputs. A local folder is replaced as a set (calib.base.atomic, as the local engine does); on object
         # storage (no atomic rename) summary.json goes first and comes back last, as the set's completion record
-        agg = manifest.agg(F.count(F.lit(1)).alias("n"), F.countDistinct("cluster_id").alias("clusters"),
-                           F.sum(F.col("chained").cast("long")).alias("chained")).first()
+        n_removed = len(table) if table is not None else int(agg["n"])
         summary = {"config_fingerprint": fp, "documents": int(n), "empty_documents": int(empty),
                    "exact_copies": int(copies), "candidate_pairs": int(n_candidates), "verified_pairs": int(n_verified),
-                   "clusters_with_removals": int(agg["clusters"]), "proposed_removals": int(agg["n"]),
-                   "chained_removals": int(agg["chained"] or 0)}
+                   "clusters_with_removals": n_clusters, "proposed_removals": n_removed,
+                   "chained_removals": n_chained}
         if config.min_shingles:  # calib.verification.short.summary's account, from the counts
             summary.update(short_summary(np.zeros(0), config.min_shingles, config.short_docs),
                            short_documents=int(sum(r["short"] or 0 for r in counts)))
@@ -278,8 +351,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
             from calib.base.atomic import atomic_folder
             try:
                 with atomic_folder(local_path(out)) as tmp:
-                    if cluster:  # the driver's folder: written by the driver
-                        _write_on_driver(manifest, tmp / "manifest.parquet")
+                    if table is not None or cluster:  # the driver's folder: written by the driver
+                        _write_on_driver(table if table is not None else manifest.toArrow(), tmp / "manifest.parquet")
                     else:
                         manifest.write.parquet((tmp / "manifest.parquet").resolve().as_uri())
                     write_text(spark, str(tmp / "README.txt"), readme)
@@ -288,7 +361,8 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                 raise ApplyError(str(exc)) from None
         else:
             delete(spark, f"{out}/summary.json")
-            manifest.write.mode("overwrite").parquet(f"{out}/manifest.parquet")
+            (spark.createDataFrame(table) if manifest is None else manifest).write.mode("overwrite").parquet(
+                f"{out}/manifest.parquet")
             write_text(spark, f"{out}/README.txt", readme)
             write_text(spark, f"{out}/summary.json", text)
         done("write", summary["proposed_removals"])

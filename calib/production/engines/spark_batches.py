@@ -143,31 +143,49 @@ def sign_batches(batches, *, config: Config, kind: str, id_field: str, text_fiel
 # Stage 4: verification, per partition of joined pairs
 # ---------------------------------------------------------------------------
 
-def _blob_rows(blobs, dtype=np.uint32):
-    """Concatenated byte strings -> (offsets int64[k+1], values)."""
-    lens = np.fromiter((len(x) for x in blobs), dtype=np.int64, count=len(blobs)) // np.dtype(dtype).itemsize
-    off = np.zeros(len(blobs) + 1, np.int64)
-    np.cumsum(lens, out=off[1:])
-    return off, np.frombuffer(b"".join(blobs), dtype=dtype)
+def _blob_rows(*columns, dtype=np.uint32):
+    """Binary Arrow columns (arrays or chunked arrays, no nulls), concatenated -> (offsets int64[k+1], values),
+    read from the Arrow buffers (no Python object per row)."""
+    import pyarrow as pa
+    chunks = [c for col in columns for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
+    size = np.dtype(dtype).itemsize
+    offs, vals, at = [np.zeros(1, np.int64)], [], 0
+    for c in chunks:
+        if not len(c):
+            continue
+        wide = pa.types.is_large_binary(c.type)
+        o = np.frombuffer(c.buffers()[1], np.int64 if wide else np.int32)[c.offset:c.offset + len(c) + 1]
+        o = o.astype(np.int64)
+        if o[-1] > o[0]:
+            vals.append(np.frombuffer(c.buffers()[2], np.uint8)[o[0]:o[-1]])
+        offs.append((o[1:] - o[0]) // size + at)
+        at += (o[-1] - o[0]) // size
+    data = np.concatenate(vals) if vals else np.zeros(0, np.uint8)
+    return np.concatenate(offs), data.view(dtype)
 
 
-def verify_batches(batches, *, config: Config, frequencies=None):
-    """The candidate pairs this config verifies, with their exact J (J_w when weighted) and MinHash estimate."""
+def verify_batches(batches, *, config: Config, frequencies=None, tally: bool = False):
+    """The candidate pairs this config verifies, with their exact J (J_w when weighted) and MinHash estimate.
+    ``tally``: each batch is followed by a row (i = -1, j = the batch's candidate pairs, NaN, NaN), so that the
+    job counts the candidates while it verifies them."""
     import pyarrow as pa
     _task_threads()
     for batch in batches:
-        d = batch.to_pydict()
         k = batch.num_rows
         if not k:
             continue
+        col = batch.column
+        if tally:
+            yield pa.RecordBatch.from_arrays([pa.array([-1], pa.int64()), pa.array([k], pa.int64()),
+                                              pa.array([np.nan]), pa.array([np.nan])], names=["i", "j", "exact", "est"])
         a, b = np.arange(k), np.arange(k, 2 * k)
-        _, sig = _blob_rows(d["sig_i"] + d["sig_j"])
+        _, sig = _blob_rows(col("sig_i"), col("sig_j"))
         est = estimate_jaccard(sig.reshape(2 * k, config.rep.num_perm), a, b)
-        off, hs = _blob_rows(d["sh_i"] + d["sh_j"])
+        off, hs = _blob_rows(col("sh_i"), col("sh_j"))
         exact = get_measure(config.measure).exact(weigh(ShingleSets(off, hs, True), config.rep, frequencies), a, b)
         keep = config.passes(config.similarity(exact, est))
-        yield pa.RecordBatch.from_arrays([pa.array(np.asarray(d["i"], np.int64)[keep]),
-                                          pa.array(np.asarray(d["j"], np.int64)[keep]),
+        yield pa.RecordBatch.from_arrays([pa.array(np.asarray(col("i").to_numpy(), np.int64)[keep]),
+                                          pa.array(np.asarray(col("j").to_numpy(), np.int64)[keep]),
                                           pa.array(exact[keep]), pa.array(est[keep])], names=["i", "j", "exact", "est"])
 
 
@@ -218,9 +236,9 @@ def cluster_components(nodes, edges, *, config: Config, fingerprint: str, slice_
                       representative=config.representative,
                       lengths=sizes if config.representative is Representative.LONGEST else None,
                       max_component=config.max_component)
-    _, sig = _blob_rows(nodes.column("sig").to_pylist())
+    _, sig = _blob_rows(nodes.column("sig"))
     sig = sig.reshape(m, config.rep.num_perm)
-    off, hs = _blob_rows(nodes.column("sh").to_pylist())
+    off, hs = _blob_rows(nodes.column("sh"))
     sets = weigh(ShingleSets(off, hs, True), config.rep, frequencies)
     exact_of = get_measure(config.measure).exact
 

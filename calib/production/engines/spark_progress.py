@@ -7,7 +7,8 @@ tracker every ``every`` seconds and prints, when it changed, one line::
     calib spark: candidates: Spark stage 14 3/8 tasks, 1,204,311 rows in
 
 where the rows are the active stages' input plus shuffle-read records (as the
-executors report them: when a task ends, and with their heartbeats). On a
+executors report them: when a task ends, and with their heartbeats). At the end
+it prints the application's Spark jobs and stages (:meth:`Progress.totals`). On a
 terminal the line is rewritten in place; in a log one line is printed per
 change, at most every ``every`` seconds. :meth:`Progress.log` is
 :func:`calib.production.engines.spark.apply_spark`'s ``log``: it names the stage
@@ -62,6 +63,17 @@ class Progress:
         self._print(done, final=True)
         self._last = ""
         self.stage = STAGES[STAGES.index(stage) + 1] if stage in STAGES[:-1] else stage
+        if stage == STAGES[-1]:
+            self.note(self.totals())
+
+    def totals(self) -> str:
+        """The application's Spark jobs and stages so far (stages run; those skipped, their shuffle output
+        already there, counted apart): a measure of the job's fixed costs that does not depend on the load."""
+        tracker = self.sc.statusTracker()
+        jobs = tracker.getJobIdsForGroup()
+        stages = {s for j in jobs if (info := tracker.getJobInfo(j)) is not None for s in info.stageIds}
+        run = sum(1 for s in stages if (info := tracker.getStageInfo(s)) is not None and info.numCompletedTasks)
+        return f"{len(jobs)} Spark jobs, {run} stages run ({len(stages) - run} skipped)"
 
     def status(self) -> str | None:
         """One line on the active Spark stages, or None when none is running."""
