@@ -1,9 +1,11 @@
 """Corpus-level rates and totals from the labels of a corpus-scale draw.
 
 The design (:mod:`calib.reading.corpus_design`) gives each labeled pair k its
-inclusion probability pi_k = 1 - (1 - pi_L)(1 - pi_U), pi_L = P(J) Q(J)
-n_h / N_h with n_h the *labeled* pairs of its band (labels in file order
-label a random subset of each stratum's drawn pairs), pi_U = n_U / (N(N-1)/2).
+inclusion probability pi_k = 1 - (1 - pi_L)(1 - pi_U), pi_L = sum_h p_h(J)
+n_h / N_h with n_h the *labeled* pairs of band h (labels in file order
+label a random subset of each stratum's drawn pairs) and p_h(J) the chance
+that a pair of exact J is a candidate of band h (P(J) Q(J) in the band of J
+when strata are by J), pi_U = n_U / (N(N-1)/2).
 A rate is a ratio of Horvitz-Thompson totals
 
     Y^ = sum_k y_k / pi_k,   X^ = sum_k x_k / pi_k,   R^ = Y^ / X^
@@ -13,8 +15,10 @@ and its variance, linearized with e_k = y_k - R^ x_k, has two parts:
 * the draw within the routes (stratum g of the route that drew the pair,
   stratified SRS): sum_g N_g^2 (1 - n_g/N_g) s2_g / n_g, s2_g the variance of
   z_k = e_k n_g / (N_g pi_k) (N_g mean(z) is the stratum's share of sum e / pi);
-* the loose pass (which pairs became candidates, a Poisson draw with p_k =
-  P(J_k) Q(J_k)): sum over band pairs of (N_g / n_g) (1 - p_k) / p_k^2 e_k^2.
+* the loose pass (which pairs became candidates of which band, a Poisson draw
+  over pairs): sum over band pairs of e_k^2 (sum_h p_h f_h^2 - pi_L^2) / pi_L^3,
+  f_h = n_h / N_h (:meth:`~calib.reading.corpus_design.CorpusDesign.loose_term`;
+  (N_g / n_g) (1 - p_k) / p_k^2 e_k^2 when strata are by J).
 
 V^(R^) = (both) / X^2; the 95% interval is Wilson's at n_eff = R^(1-R^)/V^ (as
 :func:`calib.estimates.design_weighted.stratified_ratio`), and a stratum
@@ -49,11 +53,11 @@ def _parts(frame: pd.DataFrame, design, y: np.ndarray, x: np.ndarray, smooth: fl
     pi = design.pair_probability(sim, drawn=n)
     y = np.asarray(y, dtype=float) * (np.asarray(x, dtype=float) > 0)
     x = np.asarray(x, dtype=float)
-    p = np.where(g < S - 1, design.p_candidate(sim), 1.0)
-    return g, n, N, pi, y, x, p, S
+    lt = np.where(g < S - 1, design.loose_term(sim, drawn=n), 0.0)
+    return g, n, N, pi, y, x, lt, S
 
 
-def _variance(g, n, N, pi, e, x, p, S, smooth, R):
+def _variance(g, n, N, pi, e, x, lt, S, smooth, R):
     """(stratified part, loose-pass part, s2 per stratum) of the variance of sum e / pi."""
     with np.errstate(divide="ignore", invalid="ignore"):
         f = np.where(pi > 0, (n[g] / np.maximum(N[g], 1)) / pi, 0.0)
@@ -72,15 +76,13 @@ def _variance(g, n, N, pi, e, x, p, S, smooth, R):
             s2[h] = (w * (zh - m) ** 2).sum() / (w.sum() - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         v2 = np.where(n > 0, N ** 2 * (1 - n / np.maximum(N, 1)) * s2 / np.maximum(n, 1), 0.0).sum()
-        band = g < S - 1
-        v1 = float((np.where(band & (p > 0), N[g] / np.maximum(n[g], 1) * (1 - p) / np.maximum(p, 1e-300) ** 2, 0.0)
-                    * e ** 2).sum())
+        v1 = float((lt * e ** 2).sum())
     return max(float(v2), 0.0), max(v1, 0.0), s2
 
 
 def corpus_ratio(frame: pd.DataFrame, design, y, x, smooth: float = 0.5) -> Ratio:
     """R^ = Y^ / X^ over the corpus's pairs with its interval (see the module docstring)."""
-    g, n, N, pi, y, x, p, S = _parts(frame, design, y, x)
+    g, n, N, pi, y, x, lt, S = _parts(frame, design, y, x)
     m = int((x > 0).sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         w = np.where(pi > 0, 1.0 / pi, 0.0)
@@ -88,7 +90,7 @@ def corpus_ratio(frame: pd.DataFrame, design, y, x, smooth: float = 0.5) -> Rati
     if X <= 0:
         return Ratio(np.nan, np.nan, np.nan, np.nan, m, 0.0)
     R = Y / X
-    v2, v1, s2 = _variance(g, n, N, pi, y - R * x, x, p, S, smooth, R)
+    v2, v1, s2 = _variance(g, n, N, pi, y - R * x, x, lt, S, smooth, R)
     var = (v2 + v1) / X ** 2
     if var > 0 and 0.0 < R < 1.0:
         n_eff = R * (1.0 - R) / var
@@ -102,10 +104,10 @@ def corpus_ratio(frame: pd.DataFrame, design, y, x, smooth: float = 0.5) -> Rati
 
 def corpus_total(frame: pd.DataFrame, design, x) -> tuple[float, float, float]:
     """X^ = sum x / pi with a 95% normal interval (clipped at 0; no spread without a labeled x)."""
-    g, n, N, pi, _, x, p, S = _parts(frame, design, np.zeros(len(frame)), x)
+    g, n, N, pi, _, x, lt, S = _parts(frame, design, np.zeros(len(frame)), x)
     with np.errstate(divide="ignore", invalid="ignore"):
         X = float(np.where(pi > 0, x / pi, 0.0).sum())
-    v2, v1, _ = _variance(g, n, N, pi, x, x, p, S, 0.0, 0.0)
+    v2, v1, _ = _variance(g, n, N, pi, x, x, lt, S, 0.0, 0.0)
     half = Z95 * np.sqrt(v2 + v1)
     return X, max(X - half, 0.0), X + half
 

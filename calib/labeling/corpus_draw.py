@@ -5,20 +5,24 @@ when both its documents are in the sample, a chance of (n/N)^2; at corpus
 scale that is the whole estimate. This draw reaches every pair (the design:
 :mod:`calib.reading.corpus_design`):
 
-1. pass 1 (:func:`calib.labeling.loose_pass.stream`): band keys of a loose
+1. one pass (:func:`calib.labeling.loose_pass.stream`): band keys of a loose
    LSH split (default b=120, r=5: P(0.3) = 0.25, P(0.4) = 0.71, P(0.5) =
    0.98, P(0.6) = 1.00; a pair of unrelated documents at J = 0.03 collides with
    probability 3e-6) and 128 verify values per document;
-2. candidates band by band, kept when their verify estimate reaches the cut;
-   ``m`` uniform pairs of two random documents are chosen too;
-3. pass 2 re-reads only the documents of the kept candidates and uniform
-   pairs: their exact J (``rep``) cuts the candidates into bands; SRS per band.
+2. candidates band by band, kept when their verify estimate Jv (agreements /
+   128) reaches the cut; strata by Jv (no shingle set is built for them);
+   SRS per band; ``m`` uniform pairs of two random documents;
+3. the drawn pairs' documents (and, for ``later``, the earlier candidate
+   neighbours of each pair's later document) are re-read: their exact J gives
+   each drawn pair's inclusion probability (:mod:`calib.reading.corpus_design`:
+   the loose pass's chance at the exact J, summed over the bands Jv can fall in).
 
-Memory: ``4 (b + 128)`` bytes a document plus 16 a candidate pair (checked
-before the work, :mod:`calib.base.budget`), the shingle sets of pass 2's documents (texts
-are not kept: the drawn pairs' texts are re-read, a third pass).
+Memory: ``4 (b + 128)`` bytes a document plus 26 a kept candidate pair
+(checked before the work, :mod:`calib.base.budget`), then only the drawn
+pairs' documents. Time: one read of the corpus for pass 1 plus a read that
+keeps the drawn pairs' texts (the corpus is scanned again, little is built).
 The drawn set is written as :mod:`calib.labeling.draw` writes it, plus
-``candidates.npy`` (the kept candidates: document indices and exact J) for
+``candidates.npy`` (the kept candidates: document indices and Jv) for
 ``--more``.
 """
 
@@ -37,7 +41,7 @@ from calib.production.engines.corpus import ApplyError, count_documents, iter_co
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
 from calib.reading.design import Design
 from calib.sketches.represent import Representation
-from calib.sketches.shingles import ShingleSets, concat_sets, shingle_hashes
+from calib.sketches.shingles import shingle_hashes
 from calib.verification.jaccard import pairs_jaccard
 
 DEFAULT_LOOSE = (120, 5)
@@ -71,32 +75,26 @@ def _uniform(n: int, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
     return codes // n, codes % n
 
 
-def _read_rows(corpus, need: np.ndarray, rep, *, batch_size, id_field, text_field, bar, keep_texts: bool = True):
-    """Ids, texts (empty unless ``keep_texts``) and shingle sets of the non-empty documents ``need``
-    (sorted indices among the non-empty); the sets are built batch by batch, so without
-    ``keep_texts`` no text outlives its batch."""
+def _read_rows(corpus, need: np.ndarray, *, batch_size, id_field, text_field, bar=_no_bar):
+    """Ids and texts of the non-empty documents ``need`` (sorted indices among the non-empty)."""
     ids: list[str] = []
     texts: list[str] = []
-    parts: list[ShingleSets] = []
     t = 0
-    pb = bar("pass 2/2 exact J", int(len(need)))
+    pb = bar("reading the drawn documents", int(len(need)))
     for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
         keep = [k for k, x in enumerate(b_texts) if x.strip()]
         lo, hi = np.searchsorted(need, [t, t + len(keep)])
         got = [keep[k - t] for k in need[lo:hi]]
         ids.extend(b_ids[k] for k in got)
-        if got:
-            parts.append(shingle_hashes([b_texts[k] for k in got], rep, unique=True))
-            if keep_texts:
-                texts.extend(b_texts[k] for k in got)
+        texts.extend(b_texts[k] for k in got)
         pb.update(len(got))
         t += len(keep)
+        if len(ids) == len(need):
+            break
     pb.close()
     if len(ids) != len(need):
         raise ApplyError(f"{corpus}: the file changed since it was read")
-    if not parts:
-        return ids, texts, ShingleSets(np.zeros(1, np.int64), np.zeros(0, np.uint32), True)
-    return ids, texts, concat_sets(parts)
+    return ids, texts
 
 
 def _later(ci: np.ndarray, cj: np.ndarray, cs: np.ndarray, i: np.ndarray, j: np.ndarray, s: np.ndarray) -> list:
@@ -115,8 +113,10 @@ def _later(ci: np.ndarray, cj: np.ndarray, cs: np.ndarray, i: np.ndarray, j: np.
 
 @dataclass(frozen=True, eq=False)
 class Scan:
-    """What the passes over the corpus found: every non-empty document's id, the kept
-    candidates with exact J >= the floor, and the texts of their documents."""
+    """What the pass over the corpus found: every non-empty document's id and the kept
+    candidates (i < j, indices among the non-empty documents, sorted) with ``ce``, their J
+    estimated on the 128 verify values (agreements / 128, >= ``cut``). No exact J: the draw
+    computes it for the drawn pairs only."""
 
     corpus: str
     rep: Representation
@@ -128,7 +128,7 @@ class Scan:
     ids: np.ndarray            # object[n]
     ci: np.ndarray
     cj: np.ndarray
-    cs: np.ndarray
+    ce: np.ndarray             # float64: verify estimate of J, agreements / VERIFY_HASHES (the strata's key)
     n_cand: int                # loose candidates before the verify cut
     skipped_empty: int
     texts: dict                # document index -> text already at hand (the draw re-reads the others)
@@ -141,7 +141,8 @@ class Scan:
 def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
          loose: tuple[int, int] = DEFAULT_LOOSE, max_pairs: int | None = 50_000_000, batch_size: int = 10_000,
          id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "prefix") -> Scan:
-    """Passes 1 and 2 (see the module docstring): the expensive part, independent of the seed."""
+    """The pass over the corpus and the candidates (see the module docstring): the expensive
+    part, independent of the seed."""
     bar = bar or _no_bar
     b, r = (int(x) for x in loose)
     if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
@@ -152,10 +153,10 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
     cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
     try:
         n_total = count_documents(corpus)
-        check_memory(n_total * (4 * (b + VERIFY_HASHES) + 120) + (max_pairs or 0) * 16,
+        check_memory(n_total * (4 * (b + VERIFY_HASHES) + 120) + (max_pairs or 0) * 26,
                      f"the corpus draw of {corpus} ({n_total:,} documents, b={b}, up to {max_pairs or 0:,} pairs)",
                      "lower --max-pairs or take fewer bands (--loose)")
-        pb = bar("pass 1/2 signatures", n_total)
+        pb = bar("pass 1 signatures", n_total)
         try:
             lp = stream(corpus, rep, b, r, VERIFY_HASHES, batch_size=batch_size, id_field=id_field,
                         text_field=text_field, n_hint=n_total, update=pb.update, scheme=scheme)
@@ -165,59 +166,69 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
             raise DrawError(f"{corpus}: {lp.n} non-empty document{'s' if lp.n != 1 else ''}; a draw needs 2")
         pb = bar("banding", b)
         try:
-            ci, cj, n_cand = candidates(lp, cut, max_pairs, update=pb.update)
+            ci, cj, agree, n_cand = candidates(lp, cut, max_pairs, update=pb.update)
         except TooManyLoosePairs as exc:
             raise DrawError(f"{corpus}: {exc}") from None
         finally:
             pb.close()
-        ids, skipped = np.asarray(lp.ids, dtype=object), lp.skipped_empty
-        del lp
-        need = np.unique(np.concatenate([ci, cj]))
-        _, _, sets = _read_rows(corpus, need, rep, batch_size=batch_size, id_field=id_field,
-                                text_field=text_field, bar=bar, keep_texts=False)
     except (ApplyError, ValueError) as exc:
         if isinstance(exc, DrawError):
             raise
         raise DrawError(str(exc)) from None
-    cs = pairs_jaccard(sets, np.searchsorted(need, ci), np.searchsorted(need, cj)) if len(ci) else np.zeros(0)
-    keep = cs >= float(edges[0])
-    ci, cj, cs = ci[keep], cj[keep], cs[keep]
-    # texts are not kept (half a large corpus can be in candidate pairs): the drawn ones are re-read
-    return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, ids, ci, cj, cs, int(n_cand),
-                skipped, {})
+    ids = np.asarray(lp.ids, dtype=object)
+    return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, ids, ci, cj,
+                agree / float(VERIFY_HASHES), int(n_cand), lp.skipped_empty, {})
+
+
+def exact_pairs(ci: np.ndarray, cj: np.ndarray, i: np.ndarray, j: np.ndarray, texts_of, rep: Representation,
+                floor: float) -> tuple[np.ndarray, list, np.ndarray, list]:
+    """Exact J of the pairs (i, j) and their ``later`` lists (exact J of each j's earlier candidate
+    links with J >= ``floor``, and the pair's own), from the texts of only these documents:
+    ``texts_of(sorted indices)`` -> texts. Returns (J, later, the documents read, their texts)."""
+    links = np.flatnonzero(np.isin(cj, j))
+    li, lj = ci[links], cj[links]
+    need = np.unique(np.concatenate([i, j, li]).astype(np.int64))
+    texts = list(texts_of(need))
+    sets = shingle_hashes(texts, rep, unique=True)
+    at = lambda x: np.searchsorted(need, x)  # noqa: E731
+    s = pairs_jaccard(sets, at(i), at(j)) if len(i) else np.zeros(0)
+    ls = pairs_jaccard(sets, at(li), at(lj)) if len(li) else np.zeros(0)
+    ok = ls >= floor
+    return s, _later(li[ok], lj[ok], ls[ok], i, j, s), need, texts
 
 
 def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float = 0.1, fetch=None,
               batch_size: int = 10_000, id_field: str = "id", text_field: str = "text") -> DrawnSet:
-    """The seeded part: strata, SRS per band, uniform pairs. ``fetch(indices)`` -> texts of
-    documents (sorted non-empty indices) outside the candidates (default: one more corpus pass)."""
+    """The seeded part: strata by Jv, SRS per band, uniform pairs, then the exact J of the drawn
+    pairs. ``fetch(indices)`` -> texts of documents (sorted non-empty indices): those of the drawn
+    pairs and the earlier candidate neighbours of their later documents (default: one more corpus pass)."""
     check_options(pairs, uniform_share, seed)
     n, edges = sc.n, sc.edges
     rng = np.random.default_rng([seed, 1])
     total_pairs = n * (n - 1) // 2
     ua, ub = _uniform(n, pairs, rng)  # enough for any allocation; the first alloc[-1] are used
     probe = CorpusDesign(sc.rep.to_dict(), edges, n, 0, (0,) * (len(edges) - 1) + (total_pairs,),
-                         (0,) * len(edges), seed, sc.b, sc.r, VERIFY_HASHES, sc.cut, scheme=sc.scheme)
-    h = probe.stratum_index(sc.cs)
+                         (0,) * len(edges), seed, sc.b, sc.r, VERIFY_HASHES, sc.cut, scheme=sc.scheme,
+                         strata_by="estimate")
+    h = probe.stratum_index(sc.ce)
     H = len(edges) - 1
     population = np.append(np.bincount(h, minlength=H)[:H], total_pairs).astype(np.int64)
     alloc = allocate(pairs, population, uniform_share)
     pick = [np.sort(rng.choice(np.flatnonzero(h == g), size=int(m), replace=False)) for g, m in enumerate(alloc[:-1])]
     pick = np.concatenate(pick) if pick else np.zeros(0, np.int64)
-    li, lj, ls = sc.ci[pick], sc.cj[pick], sc.cs[pick]
+    li, lj = sc.ci[pick], sc.cj[pick]
     ua, ub = ua[:alloc[-1]], ub[:alloc[-1]]
     also = np.isin(ua * np.int64(n) + ub, li * np.int64(n) + lj)  # drawn both ways: listed once, in its band
     ua, ub = ua[~also], ub[~also]
     alloc[-1] -= int(also.sum())
     i, j = np.concatenate([li, ua]), np.concatenate([lj, ub])
+    read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
+    s, later_v, need, need_texts = exact_pairs(sc.ci, sc.cj, i, j, lambda idx: _texts(sc, idx, fetch, **read),
+                                               sc.rep, float(edges[0]))
     docs_idx = np.unique(np.concatenate([i, j]))
-    texts = _texts(sc, docs_idx, fetch, batch_size=batch_size, id_field=id_field, text_field=text_field)
-    at = lambda x: np.searchsorted(docs_idx, x)  # noqa: E731
-    sets = shingle_hashes(texts, sc.rep, unique=True)
-    us = pairs_jaccard(sets, at(ua), at(ub)) if len(ua) else np.zeros(0)
-    s = np.concatenate([ls, us])
+    texts = [need_texts[k] for k in np.searchsorted(need, docs_idx)]
     strata = np.concatenate([h[pick], np.full(len(ua), H)])
-    later = {f"{sc.ids[a]}\t{sc.ids[c]}": v for a, c, v in zip(i, j, _later(sc.ci, sc.cj, sc.cs, i, j, s))}
+    later = {f"{sc.ids[a]}\t{sc.ids[c]}": v for a, c, v in zip(i, j, later_v)}
     design = replace(probe, sample_docs=len(docs_idx), population=tuple(int(x) for x in population),
                      drawn=tuple(int(x) for x in alloc), corpus=sc.corpus, skipped_empty=sc.skipped_empty,
                      candidates=sc.n_cand, later=later, doc_index=tuple(int(x) for x in docs_idx))
@@ -225,7 +236,7 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     rows = rows.iloc[rng.permutation(len(rows))].reset_index(drop=True)
     docs = pd.DataFrame({"id": sc.ids[docs_idx], "text": texts})
     cand = np.zeros(len(sc.ci), CAND_DTYPE)
-    cand["i"], cand["j"], cand["J"] = sc.ci, sc.cj, sc.cs
+    cand["i"], cand["j"], cand["J"] = sc.ci, sc.cj, sc.ce
     return DrawnSet(docs, rows, design, candidates=cand)
 
 
@@ -238,7 +249,7 @@ def _texts(sc: Scan, idx: np.ndarray, fetch, **read) -> list[str]:
             more_texts = list(fetch(missing))
         else:
             try:
-                more_texts = _read_rows(sc.corpus, missing, sc.rep, bar=_no_bar, **read)[1]
+                more_texts = _read_rows(sc.corpus, missing, **read)[1]
             except ApplyError as exc:
                 raise DrawError(str(exc)) from None
         got = dict(zip(missing.tolist(), more_texts))
@@ -292,25 +303,34 @@ def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: 
     i = np.concatenate([cand["i"][pick], ua])
     j = np.concatenate([cand["j"][pick], ub])
     old_idx = np.asarray(d.doc_index, dtype=np.int64)
-    new_idx = np.setdiff1d(np.unique(np.concatenate([i, j])), old_idx)
+    old_texts = dict(zip(old_idx.tolist(), drawn.docs["text"]))
     rep = Representation.from_dict(d.rep)
-    try:
-        ids, texts, _ = _read_rows(d.corpus, new_idx, rep, batch_size=batch_size, id_field=id_field,
-                                   text_field=text_field, bar=_no_bar)
-    except ApplyError as exc:
-        raise DrawError(str(exc)) from None
+    read_ids: dict = {}
+
+    def texts_of(idx: np.ndarray) -> list:
+        new = np.asarray([k for k in idx.tolist() if k not in old_texts], dtype=np.int64)
+        try:
+            ids, texts = _read_rows(d.corpus, new, batch_size=batch_size, id_field=id_field,
+                                    text_field=text_field)
+        except ApplyError as exc:
+            raise DrawError(str(exc)) from None
+        read_ids.update(zip(new.tolist(), ids))
+        got = dict(zip(new.tolist(), texts))
+        return [old_texts[k] if k in old_texts else got[k] for k in idx.tolist()]
+
+    s, later_v, need, need_texts = exact_pairs(cand["i"], cand["j"], i, j, texts_of, rep, d.floor)
+    new_idx = np.setdiff1d(np.unique(np.concatenate([i, j])), old_idx)
     all_idx = np.concatenate([old_idx, new_idx])
     order = np.argsort(all_idx)
     all_idx = all_idx[order]
-    all_ids = np.concatenate([drawn.docs["id"].to_numpy(object), np.asarray(ids, dtype=object)])[order]
-    all_texts = np.concatenate([drawn.docs["text"].to_numpy(object), np.asarray(texts, dtype=object)])[order]
-    sets = shingle_hashes(list(all_texts), rep, unique=True)
+    all_ids = np.concatenate([drawn.docs["id"].to_numpy(object),
+                              np.asarray([read_ids[k] for k in new_idx.tolist()], dtype=object)])[order]
+    by_idx = {**dict(zip(need.tolist(), need_texts)), **old_texts}
+    all_texts = np.asarray([by_idx[k] for k in all_idx.tolist()], dtype=object)
     at = lambda x: np.searchsorted(all_idx, x)  # noqa: E731
-    s = np.concatenate([cand["J"][pick], pairs_jaccard(sets, at(ua), at(ub)) if len(ua) else np.zeros(0)])
     strata = np.concatenate([h[pick], np.full(len(ua), len(d.strata) - 1)])
     later = dict(d.later)
-    later.update({f"{all_ids[at(x)]}\t{all_ids[at(y)]}": v
-                  for x, y, v in zip(i, j, _later(cand["i"], cand["j"], cand["J"], i, j, s))})
+    later.update({f"{all_ids[at(x)]}\t{all_ids[at(y)]}": v for x, y, v in zip(i, j, later_v)})
     design = replace(d.with_drawn(np.asarray(d.drawn) + alloc), sample_docs=len(all_idx), later=later,
                      doc_index=tuple(int(x) for x in all_idx))
     new = _rows(design, all_ids, at(i), at(j), s, strata)

@@ -123,7 +123,7 @@ def _band_pairs(keys, band, order, active, emit, out_i, out_j, start):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _agreements(vsig, i, j):
     out = np.zeros(len(i), dtype=np.int32)
     for t in range(len(i)):
@@ -136,13 +136,14 @@ def _agreements(vsig, i, j):
 
 
 def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
-               update: Callable[[int], None] = lambda m: None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Kept candidate pairs (i < j, indices into ``lp.ids``, sorted) and the number before the cut.
+               update: Callable[[int], None] = lambda m: None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Kept candidate pairs (i < j, indices into ``lp.ids``, sorted), their agreements on the
+    verify columns (int16; J estimated as agreements / verify) and the number before the cut.
     Band by band: memory is the kept pairs plus one band's sort order."""
     b = lp.keys.shape[0]
     empty = np.zeros(0, np.int64)
     need = int(np.ceil(lp.vsig.shape[1] * cut - 1e-9))
-    kept_i, kept_j, total = [], [], 0
+    kept_i, kept_j, kept_a, total = [], [], [], 0
     for band in range(b):
         order = np.argsort(lp.keys[band], kind="stable")
         c = _band_pairs(lp.keys, band, order, lp.active, False, empty, empty, 0)
@@ -153,11 +154,14 @@ def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
                                     f"take a stricter loose split (--loose)")
         ii, jj = np.empty(c, np.int64), np.empty(c, np.int64)
         _band_pairs(lp.keys, band, order, lp.active, True, ii, jj, 0)
-        ok = _agreements(lp.vsig, ii, jj) >= need
+        agree = _agreements(lp.vsig, ii, jj)
+        ok = agree >= need
         kept_i.append(ii[ok])
         kept_j.append(jj[ok])
+        kept_a.append(agree[ok].astype(np.int16))
         update(1)
     i = np.concatenate(kept_i) if kept_i else empty
     j = np.concatenate(kept_j) if kept_j else empty
+    a = np.concatenate(kept_a) if kept_a else np.zeros(0, np.int16)
     srt = np.lexsort((j, i))
-    return i[srt], j[srt], total
+    return i[srt], j[srt], a[srt], total

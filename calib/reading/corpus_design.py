@@ -5,16 +5,37 @@ corpus pair by two independent routes:
 
 1. **LSH route.** A loose MinHash LSH pass over all ``N`` documents (``b``
    bands of ``r`` rows) makes a pair a candidate with probability
-   ``P(J) = 1 - (1 - J^r)^b`` over the hash (the S-curve). A candidate is kept
-   when its J estimated from ``verify_hashes`` further MinHash values (columns
-   the bands do not use, so independent of the collision) is at least
-   ``verify_cut``: probability ``Q(J) = P[Binomial(verify_hashes, J) >=
-   ceil(verify_hashes * verify_cut)]``. The kept candidates with exact J >=
-   ``edges[0]`` are cut into the bands of ``edges``; band h holds ``N_h``
-   of them (``population[h]``) and ``n_h`` (``drawn[h]``) are drawn by simple
-   random sampling. A pair of exact J in band h is drawn this way with
-   probability ``pi_L = P(J) Q(J) n_h / N_h`` (the fraction ``n_h / N_h`` is
-   conditional on being a candidate; ``P(J) Q(J)`` is the chance of that).
+   ``P(J) = 1 - (1 - J^r)^b`` over the hash (the S-curve). ``V =
+   verify_hashes`` further MinHash values (columns the bands do not use, so
+   independent of the collision given J) estimate J as ``Jv = K / V``, ``K ~
+   Binomial(V, J)`` agreements. Strata (``strata_by``):
+
+   * ``"estimate"`` (every draw since the scale work): band h holds the
+     candidates with ``e_h <= Jv < e_{h+1}`` (``Jv = 1`` in the last band);
+     ``N_h`` of them (``population[h]``), ``n_h`` (``drawn[h]``) drawn by
+     simple random sampling. Only the drawn pairs' exact J is computed. Given
+     the hash, a candidate of band h is drawn with probability ``f_h = n_h /
+     N_h``, exactly; over the hash, a pair of exact J lands in band h with
+     ``p_h(J) = P(J) B_h(J)``, ``B_h(J) = P[e_h <= K/V < e_{h+1}]`` (binomial,
+     independent of the collision), so
+
+         pi_L(J) = sum_h P(J) B_h(J) f_h.
+
+     Unbiased: the Horvitz-Thompson weight uses the *exact* J of the drawn
+     pair (the probability is a property of the pair, not of its estimate),
+     and a pair whose Jv falls in another band than its J is covered by that
+     band's term. A pair below ``edges[0]`` still has ``pi_L > 0`` (its Jv can
+     land above the floor); ``f_h`` is treated as fixed, as N_h is a sum over
+     ~N^2 independent pair events (the usual two-phase approximation).
+   * ``"exact"`` (design.json written before): the kept candidates (``Jv >=
+     verify_cut``, probability ``Q(J) = P[K >= ceil(V verify_cut)]``) with
+     exact J >= ``edges[0]`` are cut into bands by exact J: ``pi_L = P(J)
+     Q(J) f_h(J)``.
+
+   In both, ``p_h(J)`` (:meth:`CorpusDesign.route_matrix`) gives ``pi_L =
+   sum_h p_h f_h``; the loose pass's variance (Poisson over pairs, then SRS in
+   the band) is ``sum_k (y_k / pi_k)^2 (sum_h p_h f_h^2 - pi_L^2)``, estimated
+   over the drawn band pairs with one more ``1 / pi`` (:meth:`loose_term`).
 2. **Uniform route.** ``m`` distinct pairs of two random documents out of the
    ``N(N-1)/2`` (``population[-1]``): ``pi_U = m / (N(N-1)/2)``.
 
@@ -83,6 +104,7 @@ class CorpusDesign:
     draws: int = 1
     candidates: int = 0              # loose candidate pairs before the verify cut
     scheme: str = "prefix"           # the loose pass's MinHash scheme (prefix: independent permutations)
+    strata_by: str = "exact"         # "estimate": bands by the verify estimate K / V (new draws); "exact": by J
     kind: str = KIND
     later: dict = field(default_factory=dict, hash=False, compare=False)
     doc_index: tuple[int, ...] = field(default=(), hash=False, compare=False)  # each document's place among the N
@@ -107,6 +129,8 @@ class CorpusDesign:
             all_pairs = self.corpus_docs * (self.corpus_docs - 1) // 2
             raise ValueError(f"the uniform stratum holds {self.population[-1]:,} pairs, not the {all_pairs:,} "
                              f"pairs of corpus_docs {self.corpus_docs:,}")
+        if self.strata_by not in ("estimate", "exact"):
+            raise ValueError(f"strata_by must be 'estimate' or 'exact', got {self.strata_by!r}")
         if self.scheme not in ("prefix", "oph"):
             raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
         if self.b < 1 or self.r < 1 or not 0.0 <= self.verify_cut < 1.0:
@@ -120,21 +144,57 @@ class CorpusDesign:
     stratum_index = Design.stratum_index
     shingle_label = Design.shingle_label
 
+    def route_matrix(self, sim) -> np.ndarray:
+        """(pairs, bands) p_h(J): the chance over the hash that a pair of exact J ``sim`` is a
+        kept candidate of band h (see the module docstring)."""
+        sim = np.clip(np.atleast_1d(np.asarray(sim, dtype=float)).ravel(), 0.0, 1.0)
+        H = len(self.edges) - 1
+        P = loose_curve(sim, self.b, self.r)
+        out = np.zeros((len(sim), H))
+        if self.strata_by == "exact":
+            h = self.stratum_index(sim)
+            band = np.flatnonzero(h < H)
+            out[band, h[band]] = (P * verify_pass(sim, self.verify_hashes, self.verify_cut))[band]
+            return out
+        from scipy.stats import binom
+        V = self.verify_hashes
+        k = np.arange(V + 1)
+        hk = self.stratum_index(k / V)
+        pmf = binom.pmf(k[None, :], V, sim[:, None])
+        for h in range(H):
+            out[:, h] = pmf[:, hk == h].sum(axis=1)
+        return out * P[:, None]
+
     def p_candidate(self, sim) -> np.ndarray:
-        """P(J) Q(J): the chance over the hash that a pair of exact J is a kept candidate."""
-        return loose_curve(sim, self.b, self.r) * verify_pass(sim, self.verify_hashes, self.verify_cut)
+        """The chance over the hash that a pair of exact J is a candidate of some band:
+        P(J) Q(J) for J >= the floor (0 below) when strata are by J, P(J) P[Jv >= floor] by Jv."""
+        sim = np.asarray(sim, dtype=float)
+        return self.route_matrix(sim).sum(axis=1).reshape(sim.shape)
+
+    def _fractions(self, drawn) -> np.ndarray:
+        n = np.asarray(self.drawn if drawn is None else drawn, dtype=float)
+        N = np.asarray(self.population, dtype=float)
+        return np.where(N > 0, n / np.maximum(N, 1), 0.0)
 
     def pair_probability(self, sim, drawn=None) -> np.ndarray:
         """pi per pair of exact J ``sim``: 1 - (1 - pi_L)(1 - pi_U), with ``drawn`` (default the
         design's) pairs per stratum, e.g. the labeled ones."""
         sim = np.asarray(sim, dtype=float)
-        n = np.asarray(self.drawn if drawn is None else drawn, dtype=float)
-        N = np.asarray(self.population, dtype=float)
-        h = self.stratum_index(sim)
-        frac = np.where(N > 0, n / np.maximum(N, 1), 0.0)
-        pi_l = np.where(h < len(N) - 1, self.p_candidate(sim) * frac[h], 0.0)
-        pi_u = frac[-1]
-        return 1.0 - (1.0 - pi_l) * (1.0 - pi_u)
+        frac = self._fractions(drawn)
+        pi_l = self.route_matrix(sim) @ frac[:-1]
+        return (1.0 - (1.0 - pi_l) * (1.0 - frac[-1])).reshape(sim.shape)
+
+    def loose_term(self, sim, drawn=None) -> np.ndarray:
+        """Per drawn band pair: (sum_h p_h f_h^2 - pi_L^2) / pi_L^3, so that the loose pass's
+        variance of sum e / pi is estimated by sum e^2 loose_term over the band pairs
+        (strata by J: (1 - p) / (p^2 f_h), p = P(J) Q(J))."""
+        sim = np.asarray(sim, dtype=float)
+        frac = self._fractions(drawn)[:-1]
+        m = self.route_matrix(sim)
+        pi_l = m @ frac
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(pi_l > 0, (m @ frac ** 2 - pi_l ** 2) / np.maximum(pi_l, 1e-300) ** 3, 0.0)
+        return np.maximum(t, 0.0).reshape(sim.shape)
 
     def inclusion_probability(self) -> np.ndarray:
         """Per stratum, the route's own fraction n_h / N_h (a pair's pi also holds P(J) Q(J))."""

@@ -108,7 +108,10 @@ def _check_drawn_rows(design, rows: list[PairRow], n_docs: int, docs_file: str) 
     if design.sample_docs != n_docs:
         raise SampleError(f"{n_docs:,} documents, but design.json says sample_docs {design.sample_docs:,}",
                           file=docs_file)
-    # a corpus design's uniform route draws pairs of any J: only its band rows have a J to agree with
+    # a corpus design's uniform route draws pairs of any J: only its band rows have a J to agree with;
+    # bands by the verify estimate (strata_by "estimate") hold pairs of any exact J
+    if getattr(design, "strata_by", "exact") == "estimate":
+        return
     drawn = [r for r in rows if r.similarity is not None
              and not (getattr(design, "kind", "") == "corpus" and r.stratum == design.strata[-1])]
     if not drawn:
