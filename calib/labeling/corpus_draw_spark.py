@@ -1,7 +1,7 @@
 """``calib draw --design corpus --engine spark``: the corpus draw with its passes on Spark.
 
-The passes over the corpus (the loose LSH pass, the candidates, their exact J)
-run as a Spark job (:func:`calib.production.engines.spark_draw.loose_scan`);
+The pass over the corpus (the loose LSH pass, the candidates and their verify
+estimates) runs as a Spark job (:func:`calib.production.engines.spark_draw.loose_scan`);
 what they find is put into the local draw's :class:`calib.labeling.corpus_draw.Scan`
 and the local :func:`calib.labeling.corpus_draw.draw_scan` draws from it, the
 drawn pairs' texts read by one more Spark read. So the sampling is the same
@@ -34,15 +34,15 @@ def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_
     cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
     from calib.production.engines.spark_draw import loose_scan
     try:
-        s = loose_scan(str(corpus), rep=rep, b=b, r=r, verify=VERIFY_HASHES, cut=cut, floor=float(edges[0]),
+        s = loose_scan(str(corpus), rep=rep, b=b, r=r, verify=VERIFY_HASHES, cut=cut,
                        max_pairs=max_pairs, batch_size=batch_size, id_field=id_field, text_field=text_field,
                        scheme=scheme, spark=spark, progress=progress)
     except ApplyError as exc:
         raise DrawError(str(exc)) from None
     if len(s.ids) < 2:
         raise DrawError(f"{corpus}: {len(s.ids)} non-empty document{'s' if len(s.ids) != 1 else ''}; a draw needs 2")
-    sc = Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, s.ids, s.ci, s.cj, s.cs,
-              s.n_cand, s.skipped_empty, {})
+    sc = Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, s.ids, s.ci, s.cj,
+              s.agree / float(VERIFY_HASHES), s.n_cand, s.skipped_empty, {})
     return sc, s.fetch
 
 

@@ -9,21 +9,20 @@ Spark job, each computed by the same kernel on the same input:
 1. read (:func:`calib.production.engines.spark_io.read_corpus`) and, per
    partition (``mapInArrow``, :func:`sign_batches`), the local reader's id and
    text rules (:func:`calib.production.engines.spark_batches.parse_rows`); for
-   each document whose text is not blank its shingle set
-   (:func:`calib.sketches.shingles.shingle_hashes`), ``b*r + verify`` values of
-   :func:`calib.sketches.minhash.signatures` in the loose scheme, the band keys
-   of the first ``b*r`` (:func:`calib.candidates.lsh.band_keys`, their low 32
-   bits, as the local pass keeps them) and the ``verify`` further values;
+   each document whose text is not blank, ``b*r + verify`` values of
+   :func:`calib.sketches.minhash.signatures` (the loose scheme) of its shingle
+   set (:func:`calib.sketches.shingles.shingle_hashes`), the band keys of the
+   first ``b*r`` (:func:`calib.candidates.lsh.band_keys`, their low 32 bits, as
+   the local pass keeps them) and the ``verify`` further values;
 2. the documents numbered in file order
    (:func:`calib.production.engines.spark_io.split_offsets`), the non-blank
    ones' ids collected to the driver in that order (unique, as locally);
 3. candidates: a counting aggregate on (band, key), the rows of colliding
    buckets paired by a self-join (i < j), distinct over bands: the pairs the
    local pass emits, counted before the cut and bounded by ``max_pairs``;
-4. per partition of candidates joined to both documents
-   (:func:`verify_batches`): the verify agreements and the cut, then exact J
-   (:func:`calib.verification.jaccard.pairs_jaccard`) of the kept; those at
-   or above the floor are collected, sorted by (i, j) as locally;
+4. per partition of candidates joined to both documents' verify values
+   (:func:`verify_batches`): their agreements; those reaching the cut are
+   collected with them, sorted by (i, j) as locally;
 5. :class:`SparkScan` ``fetch``: the texts of given documents, one more read of
    the corpus (the local draw's third pass, for the drawn pairs' documents).
 
@@ -48,8 +47,7 @@ from calib.candidates import lsh
 from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark_batches import _blob_rows, _task_threads, parse_rows
 from calib.sketches.minhash import signatures
-from calib.sketches.shingles import ShingleSets, shingle_hashes
-from calib.verification.jaccard import pairs_jaccard
+from calib.sketches.shingles import shingle_hashes
 
 STAGES = ("signatures", "document ids", "candidates", "verification", "texts")  # in order, for the progress lines
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -62,14 +60,14 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 def sign_batches(batches, *, rep, kind: str, id_field: str, text_field: str, b: int, r: int, verify: int,
                  scheme: str):
     """mapInArrow body: one row per input line; a document carries ``blank`` (its text is blank: skipped, as
-    locally), its band keys (none when it has no shingle), verify values and shingle set."""
+    locally), its band keys (none when it has no shingle) and verify values."""
     import pyarrow as pa
     _task_threads()
     counters: dict = {}
     for batch in batches:
         n = batch.num_rows
         out, _, doc_pos, texts = parse_rows(batch.to_pydict(), n, kind, id_field, text_field, (), counters)
-        blank, keys, vs, sh = [None] * n, [None] * n, [None] * n, [None] * n
+        blank, keys, vs = [None] * n, [None] * n, [None] * n
         keep = [q for q, x in enumerate(texts) if x.strip()]
         for t in doc_pos:
             blank[t] = True
@@ -84,21 +82,18 @@ def sign_batches(batches, *, rep, kind: str, id_field: str, text_field: str, b: 
                 blank[t] = False
                 keys[t] = kt[q] if active[q] else None
                 vs[t] = tail[q].tobytes()
-                sh[t] = sets.of(q).tobytes()
         cols = [pa.array(out["f"], pa.string()), pa.array(out["bs"], pa.int64()), pa.array(out["li"], pa.int64()),
                 pa.array(out["di"], pa.int64()), pa.array(out["err"], pa.string()), pa.array(out["id"], pa.string()),
-                pa.array(blank, pa.bool_()), pa.array(keys, pa.list_(pa.int64())), pa.array(vs, pa.binary()),
-                pa.array(sh, pa.binary())]
-        yield pa.RecordBatch.from_arrays(cols, names=["f", "bs", "li", "di", "err", "id", "blank", "keys", "vs",
-                                                      "sh"])
+                pa.array(blank, pa.bool_()), pa.array(keys, pa.list_(pa.int64())), pa.array(vs, pa.binary())]
+        yield pa.RecordBatch.from_arrays(cols, names=["f", "bs", "li", "di", "err", "id", "blank", "keys", "vs"])
 
 
 SIGN_SCHEMA = ("f string, bs long, li long, di long, err string, id string, blank boolean, keys array<long>, "
-               "vs binary, sh binary")
+               "vs binary")
 
 
-def verify_batches(batches, *, verify: int, need: int, floor: float):
-    """mapInArrow body: candidate pairs with >= ``need`` equal verify values, their exact J, those >= ``floor``."""
+def verify_batches(batches, *, verify: int, need: int):
+    """mapInArrow body: the candidate pairs with >= ``need`` equal verify values, and that number."""
     import pyarrow as pa
     _task_threads()
     for batch in batches:
@@ -108,13 +103,11 @@ def verify_batches(batches, *, verify: int, need: int, floor: float):
             continue
         _, vs = _blob_rows(d["vs_i"] + d["vs_j"])
         vs = vs.reshape(2 * k, verify)
-        a = np.flatnonzero((vs[:k] == vs[k:]).sum(axis=1) >= need)
-        off, hs = _blob_rows(d["sh_i"] + d["sh_j"])
-        J = pairs_jaccard(ShingleSets(off, hs, True), a, a + k) if len(a) else np.zeros(0)
-        ok = J >= floor
-        yield pa.RecordBatch.from_arrays([pa.array(np.asarray(d["i"], np.int64)[a][ok]),
-                                          pa.array(np.asarray(d["j"], np.int64)[a][ok]), pa.array(J[ok])],
-                                         names=["i", "j", "J"])
+        agree = (vs[:k] == vs[k:]).sum(axis=1).astype(np.int32)
+        ok = agree >= need
+        yield pa.RecordBatch.from_arrays([pa.array(np.asarray(d["i"], np.int64)[ok]),
+                                          pa.array(np.asarray(d["j"], np.int64)[ok]), pa.array(agree[ok])],
+                                         names=["i", "j", "agree"])
 
 
 def text_batches(batches, *, wanted: frozenset, kind: str, id_field: str, text_field: str):
@@ -138,19 +131,19 @@ def text_batches(batches, *, wanted: frozenset, kind: str, id_field: str, text_f
 
 @dataclass(frozen=True, eq=False)
 class SparkScan:
-    """What the local passes find, from Spark: the non-blank documents' ids in corpus order, the kept
-    candidates (indices among them, i < j, sorted) with exact J >= the floor, and how to read texts."""
+    """What the local pass finds, from Spark: the non-blank documents' ids in corpus order, the kept
+    candidates (indices among them, i < j, sorted) with their verify agreements, and how to read texts."""
 
     ids: np.ndarray               # object[n]
     ci: np.ndarray
     cj: np.ndarray
-    cs: np.ndarray
+    agree: np.ndarray             # int16: equal verify values (>= the cut's)
     n_cand: int                   # loose candidates before the verify cut
     skipped_empty: int            # documents with blank text
     fetch: Callable[[np.ndarray], list]   # sorted document indices -> their texts (one more read)
 
 
-def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float, floor: float,
+def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float,
                max_pairs: int | None, batch_size: int = 10_000, id_field: str = "id", text_field: str = "text",
                scheme: str = "prefix", spark=None, progress=None) -> SparkScan:
     """Steps 1-4 of the module docstring on ``corpus`` (file, folder or glob; local or object storage);
@@ -202,7 +195,7 @@ def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float, flo
         off_df = spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()] or [("", 0, 0)],
                                        "f string, bs long, doff long")
         docs = (raw.where(F.col("di").isNotNull() & ~F.col("blank")).join(F.broadcast(off_df), ["f", "bs"])
-                .select((F.col("doff") + F.col("di")).alias("row"), "id", "keys", "vs", "sh"))
+                .select((F.col("doff") + F.col("di")).alias("row"), "id", "keys", "vs"))
         got = docs.select("row", "id").toArrow()  # sorted here: no sampling job for a range partition
         order = np.argsort(np.asarray(got.column("row").to_numpy(), np.int64), kind="stable")
         rows = np.asarray(got.column("row").to_numpy(), np.int64)[order]
@@ -226,15 +219,14 @@ def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float, flo
             raise ApplyError(_too_many(corpus, max_pairs, n_cand))
         done("candidates", n_cand)
 
-        side = lambda s: docs.select(F.col("row").alias(s), F.col("vs").alias(f"vs_{s}"),  # noqa: E731
-                                     F.col("sh").alias(f"sh_{s}"))
-        joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "vs_i", "vs_j", "sh_i", "sh_j")
+        side = lambda s: docs.select(F.col("row").alias(s), F.col("vs").alias(f"vs_{s}"))  # noqa: E731
+        joined = pairs.join(side("i"), "i").join(side("j"), "j").select("i", "j", "vs_i", "vs_j")
         need = int(np.ceil(verify * cut - 1e-9))  # as calib.labeling.loose_pass.candidates
-        body = lambda it: verify_batches(it, verify=verify, need=need, floor=floor)  # noqa: E731
-        kept = joined.mapInArrow(checked(body, expected), "i long, j long, J double").toArrow()
+        body = lambda it: verify_batches(it, verify=verify, need=need)  # noqa: E731
+        kept = joined.mapInArrow(checked(body, expected), "i long, j long, agree int").toArrow()
         ci = np.searchsorted(rows, np.asarray(kept.column("i").to_numpy(), np.int64))
         cj = np.searchsorted(rows, np.asarray(kept.column("j").to_numpy(), np.int64))
-        cs = np.asarray(kept.column("J").to_numpy(), np.float64)
+        agree = np.asarray(kept.column("agree").to_numpy(), np.int16)
         srt = np.lexsort((cj, ci))
         done("verification", len(srt))
     finally:
@@ -246,7 +238,7 @@ def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float, flo
     def fetch(idx: np.ndarray) -> list[str]:
         return _fetch(src, corpus, starts, rows[np.asarray(idx, np.int64)], expected, read, done)
 
-    return SparkScan(ids, ci[srt], cj[srt], cs[srt], int(n_cand), skipped, fetch)
+    return SparkScan(ids, ci[srt], cj[srt], agree[srt], int(n_cand), skipped, fetch)
 
 
 def _check_unique(corpus: str, ids: np.ndarray, rows: np.ndarray) -> None:
