@@ -103,15 +103,29 @@ def test_the_draw_reaches_every_document_and_states_its_probabilities(world):
                       np.searchsorted(rows, gi), np.searchsorted(rows, gj))
     high = J >= 0.6
     assert np.mean([(a, b) in cand for a, b in zip(gi[high], gj[high])]) > 0.99
-    # inclusion probability as the design states it, pair by pair
+    # inclusion probability as the design states it, pair by pair: the band is that of the verify
+    # estimate Jv = K / 128, K ~ Binomial(128, J) independent of the collision (J exact, hand-summed)
+    from scipy.stats import binom
     p = drawn.pairs
-    h = d.stratum_index(p["similarity"].to_numpy())
-    band = (p["stratum"] != "uniform").to_numpy()
+    J = p["similarity"].to_numpy()
     frac = np.asarray(d.drawn) / np.asarray(d.population)
-    pl = loose_curve(p["similarity"], d.b, d.r) * verify_pass(p["similarity"], d.verify_hashes, d.verify_cut)
-    want = 1 - (1 - np.where(p["similarity"] >= d.floor, pl * frac[np.minimum(h, len(frac) - 2)], 0)) * (1 - frac[-1])
-    assert np.allclose(p["inclusion_probability"], want, rtol=1e-9)
-    assert (h[band] < len(d.strata) - 1).all()
+    k = np.arange(129)
+    band_of_k = d.stratum_index(k / 128)
+    f_k = np.where(band_of_k < len(frac) - 1, frac[np.minimum(band_of_k, len(frac) - 2)], 0.0)
+    pl = loose_curve(J, d.b, d.r) * np.array([(binom.pmf(k, 128, x) * f_k).sum() for x in J])
+    assert np.allclose(p["inclusion_probability"], 1 - (1 - pl) * (1 - frac[-1]), rtol=1e-9)
+    # each band row is a kept candidate whose Jv lies in its band
+    pos = {x: k for k, x in enumerate(sc.ids)}
+    key = {(a, b): e for a, b, e in zip(sc.ci.tolist(), sc.cj.tolist(), sc.ce.tolist())}
+    band = (p["stratum"] != "uniform").to_numpy()
+    ce = [key[tuple(sorted((pos[a], pos[b])))] for a, b in zip(p["id_a"][band], p["id_b"][band])]
+    assert (np.asarray(d.strata, dtype=object)[d.stratum_index(np.asarray(ce))] == p["stratum"][band]).all()
+    # the exact J is the pair's (not the estimate)
+    idx = [pos[x] for x in p["id_a"]], [pos[x] for x in p["id_b"]]
+    rows_ab = np.unique(np.r_[idx[0], idx[1]])
+    exact = pairs_jaccard(shingle_hashes([corpus.texts[k] for k in rows_ab], DEFAULT_REP, unique=True),
+                          np.searchsorted(rows_ab, idx[0]), np.searchsorted(rows_ab, idx[1]))
+    assert np.allclose(J, exact)
     # documents.jsonl holds the drawn pairs' documents, texts as in the corpus
     pos = {x: k for k, x in enumerate(corpus.ids)}
     assert set(drawn.docs["id"]) == set(p["id_a"]) | set(p["id_b"])
@@ -234,3 +248,26 @@ def test_corpus_draw_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o"),
                  "--loose", "12by5"]) == 2
     assert "--loose '12by5': expected BxR" in capsys.readouterr().err
+
+
+def test_route_probabilities_by_estimate_and_by_exact_j_are_the_hand_formulas():
+    from scipy.stats import binom
+    kw = dict(rep={"shingle": "char", "k": 5}, edges=(0.3, 0.6, 1.0), corpus_docs=5, sample_docs=2,
+              population=(4, 2, 10), drawn=(1, 2, 1), seed=0, b=120, r=5)
+    J = np.array([0.1, 0.32, 0.55, 0.62, 0.95])
+    P, f = loose_curve(J, 120, 5), np.array([0.25, 1.0, 0.1])
+    # by exact J (every design.json before): P Q f_h of the band of J, the old loose variance term
+    old = CorpusDesign(**kw)
+    pq = P * verify_pass(J, 128, 0.15)
+    fh = np.array([0.0, f[0], f[0], f[1], f[1]])
+    assert np.allclose(old.pair_probability(J), 1 - (1 - pq * fh) * (1 - f[2]))
+    band = J >= 0.3
+    assert np.allclose(old.loose_term(J)[band], ((1 - pq) / (pq ** 2 * fh))[band])
+    # by the estimate: K ~ Binomial(128, J), band of K / 128; the term is (sum p_h f_h^2 - pi_L^2) / pi_L^3
+    new = CorpusDesign(**kw, strata_by="estimate")
+    lo = np.array([binom.cdf(np.ceil(0.6 * 128) - 1, 128, x) - binom.cdf(np.ceil(0.3 * 128) - 1, 128, x) for x in J])
+    hi = np.array([binom.sf(np.ceil(0.6 * 128) - 1, 128, x) for x in J])
+    pl = P * (lo * f[0] + hi * f[1])
+    assert np.allclose(new.pair_probability(J), 1 - (1 - pl) * (1 - f[2]))
+    assert np.allclose(new.loose_term(J), (P * (lo * f[0] ** 2 + hi * f[1] ** 2) - pl ** 2) / pl ** 3)
+    assert load_design(new.to_json()) == new and load_design(old.to_json()).strata_by == "exact"

@@ -47,9 +47,10 @@ def add_parser(sub) -> None:
                         "larger than --docs: see docs/corpus-draw.md)")
     d.add_argument("--loose", default="120x5", help="with --design corpus: the loose pass's split BxR "
                    "(default 120x5: P(0.4) = 0.71, P(0.5) = 0.98, P(0.6) = 1.00)")
-    d.add_argument("--loose-scheme", choices=("prefix", "oph"), default="prefix",
-                   help="with --design corpus: MinHash scheme of the loose pass (default prefix, independent "
-                        "permutations; oph is several times faster on long documents, its S-curve approximate)")
+    d.add_argument("--loose-scheme", choices=("prefix", "oph"), default="oph",
+                   help="with --design corpus: MinHash scheme of the loose pass (default oph, one-permutation "
+                        "hashing: its S-curve and verify estimate follow the independent-permutation formulas "
+                        "within the noise of bench/results/loose_curve.md, at a fraction of prefix's cost)")
     d.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="with --design corpus: local (default), or spark: the same passes as a Spark job, the same "
                         "drawn pairs for the same seed (pip install 'calib[spark]' and a Java runtime; master from "
@@ -156,7 +157,9 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
     d = drawn.design
     print(f"{d}\nwrote {out}/documents.jsonl ({d.sample_docs:,} documents of the drawn pairs), pairs.csv "
           f"({len(drawn.pairs):,} pairs, label empty), design.json, candidates.npy ({d.candidates:,} loose "
-          f"candidates, {sum(d.population[:-1]):,} kept with J >= {d.floor:g})", file=sys.stderr)
+          f"candidates, {sum(d.population[:-1]):,} in the bands: "
+          f"{'estimated' if getattr(d, 'strata_by', 'exact') == 'estimate' else 'exact'} J >= {d.floor:g})",
+          file=sys.stderr)
     print(corpus_strata_table(d).to_string(index=False), file=sys.stderr)
     return 0
 

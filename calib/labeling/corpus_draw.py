@@ -140,7 +140,7 @@ class Scan:
 
 def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
          loose: tuple[int, int] = DEFAULT_LOOSE, max_pairs: int | None = 50_000_000, batch_size: int = 10_000,
-         id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "prefix") -> Scan:
+         id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "oph") -> Scan:
     """The pass over the corpus and the candidates (see the module docstring): the expensive
     part, independent of the seed."""
     bar = bar or _no_bar
@@ -198,7 +198,7 @@ def exact_pairs(ci: np.ndarray, cj: np.ndarray, i: np.ndarray, j: np.ndarray, te
 
 
 def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float = 0.1, fetch=None,
-              batch_size: int = 10_000, id_field: str = "id", text_field: str = "text") -> DrawnSet:
+              batch_size: int = 10_000, id_field: str = "id", text_field: str = "text", bar=None) -> DrawnSet:
     """The seeded part: strata by Jv, SRS per band, uniform pairs, then the exact J of the drawn
     pairs. ``fetch(indices)`` -> texts of documents (sorted non-empty indices): those of the drawn
     pairs and the earlier candidate neighbours of their later documents (default: one more corpus pass)."""
@@ -223,7 +223,8 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     alloc[-1] -= int(also.sum())
     i, j = np.concatenate([li, ua]), np.concatenate([lj, ub])
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
-    s, later_v, need, need_texts = exact_pairs(sc.ci, sc.cj, i, j, lambda idx: _texts(sc, idx, fetch, **read),
+    s, later_v, need, need_texts = exact_pairs(sc.ci, sc.cj, i, j,
+                                               lambda idx: _texts(sc, idx, fetch, bar=bar or _no_bar, **read),
                                                sc.rep, float(edges[0]))
     docs_idx = np.unique(np.concatenate([i, j]))
     texts = [need_texts[k] for k in np.searchsorted(need, docs_idx)]
@@ -240,7 +241,7 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     return DrawnSet(docs, rows, design, candidates=cand)
 
 
-def _texts(sc: Scan, idx: np.ndarray, fetch, **read) -> list[str]:
+def _texts(sc: Scan, idx: np.ndarray, fetch, bar=_no_bar, **read) -> list[str]:
     """Texts of documents ``idx`` (sorted): the scan's, the rest fetched (or re-read from the corpus)."""
     missing = np.asarray([k for k in idx.tolist() if k not in sc.texts], dtype=np.int64)
     got: dict = {}
@@ -249,7 +250,7 @@ def _texts(sc: Scan, idx: np.ndarray, fetch, **read) -> list[str]:
             more_texts = list(fetch(missing))
         else:
             try:
-                more_texts = _read_rows(sc.corpus, missing, **read)[1]
+                more_texts = _read_rows(sc.corpus, missing, bar=bar, **read)[1]
             except ApplyError as exc:
                 raise DrawError(str(exc)) from None
         got = dict(zip(missing.tolist(), more_texts))
@@ -259,12 +260,12 @@ def _texts(sc: Scan, idx: np.ndarray, fetch, **read) -> list[str]:
 def draw_corpus(corpus, *, pairs: int = 500, seed: int = 0, rep: Representation = DEFAULT_REP,
                 edges=DEFAULT_CORPUS_EDGES, uniform_share: float = 0.1, loose: tuple[int, int] = DEFAULT_LOOSE,
                 max_pairs: int | None = 50_000_000, batch_size: int = 10_000, id_field: str = "id",
-                text_field: str = "text", bar=None, scheme: str = "prefix") -> DrawnSet:
+                text_field: str = "text", bar=None, scheme: str = "oph") -> DrawnSet:
     """A draw of ``pairs`` pairs from every document of ``corpus`` (see the module docstring)."""
     check_options(pairs, uniform_share, seed)  # before the passes
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
     sc = scan(corpus, rep=rep, edges=edges, loose=loose, max_pairs=max_pairs, bar=bar, scheme=scheme, **read)
-    return draw_scan(sc, pairs=pairs, seed=seed, uniform_share=uniform_share, **read)
+    return draw_scan(sc, pairs=pairs, seed=seed, uniform_share=uniform_share, bar=bar, **read)
 
 
 def _rows(design: CorpusDesign, ids_arr, i, j, s, strata) -> pd.DataFrame:

@@ -10,8 +10,8 @@ from calib.reading.corpus_design import CorpusDesign
 
 def corpus_strata_table(design: CorpusDesign, labeled: pd.Series | None = None) -> pd.DataFrame:
     """One row per stratum: pairs (kept candidates of the band; every corpus pair for
-    ``uniform``), drawn, the drawn share n_h / N_h, and the loose pass's P(J) Q(J) at the band's
-    lower edge (1 for ``uniform``): a pair's inclusion probability is about their product."""
+    ``uniform``), drawn, the drawn share n_h / N_h, and the loose pass's chance that a pair of exact J at the
+    band's lower edge is a candidate of some band (1 for ``uniform``; :meth:`CorpusDesign.p_candidate`)."""
     pop = np.asarray(design.population, dtype=float)
     lower = np.append(np.asarray(design.edges[:-1], dtype=float), np.nan)
     p = np.where(np.isnan(lower), 1.0, design.p_candidate(np.nan_to_num(lower)))

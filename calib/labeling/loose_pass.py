@@ -1,11 +1,12 @@
 """The loose LSH pass of a corpus-scale draw: one streaming pass, then candidate pairs.
 
-Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`):
-shingle sets -> ``b*r + verify`` MinHash values (by default the ``prefix``
-scheme: independent affine permutations, so the S-curve
-``P(J) = 1 - (1 - J^r)^b`` holds per pair; ``oph``, one-permutation hashing,
-costs O(n + k) instead of O(n k) and follows the S-curve within a few
-points on documents of a few KB, bench/results/corpus_draw.md) -> ``b`` band keys (kept as 32-bit
+Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`,
+read a batch ahead by a second thread): text -> ``b*r + verify`` MinHash
+values chunk by chunk over the threads (by default the ``oph`` scheme,
+one-permutation hashing, O(n + k) a document, which follows the S-curve
+``P(J) = 1 - (1 - J^r)^b`` of independent permutations within the noise on
+documents of a few KB, bench/results/loose_curve.md; ``prefix``, independent
+affine permutations, makes it hold per pair) -> ``b`` band keys (kept as 32-bit
 values: a chance collision of two 32-bit keys adds about ``n^2 / 2^33`` pairs
 per band, which the verify cut drops) and the ``verify`` further values. Only
 these are held: ``4 (b + verify)`` bytes a document, no text.
@@ -19,15 +20,18 @@ cut (:func:`calib.reading.corpus_design.verify_pass` gives the chance of that).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import queue
+import threading
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator
 
 import numpy as np
 from numba import njit
 
 from calib.candidates import lsh
-from calib.sketches.minhash import signatures
-from calib.sketches.shingles import shingle_hashes
+from calib.sketches.minhash import signatures_from_texts
+
+_NO_MIN = np.uint32(0xFFFFFFFF)  # every value of an empty set's signature
 
 
 class TooManyLoosePairs(RuntimeError):
@@ -48,11 +52,55 @@ class LoosePass:
         return len(self.ids)
 
 
+def _prefetch(batches: Iterator, depth: int = 2) -> Iterator:
+    """``batches`` read and parsed by a second thread, ``depth`` ahead: the parsing (Python,
+    holding the GIL) overlaps the kernels of the batch before (numba, ``nogil``)."""
+    q: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(x) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(x, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def run() -> None:
+        try:
+            for x in batches:
+                if not put(x):
+                    return
+        except BaseException as exc:  # handed to the reader, raised there
+            put(exc)
+            return
+        put(end)
+
+    t = threading.Thread(target=run, daemon=True, name="corpus-prefetch")
+    t.start()
+    try:
+        while (x := q.get()) is not end:
+            if isinstance(x, BaseException):
+                raise x
+            yield x
+    finally:
+        stop.set()
+        t.join()
+
+
 def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_field: str, text_field: str,
            n_hint: int, update: Callable[[int], None] = lambda m: None, scheme: str = "prefix") -> LoosePass:
-    """Pass 1 over ``corpus``: band keys and verify values of every non-empty document."""
+    """Pass 1 over ``corpus``: band keys and verify values of every non-empty document.
+
+    Reading runs a batch ahead in a second thread; each batch is shingled and sketched chunk by
+    chunk over :func:`calib.sketches.chunks.num_threads` threads (text in, signature out: no
+    batch-sized shingle array). A document without a shingle has every value 2^32 - 1 (no
+    minimum): it takes no part in banding."""
     from calib.production.engines.corpus import iter_corpus
     num_perm = b * r + verify
+    sig_rep = replace(rep, num_perm=num_perm, scheme=scheme)
     keys = np.empty((b, n_hint), dtype=np.uint32)
     vsig = np.empty((n_hint, verify), dtype=np.uint32)
     active = np.zeros(n_hint, dtype=bool)
@@ -60,7 +108,8 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
     ids: list[str] = []
     seen: dict[str, int] = {}
     n = pos = skipped = 0
-    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
+    batches = iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field)
+    for b_ids, b_texts, _ in _prefetch(batches):
         keep = [k for k, x in enumerate(b_texts) if x.strip()]
         skipped += len(b_texts) - len(keep)
         m = len(keep)
@@ -74,11 +123,10 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
             seen[d] = pos + k
             ids.append(d)
         if m:
-            sets = shingle_hashes([b_texts[k] for k in keep], rep, unique=True)
-            sig = signatures(sets, num_perm, rep.seed, scheme)
+            sig = signatures_from_texts([b_texts[k] for k in keep], sig_rep)
             keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
             vsig[n:n + m] = sig[:, b * r:]
-            active[n:n + m] = sets.sizes() > 0
+            active[n:n + m] = (sig != _NO_MIN).any(axis=1)
             rows[n:n + m] = pos + np.asarray(keep, dtype=np.int64)
         n += m
         pos += len(b_texts)

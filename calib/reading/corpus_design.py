@@ -214,7 +214,8 @@ class CorpusDesign:
 
     def __str__(self) -> str:
         return (f"corpus draw: {sum(self.drawn):,} pairs from all {self.corpus_docs:,} documents in "
-                f"{len(self.strata)} strata by {self.shingle_label()} J "
+                f"{len(self.strata)} strata by {self.shingle_label()} J"
+                f"{' estimated on ' + str(self.verify_hashes) + ' values' if self.strata_by == 'estimate' else ''} "
                 f"(loose LSH b={self.b} r={self.r} {self.scheme}, "
                 f"P(J={self.floor:g}) = {float(self.p_candidate(self.floor)):.3f}, "
                 f"P(0.5) = {float(self.p_candidate(0.5)):.3f})")
