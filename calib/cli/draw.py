@@ -54,7 +54,7 @@ def add_parser(sub) -> None:
     d.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="with --design corpus: local (default), or spark: the same passes as a Spark job, the same "
                         "drawn pairs for the same seed (pip install 'calib[spark]' and a Java runtime; master from "
-                        "spark-submit, CALIB_SPARK_MASTER or local[*]; docs/spark-cluster.md)")
+                        "CALIB_SPARK_MASTER, default local[*]; docs/spark-cluster.md)")
     d.add_argument("--docs", type=int, default=2000, help="documents in the uniform sample (default 2000)")
     d.add_argument("--pairs", type=int, default=500, help="pairs to draw (default 500)")
     d.add_argument("--seed", type=int, default=0, help="seed of the document sample and the draw (default 0)")

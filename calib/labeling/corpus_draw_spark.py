@@ -21,7 +21,7 @@ from calib.sketches.represent import Representation
 
 def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
                loose: tuple[int, int] = DEFAULT_LOOSE, max_pairs: int | None = 50_000_000, batch_size: int = 10_000,
-               id_field: str = "id", text_field: str = "text", scheme: str = "prefix", spark=None,
+               id_field: str = "id", text_field: str = "text", scheme: str = "oph", spark=None,
                progress=None) -> tuple[Scan, object]:
     """The local ``scan`` of ``corpus`` computed on Spark: (the Scan, a fetch of documents' texts for
     ``draw_scan``). Options are checked as locally, before the job."""

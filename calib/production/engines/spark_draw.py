@@ -1,19 +1,18 @@
-"""The passes of ``calib draw --design corpus --engine spark``: what the local passes compute, on Spark.
+"""The pass of ``calib draw --design corpus --engine spark``: what the local pass computes, on Spark.
 
 The local corpus draw (:mod:`calib.labeling.corpus_draw`) streams the corpus
 for band keys and verify values of a loose LSH split, builds the candidate
-pairs band by band, keeps those whose verify estimate reaches the cut and
-re-reads their documents for their exact J. Here the same values come from a
-Spark job, each computed by the same kernel on the same input:
+pairs band by band and keeps those whose verify estimate reaches the cut,
+with their agreements. Here the same values come from a Spark job, each
+computed by the same kernel on the same input:
 
 1. read (:func:`calib.production.engines.spark_io.read_corpus`) and, per
    partition (``mapInArrow``, :func:`sign_batches`), the local reader's id and
    text rules (:func:`calib.production.engines.spark_batches.parse_rows`); for
    each document whose text is not blank, ``b*r + verify`` values of
-   :func:`calib.sketches.minhash.signatures` (the loose scheme) of its shingle
-   set (:func:`calib.sketches.shingles.shingle_hashes`), the band keys of the
-   first ``b*r`` (:func:`calib.candidates.lsh.band_keys`, their low 32 bits, as
-   the local pass keeps them) and the ``verify`` further values;
+   :func:`calib.sketches.minhash.signatures_from_texts` (the loose scheme), the
+   band keys of the first ``b*r`` (:func:`calib.candidates.lsh.band_keys`,
+   their low 32 bits, as the local pass keeps them) and the ``verify`` others;
 2. the documents numbered in file order
    (:func:`calib.production.engines.spark_io.split_offsets`), the non-blank
    ones' ids collected to the driver in that order (unique, as locally);
@@ -24,7 +23,7 @@ Spark job, each computed by the same kernel on the same input:
    (:func:`verify_batches`): their agreements; those reaching the cut are
    collected with them, sorted by (i, j) as locally;
 5. :class:`SparkScan` ``fetch``: the texts of given documents, one more read of
-   the corpus (the local draw's third pass, for the drawn pairs' documents).
+   the corpus (as the local draw re-reads the drawn pairs' documents).
 
 The sampling is not here: :mod:`calib.labeling.corpus_draw_spark` puts these
 into the local draw's ``Scan`` and calls its ``draw_scan``, so the same seed
@@ -38,7 +37,7 @@ a task.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -46,11 +45,11 @@ import numpy as np
 from calib.candidates import lsh
 from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark_batches import _blob_rows, _task_threads, parse_rows
-from calib.sketches.minhash import signatures
-from calib.sketches.shingles import shingle_hashes
+from calib.sketches.minhash import signatures_from_texts
 
 STAGES = ("signatures", "document ids", "candidates", "verification", "texts")  # in order, for the progress lines
 _LOW32 = np.uint64(0xFFFFFFFF)
+_NO_MIN = np.uint32(0xFFFFFFFF)  # every value of a document without a shingle (as in calib.labeling.loose_pass)
 
 
 # ---------------------------------------------------------------------------
@@ -72,10 +71,9 @@ def sign_batches(batches, *, rep, kind: str, id_field: str, text_field: str, b: 
         for t in doc_pos:
             blank[t] = True
         if keep:
-            sets = shingle_hashes([texts[q] for q in keep], rep, unique=True)
-            sig = signatures(sets, b * r + verify, rep.seed, scheme)
+            sig = signatures_from_texts([texts[q] for q in keep], replace(rep, num_perm=b * r + verify, scheme=scheme))
             kt = (lsh.band_keys(sig[:, :b * r], b, r) & _LOW32).astype(np.int64).T
-            active = sets.sizes() > 0
+            active = (sig != _NO_MIN).any(axis=1)  # a document without a shingle has no minimum: no banding
             tail = np.ascontiguousarray(sig[:, b * r:])
             for q, k in enumerate(keep):
                 t = doc_pos[k]
