@@ -372,6 +372,13 @@ def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path, scheme):
         SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path / "x"), spark=spark)
 
 
+def test_spark_draw_is_the_corpus_design_only(tmp_path, capsys):
+    assert main(["draw", "--engine", "spark", "--corpus", str(REPO / "data" / "corpus" / "docs.jsonl.gz"),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "--engine spark draws with --design corpus only" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.slow
 def test_spark_corpus_draw_equals_local(spark, tmp_path, monkeypatch, capsys):
     """calib draw --design corpus --engine spark: the local engine's files, byte for byte, for the same seed, on
