@@ -262,7 +262,7 @@ def test_route_probabilities_by_estimate_and_by_exact_j_are_the_hand_formulas():
     fh = np.array([0.0, f[0], f[0], f[1], f[1]])
     assert np.allclose(old.pair_probability(J), 1 - (1 - pq * fh) * (1 - f[2]))
     band = J >= 0.3
-    assert np.allclose(old.loose_term(J)[band], ((1 - pq) / (pq ** 2 * fh))[band])
+    assert np.allclose(old.loose_term(J)[band], (1 - pq[band]) / (pq[band] ** 2 * fh[band]))
     # by the estimate: K ~ Binomial(128, J), band of K / 128; the term is (sum p_h f_h^2 - pi_L^2) / pi_L^3
     new = CorpusDesign(**kw, strata_by="estimate")
     lo = np.array([binom.cdf(np.ceil(0.6 * 128) - 1, 128, x) - binom.cdf(np.ceil(0.3 * 128) - 1, 128, x) for x in J])

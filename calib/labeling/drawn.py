@@ -16,6 +16,7 @@ from calib.sketches.represent import Representation
 
 DEFAULT_REP = Representation(shingle="char", k=5)
 CANDIDATES = "candidates.npy"  # beside design.json, documents.jsonl, pairs.csv in a corpus-scale draw
+# J: the band key of a candidate (its verify estimate; its exact J in draws written before)
 CAND_DTYPE = np.dtype([("i", "<i8"), ("j", "<i8"), ("J", "<f8")])
 
 

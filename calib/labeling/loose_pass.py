@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
@@ -109,28 +110,29 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
     seen: dict[str, int] = {}
     n = pos = skipped = 0
     batches = iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field)
-    for b_ids, b_texts, _ in _prefetch(batches):
-        keep = [k for k, x in enumerate(b_texts) if x.strip()]
-        skipped += len(b_texts) - len(keep)
-        m = len(keep)
-        if n + m > n_hint:
-            raise ValueError(f"{corpus}: the file changed while it was read")
-        for k in keep:
-            d = b_ids[k]
-            if d in seen:
-                raise ValueError(f"{corpus}: duplicate document id {d!r} (documents {seen[d]} and {pos + k}); "
-                                 f"ids must be unique")
-            seen[d] = pos + k
-            ids.append(d)
-        if m:
-            sig = signatures_from_texts([b_texts[k] for k in keep], sig_rep)
-            keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
-            vsig[n:n + m] = sig[:, b * r:]
-            active[n:n + m] = (sig != _NO_MIN).any(axis=1)
-            rows[n:n + m] = pos + np.asarray(keep, dtype=np.int64)
-        n += m
-        pos += len(b_texts)
-        update(len(b_texts))
+    with closing(_prefetch(batches)) as ahead:  # an error below stops the reader thread at once
+        for b_ids, b_texts, _ in ahead:
+            keep = [k for k, x in enumerate(b_texts) if x.strip()]
+            skipped += len(b_texts) - len(keep)
+            m = len(keep)
+            if n + m > n_hint:
+                raise ValueError(f"{corpus}: the file changed while it was read")
+            for k in keep:
+                d = b_ids[k]
+                if d in seen:
+                    raise ValueError(f"{corpus}: duplicate document id {d!r} (documents {seen[d]} and {pos + k}); "
+                                     f"ids must be unique")
+                seen[d] = pos + k
+                ids.append(d)
+            if m:
+                sig = signatures_from_texts([b_texts[k] for k in keep], sig_rep)
+                keys[:, n:n + m] = lsh.band_keys(sig[:, :b * r], b, r)  # low 32 bits kept
+                vsig[n:n + m] = sig[:, b * r:]
+                active[n:n + m] = (sig != _NO_MIN).any(axis=1)
+                rows[n:n + m] = pos + np.asarray(keep, dtype=np.int64)
+            n += m
+            pos += len(b_texts)
+            update(len(b_texts))
     del seen
     return LoosePass(ids, rows[:n].copy(), keys[:, :n].copy() if n < n_hint else keys, vsig[:n], active[:n], skipped)
 
