@@ -261,6 +261,18 @@ def slices(ev: Evaluation) -> pd.DataFrame:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
+def _corpus_slices(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) -> pd.DataFrame:
+    from calib.estimates.corpus_slices import corpus_slice_table
+    with _h.lock:
+        return corpus_slice_table(_h.ws, _ev.config, _ev.clustering)
+
+
+def corpus_slices(ev: Evaluation) -> pd.DataFrame:
+    """A corpus draw's figures of ``ev`` per slice value, weighted to the corpus (shared frame: do not modify)."""
+    return _corpus_slices(state.sample_hash(), ev.config.fingerprint(), ev, handle())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _manifest(content_hash: str, config_fp: str, reviews_stamp: tuple, _ev: Evaluation, _h: Handle,
               _latest: pd.DataFrame | None) -> pd.DataFrame:
     from calib.production.manifest import manifest

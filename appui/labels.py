@@ -54,6 +54,10 @@ COLUMNS = {
     "category": "category", "same_config": "same configuration", "pair_recall_change": "pair recall change",
     "false_removal_rate_change": "false-removal change", "config": "configuration", "labels": "labels",
     "base_pair_recall": "recall as labeled", "base_false_removal_rate": "false-removal as labeled",
+    "documents_removed": "documents removed", "documents_removed_95": "removed 95% CI",
+    "documents_removed_share": "share removed", "documents_removed_share_95": "share removed 95% CI",
+    "labeled_pairs": "labeled pairs", "labeled_duplicates": "labeled duplicates",
+    "labeled_removals": "labeled removals", "corpus_documents": "documents in the corpus",
 }
 
 

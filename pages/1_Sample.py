@@ -90,8 +90,13 @@ def show_sample() -> None:
         for k, (col, counts) in enumerate(info["slice_columns"].items()):
             # st.table: HTML, every row shown and every count whole (a canvas grid cut 1009 to "10")
             cols[k % len(cols)].markdown(f"**{md(labels.word(col))}**")
-            cols[k % len(cols)].table(tables.small_table(
-                pd.DataFrame({"value": list(counts), "documents": list(counts.values())}), index="value"))
+            table = pd.DataFrame({"value": list(counts), "documents": list(counts.values())})
+            in_corpus = (getattr(s.design, "slice_docs", None) or {}).get(col)
+            if in_corpus:  # a corpus draw: its drawn documents, and the whole corpus's counted at draw time
+                table = (table.set_index("value").reindex(list(in_corpus)).fillna(0).astype(int)
+                         .assign(corpus_documents=list(in_corpus.values())).reset_index())
+            cols[k % len(cols)].table(tables.small_table(table, index="value", labels={
+                "documents": "drawn documents", "corpus_documents": "in the corpus"} if in_corpus else None))
     else:
         st.caption("No slice columns (columns other than id, text, group).")
 

@@ -79,7 +79,37 @@ def policies(ev) -> None:
                "star: each removed document must be a verified pair with its representative.")
 
 
+def corpus_by_slice(ev) -> None:
+    """A corpus draw's slices: every figure weighted to the corpus, per value (calib.estimates.corpus_slices)."""
+    st.subheader("Who is removed: the corpus per slice")
+    st.caption("Estimates for the whole corpus, per value of each slice field of the draw, weighted by the "
+               "drawn pairs' inclusion probabilities, with 95% intervals. Removals count against the removed "
+               "(later) document's value, as a share of the corpus's documents with that value; recall and "
+               "precision are over the pairs whose two documents share the value.")
+    with st.spinner("Estimating per slice..."):
+        sb = engine.corpus_slices(ev)
+    if sb.empty:
+        st.info("This drawn set has no slice fields: draw it with `calib draw --design corpus --slice-fields F`.")
+        return
+    show = sb.assign(**{f"{n}_95": tables.interval(sb[f"{n}_low"], sb[f"{n}_high"], n)
+                        for n in ("documents_removed_share", "pair_recall", "pair_precision", "false_removal_rate")},
+                     documents_removed_95=(sb["documents_removed_low"].map("{:,.0f}".format) + "–"
+                                           + sb["documents_removed_high"].map("{:,.0f}".format)),
+                     column=sb["column"].map(labels.word), documents_removed=sb["documents_removed"].round())
+    cols = ["column", "value", "documents", "documents_removed_share", "documents_removed_share_95",
+            "pair_recall", "pair_recall_95", "false_removal_rate", "false_removal_rate_95", "documents_removed",
+            "documents_removed_95", "pair_precision", "pair_precision_95", "labeled_duplicates", "labeled_removals"]
+    shown, config = tables.view(show[cols], {"column": "slice", "documents": "documents in the corpus"},
+                                percent=("documents_removed_share", "pair_recall", "false_removal_rate",
+                                         "pair_precision"), formats={"documents_removed": tables.COUNT, "documents": tables.COUNT})
+    st.dataframe(shown, hide_index=True, width="stretch", height=min(420, 40 + 35 * max(len(show), 1)),
+                 column_config=config)
+
+
 def by_slice(ev) -> None:
+    if getattr(state.sample().design, "kind", "") == "corpus":
+        corpus_by_slice(ev)
+        return
     st.subheader("Who is removed: rates per slice")
     st.caption("Each rate per pair category and per document slice, with a 95% Wilson interval and a Fisher "
                "exact test of the slice against all the others (Holm-adjusted). Flagged rows differ "

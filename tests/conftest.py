@@ -15,12 +15,55 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# Tests that share a session resource too costly to start twice run on one pytest-xdist worker
+# (.ci/run: -n 2 --dist loadgroup); the group is named after the fixture.
+SHARED_ON_ONE_WORKER = ("spark_cluster", "app_server")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    """Slow tests first (a stable sort: the order within each kind is kept), so that with two
+    workers the long ones start at once and short ones fill in at the end, rather than one long
+    test starting last while the other worker idles."""
+    for item in items:
+        for name in SHARED_ON_ONE_WORKER:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))
+                break
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
 
 @pytest.fixture(scope="session")
 def sample():
     """The shipped labeled sample (data/sample), loaded once per run; tests must not modify it."""
     from calib.reading.samples import load_sample
     return load_sample(Path(__file__).resolve().parents[1] / "data" / "sample")
+
+
+# ------------------------------------------------------- the app in a real browser
+
+@pytest.fixture(scope="session")
+def unlabeled(tmp_path_factory) -> Path:
+    """A folder with 300 of the shipped documents and no label at all (no pairs, no groups)."""
+    from calib.reading.samples import load_sample
+    folder = tmp_path_factory.mktemp("unlabeled")
+    load_sample(Path(__file__).resolve().parents[1] / "data" / "sample").docs[["id", "text"]].head(300).to_json(
+        folder / "docs.jsonl", orient="records", lines=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory, unlabeled):
+    """``streamlit run app.py`` (tests/_app_server.py), one for the run: the browser tests that sweep the
+    shipped sample share its Workspace, so the second sweep reuses the first one's sketches. Its review
+    store is its own SQLite file; ``unlabeled`` is an allowed folder."""
+    if not Path("/usr/bin/chromium").exists():
+        if os.environ.get("CALIB_REQUIRE_BROWSER"):
+            pytest.fail("CALIB_REQUIRE_BROWSER is set but /usr/bin/chromium is missing")
+        pytest.skip("/usr/bin/chromium is missing (apt-get install chromium)")
+    from _app_server import serve
+    with serve(tmp_path_factory.mktemp("app_server"), allowed=[unlabeled]) as url:
+        yield url
 
 
 # ------------------------------------------------------- PostgreSQL (the shared review store)

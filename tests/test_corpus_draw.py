@@ -171,9 +171,10 @@ def test_cli_corpus_draw_more_and_sweep_on_the_shipped_corpus(tmp_path, capsys):
     out, again = tmp_path / "drawn", tmp_path / "again"
     for o in (out, again):
         assert main(["draw", "--design", "corpus", "--corpus", corpus, "--out", str(o), "--pairs", "120",
-                     "--seed", "2"]) == 0
+                     "--seed", "2", "--slice-fields", "source"]) == 0
     err = capsys.readouterr().err
     assert "corpus draw: 120 pairs from all 3,005 documents" in err and "P_candidate_at_lower_edge" in err
+    assert "documents per source:" in err and sum(read_drawn(out).design.slice_docs["source"].values()) == 3005
     for name in ("pairs.csv", "design.json", "documents.jsonl", "candidates.npy"):  # same seed, same bytes
         assert (again / name).read_bytes() == (out / name).read_bytes()
     # label by a rule (J >= 0.7 duplicate); more() draws per stratum; --more plans; the sweep reads the set
@@ -185,6 +186,7 @@ def test_cli_corpus_draw_more_and_sweep_on_the_shipped_corpus(tmp_path, capsys):
     room = drawn.design.population[0] - drawn.design.drawn[0]
     assert len(grown.pairs) == 123 + min(5, room) and grown.design.drawn[0] == drawn.design.drawn[0] + min(5, room)
     assert set(grown.docs["id"]) == set(grown.pairs["id_a"]) | set(grown.pairs["id_b"])
+    assert grown.docs["source"].notna().all()  # the new documents' slice values re-read
     assert grown.pairs.iloc[:120]["label"].tolist() == p["label"].tolist()
     write_drawn(again, grown)
     s = load_sample(again)
@@ -192,9 +194,13 @@ def test_cli_corpus_draw_more_and_sweep_on_the_shipped_corpus(tmp_path, capsys):
     assert main(["draw", "--more", "10", "--out", str(again), "--config", str(_config(tmp_path))]) == 0
     err = capsys.readouterr().err
     assert "pair recall:" in err and "new pairs" in err
-    assert main(["sweep", "--sample", str(again), "--out", str(tmp_path / "sw.csv"), *SMALL_GRID]) == 0
+    assert main(["sweep", "--sample", str(again), "--out", str(tmp_path / "sw.csv"), *SMALL_GRID,
+                 "--by-slice", str(tmp_path / "slices.csv")]) == 0
     res = pd.read_csv(tmp_path / "sw.csv")
     assert res["pair_recall_interval"].eq("stratified").all() and res["documents_removed"].ge(0).all()
+    by = pd.read_csv(tmp_path / "slices.csv", keep_default_na=False, na_values=[""])
+    assert by["documents"].sum() == 3005 and set(by["column"]) == {"source"}
+    assert "weighted to the corpus" in capsys.readouterr().err
 
 
 def _config(tmp_path) -> Path:
@@ -209,12 +215,14 @@ def test_label_page_labels_a_corpus_draw_and_keeps_its_candidates(monkeypatch, t
     import streamlit as st
     from streamlit.testing.v1 import AppTest
     from calib.labeling.corpus_draw import draw_corpus
+    from calib.labeling.corpus_slices import count_slices, with_slices
     st.cache_data.clear()
     st.cache_resource.clear()
     monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
     monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
     folder = tmp_path / "drawn"
-    write_drawn(folder, draw_corpus(ROOT / "data" / "corpus" / "docs.jsonl.gz", pairs=40, seed=1))
+    corpus = ROOT / "data" / "corpus" / "docs.jsonl.gz"
+    write_drawn(folder, with_slices(draw_corpus(corpus, pairs=40, seed=1), count_slices(corpus, ("source",))))
     try:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
         at.switch_page("pages/7_Label.py").run()
@@ -229,6 +237,16 @@ def test_label_page_labels_a_corpus_draw_and_keeps_its_candidates(monkeypatch, t
         s = at.session_state["calib_sample"]
         assert isinstance(s.design, CorpusDesign) and len(s.pairs) == 3
         assert (folder / "candidates.npy").is_file() and read_drawn(folder).candidates is not None
+        assert read_drawn(folder).docs["source"].notna().all() and s.slice_columns == ("source",)
+        at.switch_page("pages/4_Clusters.py").run()  # the per-slice figures, weighted to the corpus
+        assert not at.exception, at.exception
+        assert any(h.value == "Who is removed: the corpus per slice" for h in at.subheader) and not at.error
+        shown = next(d.value for d in at.dataframe if "documents_removed_share_95" in d.value.columns)
+        assert sorted(shown["value"]) == ["numpy", "pandas", "scipy", "stdlib"] and shown["documents"].sum() == 3005
+        at.switch_page("pages/1_Sample.py").run()  # the slice counts: drawn documents and the corpus's
+        assert not at.exception, at.exception
+        t = next(t.value for t in at.table if "in the corpus" in t.value.columns)
+        assert t["in the corpus"].str.replace(",", "").astype(int).sum() == 3005
     finally:
         st.cache_data.clear()
         st.cache_resource.clear()

@@ -1,6 +1,6 @@
 """End-to-end: the real app in Chromium (Playwright, no pytest-playwright plugin).
 
-Starts ``streamlit run app.py`` on a free 127.0.0.1 port, visits every page
+The app served on a free 127.0.0.1 port (tests/_app_server.py), visits every page
 through the sidebar navigation, runs a small sweep over three representations,
 reads the rendered charts (legend entries, axis labels), moves a slider on
 Curves, and saves screenshots (1400 px wide, the desktop width the views are
@@ -10,13 +10,7 @@ laid out for) to test-artifacts/screenshots/NN_page.png.
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -36,57 +30,11 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def unlabeled(tmp_path_factory) -> Path:
-    """A folder with 300 of the shipped documents and no label at all (no pairs, no groups)."""
-    folder = tmp_path_factory.mktemp("unlabeled")
-    load_sample(ROOT / "data" / "sample").docs[["id", "text"]].head(300).to_json(
-        folder / "docs.jsonl", orient="records", lines=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, unlabeled):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CALIB_ALLOWED_DIRS": str(unlabeled),
-           "CALIB_REVIEW_DB": str(tmp_path_factory.mktemp("reviews") / "reviews.sqlite")}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                pytest.fail(f"streamlit not healthy after 60 s:\n{log.read_text()}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+def server(app_server):
+    """The app server of tests/conftest.py, shared with test_e2e_widths.py: its second sweep of the
+    shipped sample reuses the sketches this module's sweep computed."""
+    return app_server
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, nav, only_128_and_a_split_list, server, unlabeled  # noqa: F401 (server needs unlabeled)
+from _app_server import serve
+from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, nav, only_128_and_a_split_list
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser: never in the fast loop
 
@@ -67,6 +68,13 @@ def _docs(path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, unlabeled):
+    """A server of its own: the uploaded payload sample stays out of the other browser tests' server."""
+    with serve(tmp_path_factory.mktemp("server"), allowed=[unlabeled]) as url:
+        yield url
+
+
 def check(page, requests: list[str], where: str) -> None:
     bad = page.evaluate(FIND_MARKUP)
     assert bad == [], f"{where}: markup from the data in the DOM: {bad}"
@@ -81,7 +89,7 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / name), animations="disabled")
 
 
-def test_payloads_render_as_text_on_every_page(server, tmp_path):  # noqa: F811 - the imported fixture
+def test_payloads_render_as_text_on_every_page(server, tmp_path):
     from playwright.sync_api import sync_playwright
 
     docs = _docs(tmp_path / FILE_NAME)

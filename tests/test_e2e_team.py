@@ -10,11 +10,19 @@ import pytest
 
 from calib.review.adjudication import review_labels
 from calib.review.sqlite import ReviewStore
-from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle, server, unlabeled  # noqa: F401 - fixtures
+from _app_server import serve
+from test_e2e_browser import ARGS, CHROMIUM, SHOTS, idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAIR = re.compile(r"(\S+) vs (\S+): exact Jaccard")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, unlabeled, passfile):
+    """A server of its own (its review store holds only this module's decisions), started with PGPASSFILE."""
+    with serve(tmp_path_factory.mktemp("server"), allowed=[unlabeled], extra_env={"PGPASSFILE": str(passfile)}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

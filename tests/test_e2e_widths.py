@@ -17,7 +17,7 @@ import re
 import pytest
 
 from test_e2e_browser import (ARGS, CHROMIUM, ROOT, idle, nav, no_exception, only_128_and_a_split_list,  # noqa: F401
-                              server, unlabeled)
+                              server)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -100,6 +100,15 @@ def page(server):
         browser.close()
 
 
+@pytest.fixture(scope="module")
+def drawn(unlabeled):
+    """A drawn set (300 shipped documents, 40 pairs) inside the server's allowed folder."""
+    from calib.labeling.draw import draw, write_drawn
+    folder = unlabeled / "drawn"
+    write_drawn(folder, draw(ROOT / "data" / "sample" / "docs.jsonl", docs=300, pairs=40, seed=3))
+    return folder
+
+
 def slow_step(page, text: str) -> None:
     """Wait for a sweep (minutes on a loaded 2-core machine), then for the page to be idle."""
     page.locator('[data-testid="stMain"]').get_by_text(text, exact=False).first.wait_for(timeout=600_000)
@@ -110,7 +119,7 @@ def main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
-def test_every_page_reads_at_1400_1000_and_800_px(page, server):
+def test_every_page_reads_at_1400_1000_and_800_px(page, server, drawn):
     page.goto(server)
     idle(page, "Duplicate pairs")
     measure(page, "01_home")
@@ -183,3 +192,14 @@ def test_every_page_reads_at_1400_1000_and_800_px(page, server):
     idle(page)
     no_exception(page)
     measure(page, "08_label")
+    # with a drawn set loaded: its progress table, the pair, the buttons and what to label next
+    box = page.get_by_role("textbox", name="Drawn set folder")
+    box.fill(str(drawn))
+    box.press("Enter")
+    idle(page, "drawn pairs decided")
+    reviewer = page.get_by_role("textbox", name="Reviewer name")
+    reviewer.fill("ann")
+    reviewer.press("Enter")
+    idle(page, "What to label next")
+    no_exception(page)
+    measure(page, "09_label_drawn")

@@ -112,6 +112,7 @@ def test_sampled_truth_keeps_the_true_clusters(monkeypatch):
     assert np.array_equal(a[:, None] == a[None, :], b[:, None] == b[None, :])
 
 
+@pytest.mark.slow  # a fresh interpreter building the truth of 40,000 documents
 def test_a_30k_group_needs_no_triu_allocation(tmp_path):
     """The issue's case (30,000 documents in one group: 3.35 GiB in np.triu_indices) under an
     address-space limit the old code could not run in."""

@@ -69,6 +69,10 @@ def add_parser(sub) -> None:
     d.add_argument("--max-pairs", type=int, default=None,
                    help="pairs above the floor (--design corpus: loose candidate pairs) beyond which the draw "
                         "stops with an error (default 5000000; --design corpus: 50000000)")
+    d.add_argument("--slice-fields", metavar="F,G", default=None,
+                   help="with --design corpus: fields of the corpus to slice the estimates by (e.g. source, "
+                        "language): design.json counts the corpus's documents per value, documents.jsonl keeps "
+                        "each drawn document's values, and calib sweep --by-slice gives every figure per value")
     d.add_argument("--id-field", default="id", help="id field/column (default: id)")
     d.add_argument("--text-field", default="text", help="text field/column (default: text)")
     d.add_argument("--overwrite", action="store_true", help="replace an existing --out (default: refuse)")
@@ -112,6 +116,9 @@ def cmd_draw(a) -> int:
             raise CliError(str(exc))
         if a.design == "corpus":
             return _draw_corpus(a, rep, out)
+        if a.slice_fields:
+            raise CliError("--slice-fields needs --design corpus (a document-sample draw's estimates are for the "
+                           "whole corpus)")
         drawn = draw(a.corpus, docs=a.docs, pairs=a.pairs, seed=a.seed, rep=rep,
                      edges=DEFAULT_EDGES if a.edges is None else a.edges,
                      uniform_share=0.2 if a.uniform_share is None else a.uniform_share,
@@ -136,6 +143,7 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
     from calib.labeling.corpus_draw import draw_corpus
     from calib.labeling.corpus_strata import corpus_strata_table
     from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
+    from calib.labeling.corpus_slices import count_slices, parse_fields, with_slices
     m = re.fullmatch(r"\s*(\d+)\s*[x*]\s*(\d+)\s*", a.loose)
     if not m:
         raise CliError(f"--loose {a.loose!r}: expected BxR, e.g. 120x5")
@@ -146,11 +154,19 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
                    text_field=a.text_field, scheme=a.loose_scheme)
     try:
         from calib.base.budget import MemoryBudgetError
+        fields = parse_fields(a.slice_fields, id_field=a.id_field, text_field=a.text_field)
+        if fields and a.engine == "spark" and "://" in a.corpus:
+            raise CliError("--slice-fields: the slice pass reads the corpus on this machine; give a local --corpus")
+        counts = count_slices(a.corpus, fields, id_field=a.id_field, text_field=a.text_field) if fields else None
         if a.engine == "spark":
             from calib.cli.draw_spark import spark_draw
             drawn = spark_draw(a.corpus, **options)
         else:
             drawn = draw_corpus(a.corpus, bar=tqdm_bar, **options)
+        if counts is not None:
+            drawn = with_slices(drawn, counts)
+        from dataclasses import replace  # the fields --more re-reads the corpus by
+        drawn = replace(drawn, design=replace(drawn.design, id_field=a.id_field, text_field=a.text_field))
         write_drawn(out, drawn)
     except (DrawError, MemoryBudgetError) as exc:
         raise CliError(str(exc))
@@ -161,6 +177,10 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
           f"{'estimated' if getattr(d, 'strata_by', 'exact') == 'estimate' else 'exact'} J >= {d.floor:g})",
           file=sys.stderr)
     print(corpus_strata_table(d).to_string(index=False), file=sys.stderr)
+    for f, per in d.slice_docs.items():
+        shown = ", ".join(f"{v} {c:,}" for v, c in list(per.items())[:8])
+        more_values = f" and {len(per) - 8:,} more values" if len(per) > 8 else ""
+        print(f"documents per {f}: {shown}{more_values}", file=sys.stderr)
     return 0
 
 

@@ -207,6 +207,9 @@ def cmd_sweep(a) -> int:
     default_pairs = Grid.__dataclass_fields__["max_pairs"].default
     grid = replace(grid, max_pairs=fit_default_pairs(grid.max_pairs, default_pairs, "sweep"))
     queue_out = check_out_file(a.review_queue, (".csv",), a.overwrite, "--review-queue") if a.review_queue else None
+    slices_out = check_out_file(a.by_slice, (".parquet", ".csv"), a.overwrite, "--by-slice") if a.by_slice else None
+    if slices_out is not None and _same_path(a.out, a.by_slice):
+        raise CliError(f"--by-slice {a.by_slice}: is the same file as --out {a.out}; name another file")
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
@@ -290,6 +293,11 @@ def cmd_sweep(a) -> int:
             print(f"it stands on: {standing}", file=sys.stderr)
         if queue_out is not None:
             write_review_queue(ws, best, queue_out)
+        if slices_out is not None:
+            from calib.cli.sweep_slices import write_by_slice
+            write_by_slice(ws, best, slices_out)
+    if slices_out is not None and not table["recommended"].any():
+        print(f"--by-slice: no recommended configuration, {slices_out} not written", file=sys.stderr)
     if contested is not None and len(contested):
         say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
     return 0
@@ -351,6 +359,11 @@ def add_parser(sub) -> None:
                    help="write the recommended row's unlabeled removals (each with its representative) as a review "
                         "queue, most informative first, with an empty decision column; sweep again with "
                         "--reviews QUEUE.csv once filled")
+    s.add_argument("--by-slice", metavar="SLICES.csv",
+                   help="write the recommended configuration's figures per slice value (.csv or .parquet): on a "
+                        "corpus draw with slice fields (calib draw --slice-fields), pair recall, precision, "
+                        "false-removal rate and documents removed per value, weighted to the corpus; on another "
+                        "sample, the per-slice rates of the Clusters page")
     add_grid_options(s)
     s.add_argument("--idf-corpus", metavar="CORPUS", help="corpus (.jsonl[.gz] or .parquet, id and text fields) whose document frequencies give the idf "
                         "weights of --weighting idf (default: the sample's own)")

@@ -118,7 +118,7 @@ def stratified_ratio(h: np.ndarray, y: np.ndarray, x: np.ndarray, population, la
 def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
     """The labeled pairs of a drawn sample with their stratum index and what
     ``cfg`` does to them: ``h``, ``duplicate``, ``candidate``, ``verified``,
-    ``removal`` (the pair of a removed document and its representative)."""
+    ``removal`` (the pair of a removed document and its representative); ``i``, ``j`` the pair's documents."""
     s = ws.sample
     design = s.design
     p = s.pairs
@@ -144,7 +144,7 @@ def design_pairs(ws, cfg, clustering) -> pd.DataFrame:
         codes = np.minimum(d, r).astype(np.int64) * s.n + np.maximum(d, r)
         removal = np.isin(i * s.n + j, codes)
     frame = pd.DataFrame({"h": h, "duplicate": p["is_duplicate"].to_numpy(bool), "candidate": cand,
-                          "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j)})
+                          "verified": verified, "removal": removal, "unit": pair_units(s.n, i, j), "i": i, "j": j})
     if getattr(design, "kind", "") == "corpus":  # pairs of every document: removal weighted 1/d, see corpus_weighted
         from calib.estimates.corpus_weighted import earlier_links
         from calib.sketches.represent import Representation

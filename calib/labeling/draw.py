@@ -193,8 +193,14 @@ def draw(corpus, *, docs: int = 2000, pairs: int = 500, seed: int = 0, rep: Repr
 # ---------------------------------------------------------------------------
 
 def _docs_bytes(docs: pd.DataFrame) -> bytes:
-    return "".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n"
-                   for d, t in zip(docs["id"], docs["text"])).encode("utf-8")
+    """documents.jsonl: id, text and a corpus draw's slice columns (text, null when missing)."""
+    extra = [c for c in docs.columns if c not in ("id", "text")]
+    if not extra:
+        return "".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n"
+                       for d, t in zip(docs["id"], docs["text"])).encode("utf-8")
+    cols = [docs["id"], docs["text"]] + [docs[c].astype(object).where(docs[c].notna(), None) for c in extra]
+    return "".join(json.dumps(dict(zip(["id", "text", *extra], row)), ensure_ascii=False) + "\n"
+                   for row in zip(*cols)).encode("utf-8")
 
 
 def pairs_bytes(pairs: pd.DataFrame) -> bytes:
@@ -236,7 +242,9 @@ def read_drawn(directory) -> DrawnSet:
         design = replace(design, rep=representation(design).to_dict())  # checked, and as draw writes it
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
-    docs = pd.read_json(d / "documents.jsonl", lines=True, dtype={"id": str, "text": str})
+    with open(d / "documents.jsonl", encoding="utf-8") as fh:  # as written: no type guessed (slice values stay text)
+        docs = pd.DataFrame([json.loads(line) for line in fh if line.strip()], dtype=object)
+    docs = docs.assign(id=docs["id"].astype(str), text=docs["text"].astype(str))
     pairs = csv_values(pd.read_csv(d / "pairs.csv", dtype={"id_a": str, "id_b": str, "stratum": str, "label": str},
                                    keep_default_na=False))
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
@@ -256,7 +264,9 @@ def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
     d = drawn.design
     if getattr(d, "kind", "") == "corpus":
         from calib.labeling.corpus_draw import more_corpus
-        return more_corpus(drawn, alloc, seed=seed)
+        from calib.labeling.corpus_slices import with_slice_values
+        read = dict(id_field=d.id_field, text_field=d.text_field)  # the fields the corpus was drawn by
+        return with_slice_values(more_corpus(drawn, alloc, seed=seed, **read), **read)
     st = _Strata(drawn.docs["text"].tolist(), representation(d), d.edges, None)
     pos = {x: k for k, x in enumerate(drawn.docs["id"])}
     a = np.array([pos[x] for x in drawn.pairs["id_a"]], dtype=np.int64)

@@ -50,6 +50,11 @@ candidates: a document is removed by a keep-first rule when it has a verified
 earlier neighbour, so a verified pair counts ``1 / d`` removed documents, ``d``
 the later document's verified earlier neighbours.
 
+``slice_docs`` (``{field: {value: documents}}``, values as text, ``"(missing)"`` for a
+document without one) counts the corpus's N non-empty documents per value of each slice field
+given to the draw (``--slice-fields``): the denominators of the per-slice shares of
+:mod:`calib.estimates.corpus_slices`. A design.json written before it has none (``{}``).
+
 An old design.json (no ``kind``: the document-sample design of
 :mod:`calib.reading.design`) still loads as that design (:func:`load_design`).
 """
@@ -109,6 +114,9 @@ class CorpusDesign:
     later: dict = field(default_factory=dict, hash=False, compare=False)
     doc_index: tuple[int, ...] = field(default=(), hash=False, compare=False)  # each document's place among the N
     extra: dict = field(default_factory=dict, compare=False)
+    slice_docs: dict = field(default_factory=dict, hash=False)  # {field: {value: documents}} over the N
+    id_field: str = "id"             # the corpus's id and text fields (--more re-reads the corpus by them)
+    text_field: str = "text"
 
     def __post_init__(self) -> None:
         Design(self.rep, self.edges, 2, 2, (0,) * len(self.edges), (0,) * len(self.edges), 0)  # edges' rule
@@ -133,6 +141,10 @@ class CorpusDesign:
             raise ValueError(f"strata_by must be 'estimate' or 'exact', got {self.strata_by!r}")
         if self.scheme not in ("prefix", "oph"):
             raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
+        _check_slice_docs(self.slice_docs, self.corpus_docs)
+        for name in ("id_field", "text_field"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be a field name, got {getattr(self, name)!r}")
         if self.b < 1 or self.r < 1 or not 0.0 <= self.verify_cut < 1.0:
             raise ValueError(f"loose pass b={self.b}, r={self.r}, verify_cut={self.verify_cut!r}: b, r >= 1 and "
                              "verify_cut in [0, 1) expected")
@@ -206,7 +218,7 @@ class CorpusDesign:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CorpusDesign":
-        d = check_fields(cls, d, objects=("rep", "later", "extra"),
+        d = check_fields(cls, d, objects=("rep", "later", "extra", "slice_docs"),
                          arrays=("edges", "population", "drawn", "doc_index"))
         if isinstance(d.get("verify_cut"), bool) or not isinstance(d.get("verify_cut", 0.0), (int, float)):
             raise ValueError("field 'verify_cut' must be a number")
@@ -219,6 +231,17 @@ class CorpusDesign:
                 f"(loose LSH b={self.b} r={self.r} {self.scheme}, "
                 f"P(J={self.floor:g}) = {float(self.p_candidate(self.floor)):.3f}, "
                 f"P(0.5) = {float(self.p_candidate(0.5)):.3f})")
+
+
+def _check_slice_docs(slice_docs: dict, n: int) -> None:
+    """Each slice field's counts: documents per value (text), summing to the corpus's ``n``."""
+    for f, counts in slice_docs.items():
+        if not isinstance(counts, dict):
+            raise ValueError(f"slice_docs[{f!r}] must be a JSON object of documents per value")
+        for v in counts.values():
+            _check_count(f"slice_docs[{f!r}]", v)
+        if sum(counts.values()) != n:
+            raise ValueError(f"slice_docs[{f!r}] counts {sum(counts.values()):,} documents, not the corpus's {n:,}")
 
 
 def load_design(text: str):

@@ -164,7 +164,8 @@ def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
         yield ids, texts, extras
 
 
-def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_field: str = "text") -> None:
+def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_field: str = "text",
+                 option: str = "--keep-fields") -> None:
     """Refuse, before any work, fields to keep that the corpus does not have (Parquet: its
     columns; JSONL: its first record) or that are the id or text field."""
     path = Path(path)
@@ -195,4 +196,4 @@ def check_fields(path, fields: tuple[str, ...], *, id_field: str = "id", text_fi
                 break
     missing = [f for f in fields if f not in names]
     if missing:
-        raise ApplyError(f"{where}: --keep-fields: no field {missing[0]!r} (fields: {', '.join(map(str, names))})")
+        raise ApplyError(f"{where}: {option}: no field {missing[0]!r} (fields: {', '.join(map(str, names))})")
