@@ -372,3 +372,45 @@ def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path, scheme):
     assert len(got) > 10 and summary == local.summary()
     with pytest.raises(ApplyError, match="document-frequency table"):
         SA.apply_spark(cfg, str(corpus / "corpus.jsonl"), str(tmp_path / "x"), spark=spark)
+
+
+def test_spark_draw_is_the_corpus_design_only(tmp_path, capsys):
+    assert main(["draw", "--engine", "spark", "--corpus", str(REPO / "data" / "corpus" / "docs.jsonl.gz"),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "--engine spark draws with --design corpus only" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_spark_corpus_draw_equals_local(spark, tmp_path, monkeypatch, capsys):
+    """calib draw --design corpus --engine spark: the local engine's files, byte for byte, for the same seed, on
+    a corpus with planted near-duplicates and look-alikes, a blank line, a blank text and a 2-character text,
+    read in 4 splits (64 KB: documents numbered across them); a duplicate id: the local one-line refusal."""
+    from bench.rare_corpus import build
+    from calib.labeling.corpus_draw import draw_corpus
+    from calib.labeling.corpus_draw_spark import draw_corpus_spark
+    from calib.labeling.drawn import DrawError
+    from calib.production.engines import spark_plan
+    c = build(800, dup_pairs=100, seed=5)
+    lines = [json.dumps({"id": d, "text": t}) for d, t in zip(c.ids, c.texts)]
+    lines[300:300] = ['{"id": "blank", "text": " \\n "}', "", '{"id": "tiny", "text": "ab"}']
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(spark_plan, "size_job", lambda b, z, cores: spark_plan.JobSize(cores, b, z, 2, 64 << 10))
+    args = ["draw", "--design", "corpus", "--corpus", str(corpus), "--pairs", "150", "--seed", "7"]
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "spark"), "--engine", "spark"]) == 0
+    err = capsys.readouterr().err
+    assert "read splits of 0 MB" in err and "calib spark: candidates done in" in err, err
+    for name in ("pairs.csv", "design.json", "documents.jsonl", "candidates.npy"):
+        assert (tmp_path / "spark" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    design = json.loads((tmp_path / "local" / "design.json").read_text())
+    assert design["skipped_empty"] == 1 and design["corpus_docs"] == 801
+    assert sum(x > 0 for x in design["drawn"][:-1]) >= 4 and design["drawn"][-1] > 0, design["drawn"]
+    corpus.write_text('{"id": "a", "text": "one two three"}\n{"id": "b", "text": "four"}\n{"id": "a", "text": "x"}\n')
+    with pytest.raises(DrawError) as want:
+        draw_corpus(corpus, pairs=2)
+    with pytest.raises(DrawError) as got:
+        draw_corpus_spark(str(corpus), pairs=2, spark=spark)
+    assert str(got.value) == str(want.value) and "duplicate document id 'a'" in str(want.value)

@@ -87,6 +87,27 @@ def test_apply_on_a_standalone_cluster_without_calib(spark_cluster, tmp_path):
     assert " WARN " not in job and " INFO " not in job, job
 
 
+@pytest.mark.slow
+def test_corpus_draw_on_a_standalone_cluster(spark_cluster, tmp_path):
+    """`calib draw --design corpus --engine spark` on the cluster whose Python has no calib: the executors read
+    the corpus (its documents' texts too), the driver writes the drawn set; the local draw's files, byte for
+    byte, for the same seed."""
+    import shutil
+    from calib.labeling.corpus_draw import draw_corpus
+    from calib.labeling.draw import write_drawn
+    corpus = tmp_path / "docs.jsonl.gz"
+    shutil.copy(REPO / "data" / "corpus" / "docs.jsonl.gz", corpus)
+    write_drawn(tmp_path / "local", draw_corpus(corpus, pairs=60, seed=3))
+    run = subprocess.run([str(Path(sys.executable).parent / "calib"), "draw", "--design", "corpus", "--engine",
+                          "spark", "--corpus", str(corpus), "--pairs", "60", "--seed", "3", "--out",
+                          str(tmp_path / "spark")],
+                         capture_output=True, text=True, env=spark_cluster.driver_env(), cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, (run.stderr[-3000:], spark_cluster.logs())
+    for name in ("pairs.csv", "design.json", "documents.jsonl", "candidates.npy"):
+        assert (tmp_path / "spark" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    assert "on 2 cores" in run.stderr and "calib spark: texts done in" in run.stderr, run.stderr
+
+
 def test_job_size_follows_the_input_and_the_cores():
     """A few thousand documents: one shuffle partition per core, not Spark's 200; 350 MB of text on 2 cores:
     whole waves of ~32 MB partitions and at least 3 read splits per core; a compressed file counts 4x."""

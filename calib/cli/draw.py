@@ -51,6 +51,10 @@ def add_parser(sub) -> None:
                    help="with --design corpus: MinHash scheme of the loose pass (default oph, one-permutation "
                         "hashing: its S-curve and verify estimate follow the independent-permutation formulas "
                         "within the noise of bench/results/loose_curve.md, at a fraction of prefix's cost)")
+    d.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="with --design corpus: local (default), or spark: the same passes as a Spark job, the same "
+                        "drawn pairs for the same seed (pip install 'calib[spark]' and a Java runtime; master from "
+                        "CALIB_SPARK_MASTER, default local[*]; docs/spark-cluster.md)")
     d.add_argument("--docs", type=int, default=2000, help="documents in the uniform sample (default 2000)")
     d.add_argument("--pairs", type=int, default=500, help="pairs to draw (default 500)")
     d.add_argument("--seed", type=int, default=0, help="seed of the document sample and the draw (default 0)")
@@ -99,7 +103,10 @@ def cmd_draw(a) -> int:
             return cmd_more(a)
         if a.corpus is None:
             raise CliError("--corpus is required (except with --more)")
-        check_input(a.corpus, "--corpus")
+        if a.engine == "spark" and a.design != "corpus":
+            raise CliError("--engine spark draws with --design corpus only")
+        if a.engine == "local" or "://" not in a.corpus:  # Spark also reads object storage (s3a://, hdfs://)
+            check_input(a.corpus, "--corpus")
         rep = _parse_shingle(a.shingle)
         out = check_out_dir(a.out, a.overwrite)
         try:
@@ -140,16 +147,22 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
     m = re.fullmatch(r"\s*(\d+)\s*[x*]\s*(\d+)\s*", a.loose)
     if not m:
         raise CliError(f"--loose {a.loose!r}: expected BxR, e.g. 120x5")
+    options = dict(pairs=a.pairs, seed=a.seed, rep=rep, edges=DEFAULT_CORPUS_EDGES if a.edges is None else a.edges,
+                   uniform_share=0.1 if a.uniform_share is None else a.uniform_share,
+                   loose=(int(m.group(1)), int(m.group(2))),
+                   max_pairs=50_000_000 if a.max_pairs is None else a.max_pairs, id_field=a.id_field,
+                   text_field=a.text_field, scheme=a.loose_scheme)
     try:
         from calib.base.budget import MemoryBudgetError
         fields = parse_fields(a.slice_fields, id_field=a.id_field, text_field=a.text_field)
+        if fields and a.engine == "spark" and "://" in a.corpus:
+            raise CliError("--slice-fields: the slice pass reads the corpus on this machine; give a local --corpus")
         counts = count_slices(a.corpus, fields, id_field=a.id_field, text_field=a.text_field) if fields else None
-        drawn = draw_corpus(a.corpus, pairs=a.pairs, seed=a.seed, rep=rep,
-                            edges=DEFAULT_CORPUS_EDGES if a.edges is None else a.edges,
-                            uniform_share=0.1 if a.uniform_share is None else a.uniform_share,
-                            loose=(int(m.group(1)), int(m.group(2))),
-                            max_pairs=50_000_000 if a.max_pairs is None else a.max_pairs, id_field=a.id_field,
-                            text_field=a.text_field, bar=tqdm_bar, scheme=a.loose_scheme)
+        if a.engine == "spark":
+            from calib.cli.draw_spark import spark_draw
+            drawn = spark_draw(a.corpus, **options)
+        else:
+            drawn = draw_corpus(a.corpus, bar=tqdm_bar, **options)
         if counts is not None:
             drawn = with_slices(drawn, counts)
         from dataclasses import replace  # the fields --more re-reads the corpus by

@@ -28,7 +28,7 @@ estimates (:mod:`calib.labeling.weighted`). ``more`` adds pairs to a drawn set.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

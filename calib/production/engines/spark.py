@@ -63,7 +63,7 @@ from calib.production.engines.spark_check import check_executors, checked, finge
 from calib.production.engines.spark_components import connected_components, prefix_sum
 from calib.production.engines.spark_driver import DRIVER_EDGES, component_groups, manifest_table
 from calib.production.engines.spark_io import (corpus_kind, delete, input_files, is_local, local_path, read_corpus,
-                                               session, write_text)
+                                               session, split_offsets, write_text)
 from calib.production.engines.spark_plan import apply_size
 from calib.production.manifest import NOTICE
 from calib.reading.files import MISSING_VALUES
@@ -191,11 +191,7 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                                              F.max("c").alias("most")).collect())
         counts = [r for r in rows if r["k"] == 0]
         tally = {r["k"]: r for r in rows if r["k"]}
-        offsets, doc_off, line_off, last_f = {}, 0, 0, None
-        for r in sorted(counts, key=lambda r: (r["f"], r["bs"])):
-            line_off = 0 if r["f"] != last_f else line_off
-            offsets[(r["f"], r["bs"])] = (doc_off, line_off)
-            doc_off, line_off, last_f = doc_off + r["docs"], line_off + r["lines"], r["f"]
+        offsets, doc_off = split_offsets(counts)
         done("signatures", sum(r["docs"] for r in counts))
         bad = sorted((r["f"], r["bs"], r["e"]["li"], r["e"]["err"]) for r in counts if r["e"] is not None)
         if bad:

@@ -69,6 +69,44 @@ def doc_schema(extra_fields) -> str:
     return ", ".join(cols + [f"`x{k}` string" for k in range(len(extra_fields))])
 
 
+def parse_rows(d: dict, n: int, kind: str, id_field: str, text_field: str, extra_fields: tuple[str, ...],
+               counters: dict):
+    """The rows of one input batch (``d``: its columns) as the local reader reads them: ``out`` (columns f, bs,
+    li (line, or row of a Parquet file), di (document number in its split, none for a blank line), err, id),
+    the extra fields' values, and the documents' places in the batch and texts. ``counters`` ((file, split
+    start) -> [lines, documents] seen) carries the numbering from batch to batch of a task."""
+    out = {k: [None] * n for k in ("f", "bs", "li", "di", "err", "id")}
+    extras = [[None] * n for _ in extra_fields]
+    doc_pos, texts = [], []
+    for t in range(n):
+        f, bs = d["f"][t], d["bs"][t]
+        c = counters.setdefault((f, bs), [0, 0])
+        out["f"][t], out["bs"][t] = f, bs
+        out["li"][t] = d["ri"][t] if kind == "parquet" else c[0]
+        c[0] += 1
+        try:
+            if kind == "parquet":
+                where = f"{WHERE}{d['ri'][t]}"
+                rec = (_as_id(d["id"][t], where, id_field), _as_text(d["text"][t], where, text_field),
+                       [None if d.get(f"x{k}") is None or d[f"x{k}"][t] is None else str(d[f"x{k}"][t])
+                        for k in range(len(extra_fields))])
+            else:
+                rec = _record(d["v"][t], id_field, text_field, extra_fields)
+        except ApplyError as exc:
+            out["err"][t] = str(exc)
+            continue
+        if rec is None:
+            continue
+        out["di"][t] = d["ri"][t] if kind == "parquet" else c[1]
+        c[1] += 1
+        out["id"][t] = rec[0]
+        for k, v in enumerate(rec[2]):
+            extras[k][t] = v
+        doc_pos.append(t)
+        texts.append(rec[1])
+    return out, extras, doc_pos, texts
+
+
 def sign_batches(batches, *, config: Config, kind: str, id_field: str, text_field: str,
                  extra_fields: tuple[str, ...], frequencies=None, stoplist=None):
     """mapInArrow body: one output row per input line (blank lines and bad records included,
@@ -80,35 +118,7 @@ def sign_batches(batches, *, config: Config, kind: str, id_field: str, text_fiel
     for batch in batches:
         d = batch.to_pydict()
         n = batch.num_rows
-        out = {k: [None] * n for k in ("f", "bs", "li", "di", "err", "id")}
-        extras = [[None] * n for _ in extra_fields]
-        doc_pos, texts = [], []
-        for t in range(n):
-            f, bs = d["f"][t], d["bs"][t]
-            c = counters.setdefault((f, bs), [0, 0])
-            out["f"][t], out["bs"][t] = f, bs
-            out["li"][t] = d["ri"][t] if kind == "parquet" else c[0]
-            c[0] += 1
-            try:
-                if kind == "parquet":
-                    where = f"{WHERE}{d['ri'][t]}"
-                    rec = (_as_id(d["id"][t], where, id_field), _as_text(d["text"][t], where, text_field),
-                           [None if d.get(f"x{k}") is None or d[f"x{k}"][t] is None else str(d[f"x{k}"][t])
-                            for k in range(len(extra_fields))])
-                else:
-                    rec = _record(d["v"][t], id_field, text_field, extra_fields)
-            except ApplyError as exc:
-                out["err"][t] = str(exc)
-                continue
-            if rec is None:
-                continue
-            out["di"][t] = d["ri"][t] if kind == "parquet" else c[1]
-            c[1] += 1
-            out["id"][t] = rec[0]
-            for k, v in enumerate(rec[2]):
-                extras[k][t] = v
-            doc_pos.append(t)
-            texts.append(rec[1])
+        out, extras, doc_pos, texts = parse_rows(d, n, kind, id_field, text_field, extra_fields, counters)
         size = [None] * n
         sig_b, sh_b, dg_b, tk_b = [None] * n, [None] * n, [None] * n, [None] * n
         keys = [None] * n

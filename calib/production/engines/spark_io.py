@@ -345,3 +345,14 @@ def read_corpus(spark, corpus: str, files: list[str], kind: str, id_field: str, 
     cols += [F.col(f"`{f}`").alias(f"x{k}") for k, f in enumerate(extra_fields) if f in names]
     return df.select(*cols, F.col("_metadata.file_path").alias("f"), F.lit(0).cast("long").alias("bs"),
                      F.col("_metadata.row_index").alias("ri"))
+
+
+def split_offsets(counts) -> tuple[dict, int]:
+    """Rows of ``(f, bs, lines, docs)`` per read split -> ({(f, bs): (documents before it, lines before it in its
+    file)}, documents in all): a document's number is its split's offset plus its ``di``, in file order."""
+    offsets, doc_off, line_off, last_f = {}, 0, 0, None
+    for r in sorted(counts, key=lambda r: (r["f"], r["bs"])):
+        line_off = 0 if r["f"] != last_f else line_off
+        offsets[(r["f"], r["bs"])] = (doc_off, line_off)
+        doc_off, line_off, last_f = doc_off + r["docs"], line_off + r["lines"], r["f"]
+    return offsets, doc_off

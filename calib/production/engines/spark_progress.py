@@ -21,15 +21,16 @@ import sys
 import threading
 
 STAGES = ("signatures", "ids and exact copies", "candidates", "verification", "connected components", "clustering",
-          "cluster ids", "write")  # apply_spark's, in order
+          "cluster ids", "write")  # apply_spark's, in order (the draw's: calib.production.engines.spark_draw.STAGES)
 
 
 class Progress:
-    def __init__(self, spark, stream=None, every: float = 2.0):
+    def __init__(self, spark, stream=None, every: float = 2.0, stages: tuple[str, ...] = STAGES):
         self.sc = spark.sparkContext
+        self.stages = tuple(stages)
         self.stream = stream if stream is not None else sys.stderr
         self.every = every
-        self.stage = STAGES[0]
+        self.stage = self.stages[0]
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="calib-spark-progress", daemon=True)
@@ -62,8 +63,8 @@ class Progress:
         done = f"calib spark: {stage} done in {seconds:.1f} s" + (f" ({rows:,} rows)" if rows is not None else "")
         self._print(done, final=True)
         self._last = ""
-        self.stage = STAGES[STAGES.index(stage) + 1] if stage in STAGES[:-1] else stage
-        if stage == STAGES[-1]:
+        self.stage = self.stages[self.stages.index(stage) + 1] if stage in self.stages[:-1] else stage
+        if stage == self.stages[-1]:
             self.note(self.totals())
 
     def totals(self) -> str:
