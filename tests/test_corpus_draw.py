@@ -173,7 +173,7 @@ def test_cli_corpus_draw_more_and_sweep_on_the_shipped_corpus(tmp_path, capsys):
         assert main(["draw", "--design", "corpus", "--corpus", corpus, "--out", str(o), "--pairs", "120",
                      "--seed", "2", "--slice-fields", "source"]) == 0
     err = capsys.readouterr().err
-    assert "corpus draw: 120 pairs from all 3,005 documents" in err and "P_candidate_at_lower_edge" in err
+    assert "corpus draw: 120 pairs from all 3,005 documents" in err and "P(candidate) at lower edge" in err
     assert "documents per source:" in err and sum(read_drawn(out).design.slice_docs["source"].values()) == 3005
     for name in ("pairs.csv", "design.json", "documents.jsonl", "candidates.npy"):  # same seed, same bytes
         assert (again / name).read_bytes() == (out / name).read_bytes()

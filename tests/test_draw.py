@@ -236,8 +236,8 @@ def test_printed_inclusion_probability_says_it_holds_the_document_sample_factor(
             "12 documents sampled: n(n-1)/(N(N-1)))") in err
     lines = err.splitlines()
     header = next(k for k, line in enumerate(lines) if line.split()[:1] == ["stratum"])
-    assert lines[header].split() == ["stratum", "pairs", "drawn", "drawn_share", "x_document_factor",
-                                     "inclusion_probability"]
+    assert lines[header].split() == ["stratum", "pairs", "drawn", "share", "drawn", "x", "document", "factor",
+                                     "inclusion", "probability"]  # in words, no snake_case
     rows = [line.split() for line in lines[header + 1:]]
     assert sum(int(r[1]) for r in rows) == 15 and sum(int(r[2]) for r in rows) == 15
     for stratum, pairs, drawn, share, factor, pi in rows:

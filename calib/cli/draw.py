@@ -22,6 +22,15 @@ from calib.reading.design import DEFAULT_EDGES, Design
 from calib.sketches.represent import Representation
 
 
+
+# the strata tables' columns as printed (the tables themselves keep the machine names)
+HEADERS = {"drawn_share": "share drawn", "x_document_factor": "x document factor",
+           "inclusion_probability": "inclusion probability", "P_candidate_at_lower_edge": "P(candidate) at lower edge"}
+
+
+def _in_words(table: pd.DataFrame) -> str:
+    return table.rename(columns=HEADERS).to_string(index=False)
+
 def _edges(text: str) -> tuple[float, ...]:
     try:
         e = tuple(float(x) for x in text.split(",") if x.strip())
@@ -134,7 +143,7 @@ def cmd_draw(a) -> int:
     print(f"{d}\nwrote {Path(out) / 'documents.jsonl'} ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
           f"label empty), design.json", file=sys.stderr)
     print(inclusion_note(d), file=sys.stderr)
-    print(strata_table(d).to_string(index=False), file=sys.stderr)
+    print(_in_words(strata_table(d)), file=sys.stderr)
     return 0
 
 
@@ -176,7 +185,7 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
           f"candidates, {sum(d.population[:-1]):,} in the bands: "
           f"{'estimated' if getattr(d, 'strata_by', 'exact') == 'estimate' else 'exact'} J >= {d.floor:g})",
           file=sys.stderr)
-    print(corpus_strata_table(d).to_string(index=False), file=sys.stderr)
+    print(_in_words(corpus_strata_table(d)), file=sys.stderr)
     for f, per in d.slice_docs.items():
         shown = ", ".join(f"{v} {c:,}" for v, c in list(per.items())[:8])
         more_values = f" and {len(per) - 8:,} more values" if len(per) > 8 else ""
