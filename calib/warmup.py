@@ -107,7 +107,22 @@ def _compiled(cold: set[str]) -> str:
 
 
 if __name__ == "__main__":
+    # python -m calib.warmup [--record FILE]: FILE gets {"before", "after", "calls"} as JSON (what was cold, what
+    # is still cold, each progress call): .ci/run's cold compile, which tests/test_warmup.py then checks
+    import json
+    import sys
+    record = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else None
     cold = cold_kernels()
     print(f"{len(cold)} kernel(s) to compile" + (f": {', '.join(cold)}" if cold else ""), flush=True)
-    seconds = warm_up(progress=lambda fraction, message: print(f"  {message}", flush=True))
-    print(f"warm-up took {seconds:.1f} s; now cold: {len(cold_kernels())}")
+    calls: list = []
+
+    def shown(fraction: float, message: str) -> None:
+        calls.append((fraction, message))
+        print(f"  {message}", flush=True)
+
+    seconds = warm_up(progress=shown)
+    after = cold_kernels()
+    print(f"warm-up took {seconds:.1f} s; now cold: {len(after)}")
+    if record:
+        with open(record, "w", encoding="utf-8") as f:
+            json.dump({"before": cold, "after": after, "calls": calls}, f)

@@ -22,7 +22,8 @@ import time
 
 import pytest
 
-from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, sample_grid, server, unlabeled  # noqa: F401 - server and the unlabeled folder it needs are fixtures
+from _app_server import serve
+from test_e2e_browser import ARGS, CHROMIUM, idle, only_128_and_a_split_list, sample_grid
 
 # the Sweep page starts from the grid chosen from the sample (as calib sweep does)
 N_REP, N_T = (lambda g: (len(g.representations), len(g.thresholds)))(sample_grid())
@@ -83,7 +84,14 @@ def session(url: str, split: str, start: threading.Barrier, out: dict) -> None:
         start.abort()
 
 
-def test_four_sessions_one_server(server):  # noqa: F811 - the imported fixture
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, unlabeled):
+    """A server of its own: what it has built is counted from its start."""
+    with serve(tmp_path_factory.mktemp("server"), allowed=[unlabeled]) as url:
+        yield url
+
+
+def test_four_sessions_one_server(server):
     t0 = time.monotonic()
     start = threading.Barrier(len(SPLITS))
     outs = [dict() for _ in SPLITS]

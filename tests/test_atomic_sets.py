@@ -25,30 +25,50 @@ from calib.search.sweep import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The child: load the pickled result, count file-system steps of the writer and
-# SIGKILL itself just before step K (K = 0: run to the end). FALLBACK=1 disables
-# renameat2 so the two-rename swap is exercised too.
-CHILD = r"""
-import os, pickle, shutil, signal, sys
+# The writer's parent: imports calib and loads the pickled result once, then for each K read from
+# stdin forks a child that counts the writer's file-system steps and SIGKILLs itself just before step
+# K (K = 0: run to the end), and prints the child's exit status and step count. Forking from this
+# one-thread process (never from pytest's) keeps the kill exact and saves an interpreter start per
+# step. FALLBACK=1 disables renameat2 so the two-rename swap is exercised too.
+WRITER = r"""
+import os, pickle, shutil, signal, sys, traceback
 from calib.base import atomic
 from calib.production.engines.local import write_apply
 result = pickle.load(open(sys.argv[1], "rb"))
-K, n = int(sys.argv[3]), [0]
-def counted(fn):
-    def step(*a, **k):
-        n[0] += 1
-        if n[0] == K:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return fn(*a, **k)
-    return step
-if sys.argv[4] == "1":
-    atomic._exchange = lambda a, b: False
-for name in ("open", "fsync", "replace", "rename", "unlink", "mkdir", "rmdir", "chmod"):
-    setattr(os, name, counted(getattr(os, name)))
-shutil.rmtree = counted(shutil.rmtree)
-atomic._exchange = counted(atomic._exchange)
-write_apply(sys.argv[2], result, corpus="corpus.jsonl")
-print(n[0])
+out, fallback = sys.argv[2], sys.argv[3]
+for line in sys.stdin:
+    K = int(line)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            n = [0]
+            def counted(fn):
+                def step(*a, **k):
+                    n[0] += 1
+                    if n[0] == K:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return fn(*a, **k)
+                return step
+            if fallback == "1":
+                atomic._exchange = lambda a, b: False
+            for name in ("open", "fsync", "replace", "rename", "unlink", "mkdir", "rmdir", "chmod"):
+                setattr(os, name, counted(getattr(os, name)))
+            shutil.rmtree = counted(shutil.rmtree)
+            atomic._exchange = counted(atomic._exchange)
+            write_apply(out, result, corpus="corpus.jsonl")
+            os.write(w, str(n[0]).encode())
+            os._exit(0)
+        except BaseException:
+            traceback.print_exc()
+            os._exit(1)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    steps = os.read(r, 64).decode() or "-"
+    os.close(r)
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    print(code, steps, flush=True)
 """
 
 
@@ -72,7 +92,7 @@ def results(tmp_path_factory):
 
 
 @pytest.mark.parametrize("fallback", ["0", "1"])
-@pytest.mark.slow  # about 25 writer processes per swap mode
+@pytest.mark.slow  # about 25 forked writers per swap mode
 def test_sigkill_at_every_step_leaves_the_old_set_or_the_new(tmp_path, results, fallback):
     old_res, new_res = results
     ref_old, ref_new = tmp_path / "ref_old", tmp_path / "ref_new"
@@ -86,31 +106,39 @@ def test_sigkill_at_every_step_leaves_the_old_set_or_the_new(tmp_path, results, 
     out = work / "proposal"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     seen = {"old": 0, "new": 0, "restored": 0}
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(pkl), str(out), fallback], cwd=ROOT, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     k = 1
-    while True:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(ref_old, out)
-        p = subprocess.run([sys.executable, "-c", CHILD, str(pkl), str(out), str(k), fallback], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
-        assert p.returncode in (0, -9), p.stderr
-        state = snapshot(out)
-        if state is None:  # only between the two renames of the fallback swap
-            assert fallback == "1"
-            atomic.cleanup_temp_files(work)
+    try:
+        while True:
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(ref_old, out)
+            writer.stdin.write(f"{k}\n")
+            writer.stdin.flush()
+            reply = writer.stdout.readline().split()
+            assert len(reply) == 2 and int(reply[0]) in (0, -9), (k, reply)  # the traceback is on stderr
+            code = int(reply[0])
             state = snapshot(out)
-            assert state == old
-            seen["restored"] += 1
-        assert state in (old, new), f"step {k}: a mixed set {sorted(state)}"
-        seen["old" if state == old else "new"] += 1
-        if p.returncode == 0:
-            assert state == new
-            steps = int(p.stdout.split()[-1])
-            break
-        # the next writer cleans what the killed one left, and writes the new set
-        write_apply(out, new_res, corpus="corpus.jsonl")
-        assert snapshot(out) == new
-        assert sorted(q.name for q in work.iterdir()) == ["proposal"], f"step {k}: leftovers"
-        k += 1
+            if state is None:  # only between the two renames of the fallback swap
+                assert fallback == "1"
+                atomic.cleanup_temp_files(work)
+                state = snapshot(out)
+                assert state == old
+                seen["restored"] += 1
+            assert state in (old, new), f"step {k}: a mixed set {sorted(state)}"
+            seen["old" if state == old else "new"] += 1
+            if code == 0:
+                assert state == new
+                steps = int(reply[1])
+                break
+            # the next writer cleans what the killed one left, and writes the new set
+            write_apply(out, new_res, corpus="corpus.jsonl")
+            assert snapshot(out) == new
+            assert sorted(q.name for q in work.iterdir()) == ["proposal"], f"step {k}: leftovers"
+            k += 1
+    finally:
+        writer.stdin.close()
+        writer.wait(60)
     assert k == steps + 1 and steps >= 15  # every step was a kill point
     assert seen["old"] >= 10 and seen["new"] >= 2
     assert (seen["restored"] >= 1) == (fallback == "1")

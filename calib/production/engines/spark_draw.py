@@ -95,16 +95,17 @@ def verify_batches(batches, *, verify: int, need: int):
     import pyarrow as pa
     _task_threads()
     for batch in batches:
-        d = batch.to_pydict()
         k = batch.num_rows
         if not k:
             continue
-        _, vs = _blob_rows(d["vs_i"] + d["vs_j"])
+        col = batch.column
+        _, vs = _blob_rows(col("vs_i"), col("vs_j"))  # read from the Arrow buffers
         vs = vs.reshape(2 * k, verify)
         agree = (vs[:k] == vs[k:]).sum(axis=1).astype(np.int32)
         ok = agree >= need
-        yield pa.RecordBatch.from_arrays([pa.array(np.asarray(d["i"], np.int64)[ok]),
-                                          pa.array(np.asarray(d["j"], np.int64)[ok]), pa.array(agree[ok])],
+        i = col("i").to_numpy(zero_copy_only=False).astype(np.int64)
+        j = col("j").to_numpy(zero_copy_only=False).astype(np.int64)
+        yield pa.RecordBatch.from_arrays([pa.array(i[ok]), pa.array(j[ok]), pa.array(agree[ok])],
                                          names=["i", "j", "agree"])
 
 
@@ -149,7 +150,7 @@ def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float,
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from calib.production.engines.spark import _first_error
+    from calib.production.engines.spark import _error_line
     from calib.production.engines.spark_check import check_executors, checked, fingerprint
     from calib.production.engines.spark_io import (corpus_kind, input_files, is_local, local_path, read_corpus,
                                                    session, split_offsets)
@@ -188,8 +189,9 @@ def loose_scan(corpus: str, *, rep, b: int, r: int, verify: int, cut: float,
                                             F.count("err").alias("errors")).collect()
         offsets, total = split_offsets(counts)
         done("signatures", total)
-        if any(r["errors"] for r in counts):
-            raise ApplyError(_first_error(spark, raw, corpus, files, kind, offsets))
+        if any(r["errors"] for r in counts):  # the details only when needed: the first bad line in file order
+            bad = raw.where(F.col("err").isNotNull()).orderBy("f", "bs", "li").select("f", "bs", "li", "err").first()
+            raise ApplyError(_error_line(corpus, files, kind, offsets, bad["f"], bad["bs"], bad["li"], bad["err"]))
         off_df = spark.createDataFrame([(f, bs, o[0]) for (f, bs), o in offsets.items()] or [("", 0, 0)],
                                        "f string, bs long, doff long")
         docs = (raw.where(F.col("di").isNotNull() & ~F.col("blank")).join(F.broadcast(off_df), ["f", "bs"])
