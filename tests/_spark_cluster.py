@@ -129,9 +129,9 @@ class StandaloneCluster:
         for p in reversed(self.procs):  # workers first, then the master; each by its own PID
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for p in reversed(self.procs):
+        for p in reversed(self.procs):  # a throwaway cluster: a few seconds to exit, then killed
             try:
-                p.wait(timeout=15)
+                p.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
