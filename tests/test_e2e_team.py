@@ -120,6 +120,7 @@ def test_three_people_with_their_own_roles_on_postgres(browser, server, postgres
     from urllib.parse import quote, urlsplit
 
     import psycopg
+    from playwright.sync_api import expect
 
     from calib.review.stores import open_review_store
     from calib.review.team import TeamRoles, add_member, pgpass_line, person_url, setup_team
@@ -151,8 +152,9 @@ def test_three_people_with_their_own_roles_on_postgres(browser, server, postgres
         idle(ana, "Recorded duplicate")
         ana.reload()  # a new Streamlit session: the query string keeps the store, the database the identity
         idle(ana, f"Connected as {names['ana']}")
-        assert ana.get_by_role("textbox", name="Review database (SQLite file) or postgresql:// URL").input_value() \
-            == urls["ana"]
+        # the box is filled once its widget has mounted, which may follow the first texts on a loaded machine
+        expect(ana.get_by_role("textbox", name="Review database (SQLite file) or postgresql:// URL")) \
+            .to_have_value(urls["ana"], timeout=30_000)
         assert shown_pair(ana) != pair  # still ana: her decided pair is not offered again
 
         bo = session("bo")

@@ -211,7 +211,10 @@ def test_killed_writer_loses_nothing_committed(target):
                 break
             seen.append(int(line))
         os.kill(child.pid, signal.SIGKILL)
-        rest, _ = child.communicate(timeout=30)
+        # Read the rest through the same text stream: communicate(timeout=...) reads the raw pipe
+        # and would drop the lines readline() has already buffered (many, on a loaded machine).
+        rest = child.stdout.read()
+        child.wait(timeout=30)
     finally:
         if child.poll() is None:
             child.kill()
