@@ -67,6 +67,15 @@ def test_bit_identical_on_dense_special_characters(texts, rep):
     assert split(buf, off) == reference(texts, rep)
 
 
+@given(st.lists(st.text(alphabet=st.sampled_from(list("aZ. \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")), max_size=50),
+                min_size=1, max_size=8), st.sampled_from(OPTIONS))
+@settings(max_examples=300, deadline=None)
+def test_ascii_runs_of_whitespace_at_either_end_and_between(texts, rep):
+    """ASCII batches take the branch-free map-and-collapse path: every run, leading or trailing."""
+    buf, off = encode(texts, rep)
+    assert split(buf, off) == reference(texts, rep)
+
+
 @pytest.mark.parametrize("rep", [R(shingle="char"), R(), R(strip_punct=True, nfkc=False),
                                  R(lowercase=False, collapse_ws=False, shingle="char")], ids=str)
 def test_real_texts_at_one_and_two_threads(rep):

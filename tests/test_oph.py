@@ -289,3 +289,17 @@ def test_text_path_permutes_in_the_hashing_loop_to_the_same_signatures():
         sets = shingle_hashes(texts, rep, unique=False)
         assert np.array_equal(signatures_from_texts(texts, rep, batch_size=3),
                               oph.signatures(sets.offsets, sets.hashes, rep.num_perm, rep.seed)), rep
+
+
+def test_signatures_written_into_rows_of_a_larger_matrix():
+    """``out=``: the rows of a slice are written in place, the rest untouched; a wrong shape is refused."""
+    rng = np.random.default_rng(3)
+    offsets = np.array([0, 5, 5, 300, 301], dtype=np.int64)
+    values = rng.integers(0, 2**32, size=301, dtype=np.uint64).astype(np.uint32)
+    want = oph.signatures_permuted(offsets, values, 64, 9)
+    big = np.full((7, 64), 7, dtype=np.uint32)
+    got = oph.signatures_permuted(offsets, values, 64, 9, out=big[2:6])
+    assert np.array_equal(got, want) and np.array_equal(big[2:6], want)
+    assert (big[:2] == 7).all() and (big[6:] == 7).all()
+    with pytest.raises(ValueError, match="shape"):
+        oph.signatures_permuted(offsets, values, 64, 9, out=big[2:5])

@@ -188,7 +188,7 @@ def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size
 
         def work(s: int, e: int) -> None:
             sets = chunk_sets(texts[s:e], rep, unique=False, permuted=permuted)
-            out[s:e] = oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
+            oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed, out=out[s:e])
     else:
         def work(s: int, e: int) -> None:
             sets = weighted_minhash.weigh(chunk_sets(texts[s:e], rep, unique=False), rep, frequencies)

@@ -92,10 +92,12 @@ def _row(hashes, a, b, key, row, filled, permuted):
             y[t] = permute(hashes[t], a, b)
     row[:] = 0xFFFFFFFF
     for t in range(len(y)):
+        # a store every time instead of a branch: a bin's minimum changes about ln(n/k) times,
+        # at random places, so the branch is mispredicted about as often as it is taken
         v = y[t]
         j = np.int64((np.uint64(v) * np.uint64(k)) >> np.uint64(32))
-        if v < row[j]:
-            row[j] = v
+        r = row[j]
+        row[j] = v if v < r else r
     # a bin is filled when its minimum is below EMPTY, or (the last bin only) when it holds the value EMPTY
     m = 0
     for j in range(k):
@@ -133,11 +135,10 @@ def _row(hashes, a, b, key, row, filled, permuted):
 
 
 @njit(cache=True, nogil=True)
-def _signatures(offsets, hashes, num_perm, a, b, key, permuted):
-    n = len(offsets) - 1
-    out = np.empty((n, num_perm), dtype=np.uint32)
-    filled = np.empty(num_perm, dtype=np.bool_)
-    for d in range(n):
+def _signatures(offsets, hashes, a, b, key, permuted, out):
+    """Rows of ``out`` (n, num_perm), written here: their first touch too runs without the GIL."""
+    filled = np.empty(out.shape[1], dtype=np.bool_)
+    for d in range(len(offsets) - 1):
         _row(hashes[offsets[d]:offsets[d + 1]], a, b, key, out[d], filled, permuted)
     return out
 
@@ -145,11 +146,18 @@ def _signatures(offsets, hashes, num_perm, a, b, key, permuted):
 def signatures(offsets: np.ndarray, hashes: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """(n, num_perm) uint32 OPH signatures of CSR shingle hashes (repeats allowed)."""
     a, b, key = parameters(seed)
-    return _signatures(offsets, hashes, int(num_perm), np.uint32(a), np.uint32(b), np.uint64(key), False)
+    out = np.empty((len(offsets) - 1, int(num_perm)), dtype=np.uint32)
+    return _signatures(offsets, hashes, np.uint32(a), np.uint32(b), np.uint64(key), False, out)
 
 
-def signatures_permuted(offsets: np.ndarray, values: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
+def signatures_permuted(offsets: np.ndarray, values: np.ndarray, num_perm: int, seed: int,
+                        out: np.ndarray | None = None) -> np.ndarray:
     """:func:`signatures` of hashes given as pi(h) under ``seed`` (``calib.sketches.shingles.chunk_sets``
-    with ``permuted=parameters(seed)[:2]`` computes them in its hashing loop): the same signatures."""
+    with ``permuted=parameters(seed)[:2]`` computes them in its hashing loop): the same signatures,
+    written into ``out`` (C-contiguous uint32 rows, e.g. a slice of a larger matrix) when given."""
     a, b, key = parameters(seed)
-    return _signatures(offsets, values, int(num_perm), np.uint32(a), np.uint32(b), np.uint64(key), True)
+    if out is None:
+        out = np.empty((len(offsets) - 1, int(num_perm)), dtype=np.uint32)
+    elif out.shape != (len(offsets) - 1, int(num_perm)) or out.dtype != np.uint32 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous uint32 array of shape {(len(offsets) - 1, int(num_perm))}")
+    return _signatures(offsets, values, np.uint32(a), np.uint32(b), np.uint64(key), True, out)
