@@ -250,10 +250,12 @@ def _python_part(text: str, rep, kernel_lower: bool) -> str:
 def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
     joined = "".join(texts)
-    if joined.isascii():  # the common chunk: three C passes hold the GIL, no Python step per text
+    if joined.isascii():  # the common chunk: a few C passes, no Python step per text
         off = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=off[1:])
-        buf = np.frombuffer(bytearray(joined, "ascii"), dtype=np.uint8)
+        # numpy's copy releases the GIL, so the page faults of the fresh buffer do not hold up the
+        # other threads (bytearray(joined, "ascii") faulted them in under the GIL)
+        buf = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).copy()
         del joined
         return _normalized(buf, off, np.ones(len(texts), dtype=np.bool_), rep, False)
     del joined
