@@ -99,7 +99,7 @@ class StandaloneCluster:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
                 state = json.load(r)
-        except OSError:
+        except (OSError, ValueError):  # not listening yet, or a partial page while the master's UI starts
             return -1
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
@@ -116,13 +116,16 @@ class StandaloneCluster:
                                         "--cores", str(self.cores), "--memory", self.memory,
                                         "--webui-port", str(free_port()), "--work-dir", str(self.dir / "work")])
         deadline = time.monotonic() + self.timeout
-        while self._alive_workers() < self.workers:
-            dead = [p for p in self.procs if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                logs = self.logs()
-                self.stop()
-                raise RuntimeError(f"the standalone cluster did not start ({len(dead)} process(es) exited):\n{logs}")
-            time.sleep(0.3)
+        try:
+            while self._alive_workers() < self.workers:
+                dead = [p for p in self.procs if p.poll() is not None]
+                if dead or time.monotonic() > deadline:
+                    raise RuntimeError(f"the standalone cluster did not start ({len(dead)} process(es) exited):\n"
+                                       f"{self.logs()}")
+                time.sleep(0.3)
+        except BaseException:
+            self.stop()  # no master or worker outlives a failed start
+            raise
         return self
 
     def stop(self) -> None:
