@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from functools import lru_cache
 
 from calib.sketches import represent
 
@@ -22,6 +23,13 @@ HASH_EXPR = {"xxhash": "xxhash.xxh32_intdigest(b)  # xxHash32, seed 0",
              "sha1": "sha1_hash32(b)  # datasketch.hashfunc.sha1_hash32"}
 
 
+@lru_cache(maxsize=1)
+def _functions_source() -> str:
+    """The three functions' source, read once a process (each export writes it for every target)."""
+    return "\n\n".join(inspect.getsource(f).rstrip() for f in
+                       (represent.punct_re, represent.normalize, represent.shingle_strings))
+
+
 def shingling_source(rep) -> str:
     """Python source defining ``REP``, ``normalize(text, rep)``, ``shingle_strings(text, rep)``,
     ``shingles(text)`` (the set of UTF-8 shingles) and ``shingle_hash(b)`` for ``rep``.
@@ -31,8 +39,7 @@ def shingling_source(rep) -> str:
     """
     fields = ", ".join(f"{name}={getattr(rep, name)!r}" for name in
                        ("lowercase", "nfkc", "strip_punct", "collapse_ws", "shingle", "k"))
-    funcs = "\n\n".join(inspect.getsource(f).rstrip() for f in
-                        (represent.punct_re, represent.normalize, represent.shingle_strings))
+    funcs = _functions_source()
     return f'''# --- calib's shingling: the source of calib.represent ({represent.__name__}), inserted verbatim ---
 import re
 import sys
