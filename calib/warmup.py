@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import time
 
-MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph",
+MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph", "sketches.oph_texts",
            "candidates.lsh", "verification.jaccard", "clusters.clustering", "estimates.metrics", "verification.copies",
            "verification.containment", "sketches.weighted_minhash", "sketches.dart_minhash", "verification.weighted_jaccard")
 # kernels no user-facing path calls (the datasketch-equality check of the tests): never warmed, never "cold"
@@ -63,6 +63,7 @@ def warm_up(progress=None) -> float:
     from calib.search.grid import Grid
     from calib.search.sweep import collision_curve, evaluate, sweep
     from calib.search.workspace import Workspace
+    from calib.sketches.minhash import signatures_from_texts
 
     t0 = time.perf_counter()
     cold = set(cold_kernels()) if progress else set()
@@ -88,6 +89,8 @@ def warm_up(progress=None) -> float:
     steps += [("weighted MinHash and containment", lambda: sweep(ws, Grid(
         representations=(Representation(shingle="char", k=3),), weightings=("none", "idf"),
         measures=("jaccard", "containment"), **grid)))]
+    steps += [("text in, OPH signature out (the corpus draw's loose pass)",
+               lambda: signatures_from_texts(texts[:2], Representation(shingle="char", k=3, num_perm=16, scheme="oph")))]
     steps += [("evaluation and collision curve", lambda: (evaluate(ws, cfg), collision_curve(ws, cfg.rep, 4, 4,
                                                                                               random_pairs=10)))]
     for k, (label, run) in enumerate(steps):

@@ -89,6 +89,34 @@ def test_run_raises_a_worker_error_in_the_caller():
         list(chunks.run(work, [(i, i + 1) for i in range(8)], threads=2))
 
 
+def test_run_raises_the_first_failing_spans_error_and_starts_no_span_after_it():
+    import time
+
+    started = []
+
+    def work(s, e):
+        started.append(s)
+        if s in (0, 5):
+            raise ValueError(f"chunk {s} failed")
+        time.sleep(0.01)
+        return s
+
+    with pytest.raises(ValueError, match="chunk 0 failed"):
+        chunks.run(work, [(i, i + 1) for i in range(20)], threads=2)
+    assert 0 in started and len(started) <= 3  # the other thread's span in progress, at most one more
+
+
+def test_run_works_in_the_calling_thread_and_helpers():
+    import time
+
+    def work(s, e):
+        time.sleep(0.005)
+        return threading.get_ident()
+
+    seen = chunks.run(work, [(i, i + 1) for i in range(12)], threads=2)
+    assert threading.get_ident() in seen and len(set(seen)) == 2
+
+
 def _texts(seed=7, n=120):
     rng = np.random.default_rng(seed)
     words = ["alpha", "beta", "gamma", "Delta", "épsilon", "zeta", "ETA", "théta", "  ", "\t", "x"]
@@ -133,6 +161,9 @@ def test_per_document_kernels_release_the_gil():
     # chunks.run gains nothing from threads if a kernel holds the GIL
     from calib.sketches import encode, minhash, oph, shingles
 
-    kernels = [encode._normalize, encode.compact, shingles._count, shingles._spans, shingles._hash_spans,
-               shingles._sort_unique_segments, minhash._signatures, oph._signatures]
+    from calib.sketches import oph_texts
+
+    kernels = [encode._normalize, encode._normalize_ascii_strs, encode.compact, shingles._shingle_offsets,
+               shingles._spans, shingles._hash_spans, shingles._sort_unique_segments, minhash._signatures,
+               oph._signatures, oph_texts._signatures]
     assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []

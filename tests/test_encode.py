@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench._corpus import paragraphs
+from calib.sketches import encode as encode_module
 from calib.sketches.encode import WHITESPACE, encode
 from calib.sketches.represent import Representation, normalize
 
@@ -91,6 +92,34 @@ def test_real_texts_at_one_and_two_threads(rep):
             assert split(buf, off) == ref, threads
     finally:
         numba.set_num_threads(old)
+
+
+class Sub(str):
+    """A str subclass: CPython keeps its characters apart from its header, so it takes the copying path."""
+
+
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=60), min_size=1, max_size=10),
+       st.sampled_from(OPTIONS))
+@settings(max_examples=300, deadline=None)
+def test_ascii_str_objects_read_in_place_give_the_copying_paths_bytes(texts, rep):
+    """Compact ASCII str objects are read in their own buffers by the kernel; the same texts as str
+    subclass objects go through ``"".join(...).encode()``: both give the Python rules' bytes."""
+    assert encode_module.STR_DATA > 0  # this CPython's layout passed the import-time check: the fast path runs
+    assert encode_module._encode_ascii_strs(texts, rep) is not None
+    assert encode_module._encode_ascii_strs([Sub(t) for t in texts], rep) is None
+    got = split(*encode(texts, rep))
+    assert got == split(*encode([Sub(t) for t in texts], rep)) == reference(texts, rep)
+
+
+def test_objects_that_are_not_compact_ascii_str_take_the_copying_path():
+    rep = R(shingle="char")
+    for texts in (["abc", "d\u00e9f"], ["abc", Sub("def")], ["abc", "x" * 100_000, "\U0001F600"]):
+        assert encode_module._encode_ascii_strs(texts, rep) is None
+        assert split(*encode(texts, rep)) == reference(texts, rep)
+    for texts in (["abc", None], ["abc", 5, "x"], [b"abc"]):  # only headers are read: the type first
+        assert encode_module._encode_ascii_strs(texts, rep) is None
+        with pytest.raises(TypeError):
+            encode(texts, rep)
 
 
 def test_edge_cases():

@@ -60,7 +60,8 @@ def test_warm_up_progress_on_a_warm_cache():
     calls = []
     warm_up(progress=lambda fraction, message: calls.append((fraction, message)))
     from calib.sketches.schemes import scheme_names
-    n = 4 + 2 * len(scheme_names()) + 3  # 4 stages, word3 and char3 per scheme, char3 sha1, weighted+containment, evaluation
+    n = 4 + 2 * len(scheme_names()) + 4  # 4 stages, word3 and char3 per scheme, char3 sha1, weighted+containment,
+    # OPH from texts, evaluation
     assert calls[0] == (0.0, f"step 1 of {n}: normalization and shingle hashing (every kernel was cached)")
     assert calls[-1] == (1.0, "done: every kernel was cached")
     assert [f for f, _ in calls] == [k / n for k in range(n)] + [1.0]

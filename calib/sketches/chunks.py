@@ -2,13 +2,15 @@
 
 Text in -> shingles -> signature is a per-document computation. It runs here
 as chunks of about :data:`TARGET` units (characters of text, or shingles)
-handed to ``threads`` Python threads. Each chunk first runs a short Python part
-(``str.encode`` of its texts, which holds the GIL) and then compiled kernels
-that release it (numba ``nogil``), so one thread's Python part overlaps the
-other threads' kernels. Parallel kernels (numba ``prange``) did the same work
-with a serial Python part before them; with two threads they gained 1.5x,
-chunks gain 1.7-1.9x (``bench/throughput.py``, which also measures what two
-independent processes reach on the same machine).
+taken in turn by ``threads`` Python threads (the caller's among them). Each
+chunk runs a short Python part (slicing its texts, the kernel calls), which
+holds the GIL, and compiled kernels that release it (numba ``nogil``; texts of
+compact ASCII ``str`` objects are read from their own buffers there), so one
+thread's Python part overlaps the other threads' kernels. Parallel kernels
+(numba ``prange``) did the same work with a serial Python part before them;
+with two threads they gained 1.5x, chunks gain 1.7-1.9x
+(``bench/throughput.py``, which also measures what two independent
+processes reach on the same machine).
 
 Chunks also keep each chunk's intermediate arrays (normalized bytes, shingle
 hashes) in cache, and memory freed by one chunk is reused by the next: there
@@ -20,8 +22,8 @@ own documents, so results (and their bytes) do not depend on the thread count.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator, TypeVar
+import threading
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -74,15 +76,42 @@ def bounds(weights: np.ndarray, target: int | None = None, max_items: int | None
     return out
 
 
-def run(work: Callable[[int, int], T], spans: list[tuple[int, int]], threads: int | None = None) -> Iterator[T]:
-    """``work(start, end)`` for every span, in span order; up to ``threads``
-    spans at once (in the calling thread when there is one thread or one span).
-    An exception in any span is raised here."""
+def run(work: Callable[[int, int], T], spans: list[tuple[int, int]], threads: int | None = None) -> list[T]:
+    """``work(start, end)`` for every span, up to ``threads`` spans at once;
+    the results in span order. The calling thread works too (alone when there
+    is one thread or one span). An exception in a span is raised here (the
+    first span's, when several fail); no new span starts after one fails.
+
+    Each thread takes the next span itself when it is done with one: no thread
+    waits on another's result, and the caller is not woken once a span (on a
+    virtual machine each such wake-up of an idle core costs tens of
+    microseconds, paid once a span by the thread that needs the GIL next)."""
     threads = num_threads() if threads is None else int(threads)
     if threads <= 1 or len(spans) <= 1:
-        for s, e in spans:
-            yield work(s, e)
-        return
-    with ThreadPoolExecutor(max_workers=min(threads, len(spans)), thread_name_prefix="calib-chunk") as pool:
-        # map() submits every span up front; results come back in order
-        yield from pool.map(lambda se: work(*se), spans)
+        return [work(s, e) for s, e in spans]
+    results: list = [None] * len(spans)
+    failed: list[tuple[int, BaseException]] = []
+    todo = iter(range(len(spans)))  # next() of a range iterator is atomic under the GIL
+
+    def loop() -> None:
+        for c in todo:
+            if failed:
+                return
+            try:
+                results[c] = work(*spans[c])
+            except BaseException as exc:  # re-raised by the caller, after every thread has stopped
+                failed.append((c, exc))
+                return
+
+    helpers = [threading.Thread(target=loop, name=f"calib-chunk-{h}")
+               for h in range(min(threads, len(spans)) - 1)]
+    for h in helpers:
+        h.start()
+    try:
+        loop()
+    finally:
+        for h in helpers:
+            h.join()
+    if failed:
+        raise min(failed, key=lambda f: f[0])[1]
+    return results

@@ -183,10 +183,12 @@ def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size
     out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
     if rep.scheme == "oph" and rep.weighting == "none" and rep.hashfunc != "sha1":
         # oph's permutation runs inside the hashing loop: no hash array is read back to permute it
-        from calib.sketches import oph
+        from calib.sketches import oph, oph_texts
         permuted = oph.parameters(rep.seed)[:2]
 
         def work(s: int, e: int) -> None:
+            if oph_texts.signatures_into(texts[s:e], rep, out[s:e]):  # all compact ASCII str: one pass each
+                return
             sets = chunk_sets(texts[s:e], rep, unique=False, permuted=permuted)
             oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed, out=out[s:e])
     else:

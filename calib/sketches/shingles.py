@@ -122,16 +122,13 @@ def _n_shingles(m, k):
 
 
 @njit(cache=True, nogil=True)
-def _count(buf, doc_off, k, word):
+def _shingle_offsets(buf, doc_off, k, word):
+    """CSR offsets of the documents' shingles: out[d + 1] - out[d] shingles in document d."""
     n = len(doc_off) - 1
-    counts = np.zeros(n, dtype=np.int64)
+    out = np.zeros(n + 1, dtype=np.int64)
     for d in range(n):
-        if not word and _is_ascii(buf[doc_off[d]:doc_off[d + 1]]):
-            counts[d] = _n_shingles(doc_off[d + 1] - doc_off[d], k)  # one unit per byte
-            continue
-        _, _, m = _unit_starts(buf, doc_off[d], doc_off[d + 1], word)
-        counts[d] = _n_shingles(m, k)
-    return counts
+        out[d + 1] = out[d] + _doc_shingles(buf[doc_off[d]:doc_off[d + 1]], k, word)
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -201,6 +198,39 @@ def _permute_all(dst, a, b):
         dst[t] = permute(dst[t], a, b)
 
 
+@njit(nogil=True)
+def _hash_doc(text, k, word, code, perm, a, b, dst):
+    """The hashes of one document's shingles (``len(dst)`` of them) into ``dst``;
+    with ``perm`` the oph scheme's pi(h) instead (:func:`calib.sketches.oph.permute`)."""
+    if not word and _is_ascii(text):
+        # one unit per byte: shingle t is text[t : t + k] (the whole text when shorter)
+        if code == 0 and len(text) >= k:
+            _xxh32_ascii_k(text, k, dst, perm, a, b)
+            return
+        for t in range(len(dst)):
+            end = min(t + k, len(text))
+            dst[t] = xxh32(text, t, end) if code == 0 else murmur3_32(text, t, end)
+    else:
+        starts, ends, m = _unit_starts(text, 0, len(text), word)
+        for t in range(len(dst)):
+            last = min(t + k, m) - 1
+            if code == 0:
+                dst[t] = xxh32(text, starts[t], ends[last])
+            else:
+                dst[t] = murmur3_32(text, starts[t], ends[last])
+    if perm:
+        _permute_all(dst, a, b)
+
+
+@njit(inline="always")
+def _doc_shingles(text, k, word):
+    """How many shingles one normalized document has."""
+    if not word and _is_ascii(text):
+        return _n_shingles(len(text), k)  # one unit per byte
+    _, _, m = _unit_starts(text, 0, len(text), word)
+    return _n_shingles(m, k)
+
+
 @njit(cache=True, nogil=True)
 def _hash_spans(buf, doc_off, out_off, k, word, code, perm, a, b):
     """Every shingle's hash in CSR order; with ``perm`` the oph scheme's pi(h) instead
@@ -208,26 +238,7 @@ def _hash_spans(buf, doc_off, out_off, k, word, code, perm, a, b):
     n = len(doc_off) - 1
     out = np.empty(out_off[n], dtype=np.uint32)
     for d in range(n):
-        text = buf[doc_off[d]:doc_off[d + 1]]
-        dst = out[out_off[d]:out_off[d + 1]]
-        if not word and _is_ascii(text):
-            # one unit per byte: shingle t is text[t : t + k] (the whole text when shorter)
-            if code == 0 and len(text) >= k:
-                _xxh32_ascii_k(text, k, dst, perm, a, b)
-                continue
-            for t in range(len(dst)):
-                end = min(t + k, len(text))
-                dst[t] = xxh32(text, t, end) if code == 0 else murmur3_32(text, t, end)
-        else:
-            starts, ends, m = _unit_starts(text, 0, len(text), word)
-            for t in range(len(dst)):
-                last = min(t + k, m) - 1
-                if code == 0:
-                    dst[t] = xxh32(text, starts[t], ends[last])
-                else:
-                    dst[t] = murmur3_32(text, starts[t], ends[last])
-        if perm:
-            _permute_all(dst, a, b)
+        _hash_doc(buf[doc_off[d]:doc_off[d + 1]], k, word, code, perm, a, b, out[out_off[d]:out_off[d + 1]])
     return out
 
 
@@ -303,9 +314,7 @@ def chunk_sets(texts: list[str], rep: Representation, unique: bool, permuted: tu
     loop (:func:`calib.sketches.oph.signatures_permuted` takes them; not with sha1)."""
     buf, doc_off = encode(texts, rep)
     word = rep.shingle == "word"
-    counts = _count(buf, doc_off, rep.k, word)
-    out_off = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out_off[1:])
+    out_off = _shingle_offsets(buf, doc_off, rep.k, word)
     if rep.hashfunc == "sha1":
         if permuted is not None:
             raise ValueError("chunk_sets: permuted hashes need a compiled hash (xxhash or mmh3), not sha1")

@@ -1,0 +1,77 @@
+"""Text in -> OPH signature out in one pass (calib/sketches/oph_texts.py) gives the
+staged path's bits (chunk_sets, then oph.signatures_permuted) for every text and
+representation it takes, refuses (writing nothing) the texts it does not take, and is
+the path ``signatures_from_texts`` runs for chunks of ASCII text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench._corpus import paragraphs
+from calib.sketches import minhash, oph, oph_texts
+from calib.sketches.represent import Representation
+from calib.sketches.shingles import chunk_sets
+
+ASCII = st.text(alphabet=st.sampled_from(list("abcXYZ019 .,;!-'\t\n\r\x0b\x0c\x1c")), max_size=80)
+
+
+def staged(texts: list[str], rep: Representation) -> np.ndarray:
+    sets = chunk_sets(texts, rep, unique=False, permuted=oph.parameters(rep.seed)[:2])
+    return oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
+
+
+reps = st.builds(Representation, shingle=st.sampled_from(["char", "word"]), k=st.integers(1, 9),
+                 hashfunc=st.sampled_from(["xxhash", "mmh3"]), num_perm=st.sampled_from([1, 7, 64, 128, 256]),
+                 seed=st.integers(0, 2**31 - 1), scheme=st.just("oph"), lowercase=st.booleans(),
+                 collapse_ws=st.booleans(), strip_punct=st.booleans())
+
+
+@given(st.lists(ASCII, min_size=1, max_size=12), reps)
+@settings(max_examples=300, deadline=None)
+def test_one_pass_gives_the_staged_bits(texts, rep):
+    out = np.full((len(texts), rep.num_perm), 7, dtype=np.uint32)
+    assert oph_texts.signatures_into(texts, rep, out)
+    assert np.array_equal(out, staged(texts, rep))
+
+
+@pytest.mark.parametrize("rep", [Representation(shingle="char", k=5, num_perm=256, scheme="oph"),
+                                 Representation(shingle="word", k=3, num_perm=128, scheme="oph", strip_punct=True)],
+                         ids=str)
+def test_real_texts(rep):
+    texts = [t for t in paragraphs() if t.isascii()][:3000]
+    texts += ["\n\n".join(texts[i:i + 9]) for i in range(0, 900, 9)] + ["", " ", "ab"]
+    out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
+    assert oph_texts.signatures_into(texts, rep, out)
+    assert np.array_equal(out, staged(texts, rep))
+
+
+class Sub(str):
+    pass
+
+
+@pytest.mark.parametrize("texts", [["abc", "d\u00e9f"], ["abc", Sub("def")], ["abc", None], ["x", 12], []],
+                         ids=["non-ASCII", "str subclass", "None", "int", "empty"])
+def test_refuses_what_it_does_not_take_and_writes_nothing(texts):
+    rep = Representation(shingle="char", k=3, num_perm=16, scheme="oph")
+    out = np.full((len(texts), 16), 7, dtype=np.uint32)
+    assert not oph_texts.signatures_into(texts, rep, out)
+    assert (out == 7).all()
+
+
+def test_signatures_from_texts_takes_it_for_ascii_chunks_and_the_staged_path_for_the_rest(monkeypatch):
+    rep = Representation(shingle="char", k=5, num_perm=64, scheme="oph")
+    ascii_texts, mixed = ["the same text", "another one"], ["the same text", "caf\u00e9 au lait"]
+    want = {tuple(t): staged(t, rep) for t in (ascii_texts, mixed)}
+
+    def no_staged(*a, **k):
+        raise AssertionError("staged path used")
+
+    monkeypatch.setattr(minhash, "chunk_sets", no_staged)
+    assert np.array_equal(minhash.signatures_from_texts(ascii_texts, rep), want[tuple(ascii_texts)])
+    with pytest.raises(AssertionError, match="staged path used"):
+        minhash.signatures_from_texts(mixed, rep)
+    monkeypatch.undo()
+    assert np.array_equal(minhash.signatures_from_texts(mixed, rep), want[tuple(mixed)])
