@@ -98,12 +98,13 @@ class Sub(str):
     """A str subclass: CPython keeps its characters apart from its header, so it takes the copying path."""
 
 
-@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=60), min_size=1, max_size=10),
-       st.sampled_from(OPTIONS))
+@given(st.lists(st.text(alphabet=st.one_of(st.characters(max_codepoint=127), st.sampled_from(SPECIAL)), max_size=60),
+                min_size=1, max_size=10), st.sampled_from(OPTIONS))
 @settings(max_examples=300, deadline=None)
-def test_ascii_str_objects_read_in_place_give_the_copying_paths_bytes(texts, rep):
-    """Compact ASCII str objects are read in their own buffers by the kernel; the same texts as str
-    subclass objects go through ``"".join(...).encode()``: both give the Python rules' bytes."""
+def test_str_objects_read_in_place_give_the_copying_paths_bytes(texts, rep):
+    """Compact ASCII str objects are read in their own buffers by the kernel, the other texts of the
+    chunk normalized in Python beside them; the same texts as str subclass objects go through
+    ``"".join(...).encode()``: both give the Python rules' bytes."""
     assert encode_module.STR_DATA > 0  # this CPython's layout passed the import-time check: the fast path runs
     assert encode_module._encode_ascii_strs(texts, rep) is not None
     assert encode_module._encode_ascii_strs([Sub(t) for t in texts], rep) is None
@@ -111,12 +112,25 @@ def test_ascii_str_objects_read_in_place_give_the_copying_paths_bytes(texts, rep
     assert got == split(*encode([Sub(t) for t in texts], rep)) == reference(texts, rep)
 
 
+def test_only_the_texts_that_are_not_ascii_are_normalized_in_python(monkeypatch):
+    rep = R(shingle="char")
+    texts = ["Abc  D", "d\u00e9F", "x" * 1000, "\U0001F600 Z", ""]
+    seen = []
+    python_part = encode_module._python_part
+    monkeypatch.setattr(encode_module, "_python_part", lambda t, *a: seen.append(t) or python_part(t, *a))
+    assert split(*encode(texts, rep)) == reference(texts, rep)
+    assert seen == ["d\u00e9F", "\U0001F600 Z"]
+    address, wide, wide_off = encode_module.str_sources(texts, rep)
+    assert address.tolist() == [id(texts[0]), 0, id(texts[2]), 0, id(texts[4])]
+    assert split(wide, wide_off) == reference([texts[1], texts[3]], rep)
+
+
 def test_objects_that_are_not_compact_ascii_str_take_the_copying_path():
     rep = R(shingle="char")
-    for texts in (["abc", "d\u00e9f"], ["abc", Sub("def")], ["abc", "x" * 100_000, "\U0001F600"]):
+    for texts in (["abc", Sub("def")], ["abc", "x" * 100_000, Sub("\U0001F600")], [Sub("d\u00e9f"), "abc"]):
         assert encode_module._encode_ascii_strs(texts, rep) is None
         assert split(*encode(texts, rep)) == reference(texts, rep)
-    for texts in (["abc", None], ["abc", 5, "x"], [b"abc"]):  # only headers are read: the type first
+    for texts in (["abc", None], ["abc", 5, "x"], [b"abc"], ["d\u00e9f", None]):  # only headers are read
         assert encode_module._encode_ascii_strs(texts, rep) is None
         with pytest.raises(TypeError):
             encode(texts, rep)

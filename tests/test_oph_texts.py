@@ -1,7 +1,7 @@
 """Text in -> OPH signature out in one pass (calib/sketches/oph_texts.py) gives the
 staged path's bits (chunk_sets, then oph.signatures_permuted) for every text and
 representation it takes, refuses (writing nothing) the texts it does not take, and is
-the path ``signatures_from_texts`` runs for chunks of ASCII text."""
+the path ``signatures_from_texts`` runs for chunks of str texts."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ from calib.sketches.represent import Representation
 from calib.sketches.shingles import chunk_sets
 
 ASCII = st.text(alphabet=st.sampled_from(list("abcXYZ019 .,;!-'\t\n\r\x0b\x0c\x1c")), max_size=80)
+# texts that are not ASCII (normalized in Python first): NFKC, case mappings that change length,
+# Unicode whitespace, 4-byte characters, a lone surrogate
+WIDE = st.text(alphabet=st.sampled_from(list("abc X.\u00a0\u2028\u3000\u00e9\u00c9\ufb01\uff21\u0130\u00df\u03a3"
+                                              "\U0001F600\u6f22\u0301\ud800")), max_size=40)
 
 
 def staged(texts: list[str], rep: Representation) -> np.ndarray:
@@ -41,7 +45,9 @@ def test_one_pass_gives_the_staged_bits(texts, rep):
                                  Representation(shingle="word", k=3, num_perm=128, scheme="oph", strip_punct=True)],
                          ids=str)
 def test_real_texts(rep):
-    texts = [t for t in paragraphs() if t.isascii()][:3000]
+    texts = paragraphs()
+    texts = texts[:2000] + [t for t in texts if not t.isascii()]  # all 23 paragraphs that are not ASCII
+    assert any(not t.isascii() for t in texts)
     texts += ["\n\n".join(texts[i:i + 9]) for i in range(0, 900, 9)] + ["", " ", "ab"]
     out = np.empty((len(texts), rep.num_perm), dtype=np.uint32)
     assert oph_texts.signatures_into(texts, rep, out)
@@ -52,8 +58,16 @@ class Sub(str):
     pass
 
 
-@pytest.mark.parametrize("texts", [["abc", "d\u00e9f"], ["abc", Sub("def")], ["abc", None], ["x", 12], []],
-                         ids=["non-ASCII", "str subclass", "None", "int", "empty"])
+@given(st.lists(st.one_of(ASCII, WIDE), min_size=1, max_size=12), reps)
+@settings(max_examples=200, deadline=None)
+def test_texts_that_are_not_ascii_give_the_staged_bits_too(texts, rep):
+    out = np.full((len(texts), rep.num_perm), 7, dtype=np.uint32)
+    assert oph_texts.signatures_into(texts, rep, out)
+    assert np.array_equal(out, staged(texts, rep))
+
+
+@pytest.mark.parametrize("texts", [["abc", Sub("def")], ["d\u00e9f", Sub("d\u00e9f")], ["abc", None], ["x", 12], []],
+                         ids=["str subclass", "non-ASCII str subclass", "None", "int", "empty"])
 def test_refuses_what_it_does_not_take_and_writes_nothing(texts):
     rep = Representation(shingle="char", k=3, num_perm=16, scheme="oph")
     out = np.full((len(texts), 16), 7, dtype=np.uint32)
@@ -61,9 +75,10 @@ def test_refuses_what_it_does_not_take_and_writes_nothing(texts):
     assert (out == 7).all()
 
 
-def test_signatures_from_texts_takes_it_for_ascii_chunks_and_the_staged_path_for_the_rest(monkeypatch):
+def test_signatures_from_texts_takes_it_for_str_chunks_and_the_staged_path_for_the_rest(monkeypatch):
     rep = Representation(shingle="char", k=5, num_perm=64, scheme="oph")
     ascii_texts, mixed = ["the same text", "another one"], ["the same text", "caf\u00e9 au lait"]
+    others = ["the same text", Sub("caf\u00e9 au lait")]
     want = {tuple(t): staged(t, rep) for t in (ascii_texts, mixed)}
 
     def no_staged(*a, **k):
@@ -71,7 +86,8 @@ def test_signatures_from_texts_takes_it_for_ascii_chunks_and_the_staged_path_for
 
     monkeypatch.setattr(minhash, "chunk_sets", no_staged)
     assert np.array_equal(minhash.signatures_from_texts(ascii_texts, rep), want[tuple(ascii_texts)])
-    with pytest.raises(AssertionError, match="staged path used"):
-        minhash.signatures_from_texts(mixed, rep)
-    monkeypatch.undo()
     assert np.array_equal(minhash.signatures_from_texts(mixed, rep), want[tuple(mixed)])
+    with pytest.raises(AssertionError, match="staged path used"):
+        minhash.signatures_from_texts(others, rep)
+    monkeypatch.undo()
+    assert np.array_equal(minhash.signatures_from_texts(others, rep), want[tuple(mixed)])

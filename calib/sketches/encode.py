@@ -296,10 +296,13 @@ def ascii_str_lengths(address, str_type):
     """(lengths, True) of the compact ASCII str objects at ``address`` (their
     ``id``; ``str_type`` is ``id(str)``), or (lengths so far, False) at the
     first object that is not one. Only object headers are read: an object's
-    type first, then (for a str) its flags."""
+    type first, then (for a str) its flags. Address 0 is a text given in
+    normalized bytes instead (see :func:`str_sources`): length 0 here."""
     n = len(address)
-    length = np.empty(n, dtype=np.int64)
+    length = np.zeros(n, dtype=np.int64)
     for d in range(n):
+        if address[d] == 0:
+            continue
         head = carray(_int64_at(address[d]), 5)  # ob_refcnt, ob_type, length, hash, state
         if head[_TYPE_AT // 8] != str_type or head[_STATE_AT // 8] & _COMPACT_ASCII != _COMPACT_ASCII:
             return length, False
@@ -324,19 +327,26 @@ def map_ascii(text, tab, collapse, dst):
 
 
 @njit(cache=True, nogil=True)
-def _normalize_ascii_strs(address, str_type, data_at, tab, collapse):
-    """Like :func:`_normalize` for texts read from the str objects at ``address``.
-    Returns (bytes, offsets, True), or empty arrays and False when an object is
-    not a compact ASCII str (see :func:`ascii_str_lengths`)."""
+def _normalize_ascii_strs(address, str_type, data_at, tab, collapse, wide, wide_off):
+    """Like :func:`_normalize` for texts read from the str objects at ``address``,
+    and for address 0 the next of the normalized texts ``wide`` (offsets
+    ``wide_off``). Returns (bytes, offsets, True), or empty arrays and False
+    when an object is not a compact ASCII str (see :func:`ascii_str_lengths`)."""
     n = len(address)
     new_off = np.zeros(n + 1, dtype=np.int64)
     length, ok = ascii_str_lengths(address, str_type)
     if not ok:
         return np.empty(0, dtype=np.uint8), new_off, False
-    res = np.empty(length.sum(), dtype=np.uint8)
-    o = 0
+    res = np.empty(length.sum() + len(wide), dtype=np.uint8)
+    o = j = 0
     for d in range(n):
-        o += map_ascii(ascii_str_bytes(address[d], data_at, length[d]), tab, collapse, res[o:o + length[d]])
+        if address[d] == 0:
+            m = wide_off[j + 1] - wide_off[j]
+            res[o:o + m] = wide[wide_off[j]:wide_off[j + 1]]
+            o += m
+            j += 1
+        else:
+            o += map_ascii(ascii_str_bytes(address[d], data_at, length[d]), tab, collapse, res[o:o + length[d]])
         new_off[d + 1] = o
     return res[:o], new_off, True
 
@@ -357,12 +367,35 @@ def ascii_table(rep) -> tuple[np.ndarray, bool]:
     return _ascii_table(rep.lowercase, rep.strip_punct, collapse), collapse
 
 
-def _encode_ascii_strs(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`encode` of ASCII ``str`` texts from their own buffers, or None when they are not all such."""
+def str_sources(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(address, wide, wide_off) for the kernels that read texts in place:
+    ``address`` holds each text's ``id`` (see :func:`str_addresses`), or 0 for
+    a text that is not ASCII; those texts are normalized here, in order, into
+    ``wide`` (offsets ``wide_off``) by :func:`encode`'s copying path, whose
+    Python part (Unicode normalization) holds the GIL for them alone. None when
+    this interpreter's strings are not laid out as the kernels expect."""
     address = str_addresses(texts)
     if address is None:
         return None
-    buf, off, ok = _normalize_ascii_strs(address, id(str), STR_DATA, *ascii_table(rep))
+    at = [d for d, t in enumerate(texts) if type(t) is str and not t.isascii()]  # isascii: a flag, O(1)
+    if not at:
+        return address, _NO_BYTES, _NO_OFFSETS
+    address[at] = 0
+    wide, wide_off = _encode_copying([texts[d] for d in at], rep)
+    return address, np.ascontiguousarray(wide), wide_off
+
+
+_NO_BYTES = np.empty(0, dtype=np.uint8)
+_NO_OFFSETS = np.zeros(1, dtype=np.int64)
+
+
+def _encode_ascii_strs(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`encode` of ``str`` texts, the ASCII ones from their own buffers, or
+    None when an object is not a str or an ASCII one is not a compact str."""
+    sources = str_sources(texts, rep)
+    if sources is None:
+        return None
+    buf, off, ok = _normalize_ascii_strs(sources[0], id(str), STR_DATA, *ascii_table(rep), *sources[1:])
     return (buf, off) if ok else None
 
 
@@ -386,6 +419,11 @@ def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
     if texts and (read := _encode_ascii_strs(texts, rep)) is not None:
         return read
+    return _encode_copying(texts, rep)
+
+
+def _encode_copying(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode` through copies of the texts (any str objects)."""
     joined = "".join(texts)
     if joined.isascii():  # the common chunk: a few C passes, no Python step per text
         off = np.zeros(len(texts) + 1, dtype=np.int64)

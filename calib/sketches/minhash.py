@@ -187,7 +187,7 @@ def signatures_from_texts(texts: list[str], rep: "Representation", *, batch_size
         permuted = oph.parameters(rep.seed)[:2]
 
         def work(s: int, e: int) -> None:
-            if oph_texts.signatures_into(texts[s:e], rep, out[s:e]):  # all compact ASCII str: one pass each
+            if oph_texts.signatures_into(texts[s:e], rep, out[s:e]):  # str texts: one compiled pass each
                 return
             sets = chunk_sets(texts[s:e], rep, unique=False, permuted=permuted)
             oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed, out=out[s:e])
