@@ -30,7 +30,7 @@ import numpy as np
 T = TypeVar("T")
 
 # ~1 M characters a chunk (about 200 documents of 5 KB). Each chunk costs
-# ~80 us of Python (its encode, the pool, the kernel calls), all of it holding
+# ~80 us of Python (its encode, the kernel calls), all of it holding
 # the GIL, so with two threads small chunks serialize: 64 K-character chunks
 # gave 1.3x on two threads, 256 K 1.73x, 1 M 1.79x (bench/throughput.py
 # corpus, oph scheme). A chunk's arrays (~5 MB) still sit in the L3 cache.
