@@ -27,12 +27,12 @@ import numba
 import numpy as np
 
 from bench._corpus import documents, licence_paragraphs
-from calib.sketches import oph, shingles
+from calib.sketches import oph, oph_texts, shingles
 from calib.sketches.minhash import _sketcher
 from calib.sketches.represent import Representation
 
 RESULTS = Path(__file__).resolve().parent / "results" / "thread_model.md"
-KERNELS = ("_normalize", "_count", "_hash_spans", "_signatures")
+KERNELS = ("_normalize", "_normalize_ascii_strs", "_shingle_offsets", "_hash_spans", "_signatures")
 
 
 def chunk_times(docs, rep, threads: int) -> list[tuple[float, float]]:
@@ -42,7 +42,7 @@ def chunk_times(docs, rep, threads: int) -> list[tuple[float, float]]:
     wrapped = []
     import calib.sketches.encode as enc
     import calib.sketches.minhash as mh
-    for mod in (enc, shingles, oph, mh):
+    for mod in (enc, shingles, oph, oph_texts, mh):
         for name in KERNELS:
             f = mod.__dict__.get(name)
             if f is None:
@@ -61,10 +61,12 @@ def chunk_times(docs, rep, threads: int) -> list[tuple[float, float]]:
         for s, e in shingles.text_chunks(docs):
             spent["k"] = 0.0
             c = time.thread_time()
-            sets = shingles.chunk_sets(docs[s:e], rep, unique=False, permuted=permuted)
-            if permuted is not None:
-                oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
+            if permuted is not None:  # as signatures_from_texts: one compiled pass for str texts
+                if not oph_texts.signatures_into(docs[s:e], rep, np.empty((e - s, rep.num_perm), np.uint32)):
+                    sets = shingles.chunk_sets(docs[s:e], rep, unique=False, permuted=permuted)
+                    oph.signatures_permuted(sets.offsets, sets.hashes, rep.num_perm, rep.seed)
             else:
+                sets = shingles.chunk_sets(docs[s:e], rep, unique=False)
                 _sketcher(rep.scheme, sets)(sets.offsets, 0, len(sets.hashes), rep.num_perm, rep.seed)
             out.append((time.thread_time() - c, spent["k"]))
         return out

@@ -7,7 +7,7 @@ a 1 MB chunk), in four kernel calls, each of which takes the GIL back when it
 returns. Here each document is normalized, hashed and sketched while its
 bytes and hashes are still in the core's cache (buffers of a few KB, reused
 from one document to the next), read straight from the texts' own str
-buffers (:func:`calib.sketches.encode.str_addresses`), in one kernel call a
+buffers (:mod:`calib.sketches.str_objects`), in one kernel call a
 chunk: less memory traffic for one thread, and for two threads fewer waits
 for the GIL and for each other's memory.
 
@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit
 
 from calib.sketches import oph
-from calib.sketches.encode import STR_DATA, ascii_str_bytes, ascii_str_lengths, ascii_table, map_ascii, str_sources
+from calib.sketches.encode import ascii_table, map_ascii, str_sources
+from calib.sketches.str_objects import STR_DATA, ascii_str_bytes, ascii_str_lengths
 from calib.sketches.shingles import _HASH_CODES, _doc_shingles, _hash_doc
 
 

@@ -1,0 +1,100 @@
+"""Texts read in CPython's own str buffers, from compiled kernels.
+
+A CPython str whose characters are all ASCII is stored "compact": its header
+(a PyASCIIObject) and then its characters, one byte each, in one block.
+Reading them there from the kernel, with the GIL released, skips the two
+copies that ``"".join(texts).encode("ascii")`` makes while holding it (about
+5% of a chunk's time, the largest serial part of two threads' work). The
+layout is checked on this interpreter at import, and each text's header
+flags (compact, ascii) by the kernel before any text is read; anything else
+(another Python, a str subclass, a legacy string) takes the copying path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import sysconfig
+
+import numpy as np
+from numba import carray, njit, types
+from numba.extending import intrinsic
+
+_TYPE_AT, _LENGTH_AT, _STATE_AT = 8, 16, 32  # PyASCIIObject: ob_refcnt, ob_type, length, hash, state (64-bit)
+_COMPACT_ASCII = 0x60                         # state's compact (bit 5) and ascii (bit 6) flags
+
+
+def _str_layout() -> int:
+    """Offset of a compact ASCII str's first character from its address (``id``),
+    or -1 when this interpreter does not store strings as checked here."""
+    if (sys.implementation.name != "cpython" or sys.maxsize != 2**63 - 1
+            or sysconfig.get_config_var("Py_GIL_DISABLED")):
+        return -1
+    data = sys.getsizeof("") - 1  # the header, then the characters and a NUL
+    probe, wide = "".join(["calib", " ascii probe"]), "".join(["calib", " \xe9"])
+    word = lambda obj, at: ctypes.c_int64.from_address(id(obj) + at).value  # noqa: E731
+    try:
+        ok = (ctypes.string_at(id(probe) + data, len(probe)) == probe.encode("ascii")
+              and word(probe, _TYPE_AT) == id(str) and word(probe, _LENGTH_AT) == len(probe)
+              and word(probe, _STATE_AT) & _COMPACT_ASCII == _COMPACT_ASCII
+              and word(wide, _STATE_AT) & _COMPACT_ASCII == 0x20)
+    except (OSError, ValueError):
+        return -1
+    return data if ok else -1
+
+
+STR_DATA = _str_layout()  # where a compact ASCII str's characters start, or -1
+
+
+def _pointer_intrinsic(item, doc):
+    """A numba intrinsic that turns an int64 address into a pointer to ``item``
+    (for ``numba.carray``)."""
+    def pointer(typingctx, address):
+        sig = types.CPointer(item)(types.int64)
+
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+        return sig, codegen
+
+    pointer.__doc__ = doc
+    return intrinsic(pointer)
+
+
+_bytes_at = _pointer_intrinsic(types.uint8, "The int64 ``address`` as a pointer to uint8.")
+_int64_at = _pointer_intrinsic(types.int64, "The int64 ``address`` as a pointer to int64.")
+
+
+@njit(inline="always")
+def ascii_str_lengths(address, str_type):
+    """(lengths, True) of the compact ASCII str objects at ``address`` (their
+    ``id``; ``str_type`` is ``id(str)``), or (lengths so far, False) at the
+    first object that is not one. Only object headers are read: an object's
+    type first, then (for a str) its flags. Address 0 is a text given in
+    normalized bytes instead (see :func:`str_sources`): length 0 here."""
+    n = len(address)
+    length = np.zeros(n, dtype=np.int64)
+    for d in range(n):
+        if address[d] == 0:
+            continue
+        head = carray(_int64_at(address[d]), 5)  # ob_refcnt, ob_type, length, hash, state
+        if head[_TYPE_AT // 8] != str_type or head[_STATE_AT // 8] & _COMPACT_ASCII != _COMPACT_ASCII:
+            return length, False
+        length[d] = head[_LENGTH_AT // 8]
+    return length, True
+
+
+@njit(inline="always")
+def ascii_str_bytes(address, data_at, length):
+    """The characters of the compact ASCII str at ``address``, as a uint8 view of its own buffer."""
+    return carray(_bytes_at(address + data_at), length)
+
+
+def str_addresses(texts: list[str]) -> np.ndarray | None:
+    """The texts' addresses (``id``) for the kernels that read compact ASCII str
+    objects in place, or None when this interpreter's strings are not laid out
+    as they expect. The caller holds ``texts`` (so every object stays alive
+    while a kernel reads it; str objects do not move)."""
+    if STR_DATA < 0:
+        return None
+    return np.fromiter(map(id, texts), dtype=np.int64, count=len(texts))
