@@ -91,3 +91,23 @@ def test_signatures_from_texts_takes_it_for_str_chunks_and_the_staged_path_for_t
         minhash.signatures_from_texts(others, rep)
     monkeypatch.undo()
     assert np.array_equal(minhash.signatures_from_texts(others, rep), want[tuple(mixed)])
+
+
+def test_many_chunks_at_one_and_two_threads_give_the_staged_bits():
+    """Real documents, some not ASCII, over several chunks (and batch sizes that cut them) at one and two
+    threads: the same rows as the staged path over the whole corpus."""
+    import numba
+
+    paras = paragraphs()
+    texts = ["\n\n".join(paras[i:i + 6]) for i in range(0, 18_000, 6)]
+    assert sum(not t.isascii() for t in texts) >= 10
+    rep = Representation(shingle="char", k=5, num_perm=128, scheme="oph", seed=3)
+    want = staged(texts, rep)
+    old = numba.get_num_threads()
+    try:
+        for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            for batch_size in (20_000, 77):
+                assert np.array_equal(minhash.signatures_from_texts(texts, rep, batch_size=batch_size), want)
+    finally:
+        numba.set_num_threads(old)
