@@ -6,8 +6,9 @@ the rules), laid out as one byte buffer plus offsets. Work is split so that
 only what needs Unicode tables runs in Python:
 
 * an ASCII text (most of them) is NFKC-invariant, and its lowercase,
-  punctuation and whitespace rules are byte-table look-ups: it is encoded
-  as is (a copy) and normalized by the compiled kernel;
+  punctuation and whitespace rules are byte-table look-ups: the compiled
+  kernel reads it in its own ``str`` buffer (:mod:`calib.sketches.str_objects`;
+  a copy on other interpreters) and normalizes it;
 * a text with a non-ASCII character goes through NFKC (and the punctuation
   rule) in Python, then the kernel lowercases it code point by code point
   (a table of ``str.lower``) and collapses its whitespace (the 25 code points
@@ -233,6 +234,7 @@ def compact(values, off, length):
 
 
 # -- texts read in CPython's own buffers (calib.sketches.str_objects) -----------
+
 
 @njit(inline="always")
 def map_ascii(text, tab, collapse, dst):
