@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 import time
 
-MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph", "sketches.oph_texts",
+MODULES = ("sketches.hashing", "sketches.encode", "sketches.shingles", "sketches.minhash", "sketches.oph",
+           "sketches.oph_texts",
            "candidates.lsh", "verification.jaccard", "clusters.clustering", "estimates.metrics", "verification.copies",
            "verification.containment", "sketches.weighted_minhash", "sketches.dart_minhash", "verification.weighted_jaccard")
 # kernels no user-facing path calls (the datasketch-equality check of the tests): never warmed, never "cold"
@@ -90,7 +91,8 @@ def warm_up(progress=None) -> float:
         representations=(Representation(shingle="char", k=3),), weightings=("none", "idf"),
         measures=("jaccard", "containment"), **grid)))]
     steps += [("text in, OPH signature out (the corpus draw's loose pass)",
-               lambda: signatures_from_texts(texts[:2], Representation(shingle="char", k=3, num_perm=16, scheme="oph")))]
+               lambda: signatures_from_texts(texts[:2],
+                                             Representation(shingle="char", k=3, num_perm=16, scheme="oph")))]
     steps += [("evaluation and collision curve", lambda: (evaluate(ws, cfg), collision_curve(ws, cfg.rep, 4, 4,
                                                                                               random_pairs=10)))]
     for k, (label, run) in enumerate(steps):

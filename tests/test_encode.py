@@ -123,6 +123,13 @@ def test_only_the_texts_that_are_not_ascii_are_normalized_in_python(monkeypatch)
     address, wide, wide_off = encode_module.str_sources(texts, rep)
     assert address.tolist() == [id(texts[0]), 0, id(texts[2]), 0, id(texts[4])]
     assert split(wide, wide_off) == reference([texts[1], texts[3]], rep)
+    # a chunk holding an object that is not a str itself goes to the copying path before any text is
+    # normalized in Python: each text that is not ASCII once, not once a path
+    seen.clear()
+    others = texts + [Sub("x")]
+    assert encode_module.str_sources(others, rep) is None
+    assert split(*encode(others, rep)) == reference(others, rep)
+    assert seen == ["d\u00e9F", "\U0001F600 Z"]
 
 
 def test_objects_that_are_not_compact_ascii_str_take_the_copying_path():

@@ -282,12 +282,19 @@ def str_sources(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray, np.ndarr
     ``address`` holds each text's ``id`` (see :func:`str_addresses`), or 0 for
     a text that is not ASCII; those texts are normalized here, in order, into
     ``wide`` (offsets ``wide_off``) by :func:`encode`'s copying path, whose
-    Python part (Unicode normalization) holds the GIL for them alone. None when
+    Python part (Unicode normalization) holds the GIL for them alone. None,
+    before any text is normalized, when an object is not a ``str`` itself (a
+    subclass, ``numpy.str_``, not text: the copying path takes the chunk) or
     this interpreter's strings are not laid out as the kernels expect."""
     address = str_addresses(texts)
     if address is None:
         return None
-    at = [d for d, t in enumerate(texts) if type(t) is str and not t.isascii()]  # isascii: a flag, O(1)
+    at = []
+    for d, t in enumerate(texts):
+        if type(t) is not str:
+            return None
+        if not t.isascii():  # a flag of the object: O(1)
+            at.append(d)
     if not at:
         return address, _NO_BYTES, _NO_OFFSETS
     address[at] = 0
@@ -301,7 +308,7 @@ _NO_OFFSETS = np.zeros(1, dtype=np.int64)
 
 def _encode_ascii_strs(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`encode` of ``str`` texts, the ASCII ones from their own buffers, or
-    None when an object is not a str or an ASCII one is not a compact str."""
+    None when an object is not a ``str`` itself or an ASCII one is not compact."""
     sources = str_sources(texts, rep)
     if sources is None:
         return None

@@ -62,8 +62,8 @@ def signatures_into(texts: list[str], rep, out: np.ndarray) -> bool:
     """Write the oph signatures of ``texts`` under ``rep`` (``scheme="oph"``,
     unweighted, a compiled hash) into ``out`` (C-contiguous uint32,
     ``(len(texts), rep.num_perm)``), as the staged path would, and return
-    True; or return False, writing nothing, when an object is not a str or an
-    ASCII one is not a compact str. Texts that are not ASCII are normalized
+    True; or return False, writing nothing, when an object is not a ``str``
+    itself or an ASCII one is not compact. Texts that are not ASCII are normalized
     first, in Python (:func:`calib.sketches.encode.str_sources`)."""
     if not len(texts) or (sources := str_sources(texts, rep)) is None:
         return False

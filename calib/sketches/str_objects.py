@@ -71,7 +71,8 @@ def ascii_str_lengths(address, str_type):
     ``id``; ``str_type`` is ``id(str)``), or (lengths so far, False) at the
     first object that is not one. Only object headers are read: an object's
     type first, then (for a str) its flags. Address 0 is a text given in
-    normalized bytes instead (see :func:`str_sources`): length 0 here."""
+    normalized bytes instead (see :func:`calib.sketches.encode.str_sources`):
+    length 0 here."""
     n = len(address)
     length = np.zeros(n, dtype=np.int64)
     for d in range(n):
