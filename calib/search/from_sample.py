@@ -24,7 +24,11 @@ from calib.candidates import lsh
 from calib.search.config import Config, config_from_row
 from calib.search.grid import (CHOSEN_AXES, MAX_ROWS, Grid, SampleChoice, grid_from_sample, nonduplicate_floor,
     pair_similarities, steep_splits)
-from calib.search.recommend import recommend
+from calib.clusters.clustering import Representative
+from calib.clusters.growth import ChainGrowth, chain_growth
+from calib.search.explore import Exploration, explore
+from calib.search.knobs import knobs
+from calib.search.recommend import closest, recommend
 from calib.search.reseed import MORE as RESEED_MORE, TOP as RESEED_TOP, SeedCheck, seed_check, seed_flags
 from calib.search.seeds import across_seeds
 from calib.search.sweep import sweep_configs
@@ -174,6 +178,14 @@ class SearchResult:
     refined_best: pd.Series | None = None  # the second pass's pick, before the seed check
     check: SeedCheck | None = None  # the third step (None: off, or the grid's own several seeds)
     budget: float = 0.01
+    exploration: Exploration | None = None  # what the second pass's exploration looked at
+    closest: pd.Series | None = None  # nothing within the budget: the row that comes closest
+    closest_text: str = ""             # and what binds it, what would relax it
+    chain: ChainGrowth | None = None   # the pick's removals by chaining alone, whole sample and halves
+
+    def knobs(self, objective: str = "pair_recall") -> pd.DataFrame:
+        """Per axis, the best row within the budget at each value (:func:`calib.search.knobs.knobs`)."""
+        return knobs(self.results, budget=self.budget, objective=objective)
 
     def added_text(self, objective: str = "pair_recall") -> str:
         return (f"first pass: {int((self.results['search_pass'] == 1).sum())} configurations"
@@ -181,7 +193,8 @@ class SearchResult:
                    f"representation's labeled non-duplicates, or a split expected to make more candidates "
                    f"than the budget)" if self.skipped else "")
                 + "; " + self._second_text(objective)
-                + ("" if self.check is None else "; " + self.check.text(objective, self.budget)))
+                + ("" if self.check is None else "; " + self.check.text(objective, self.budget))
+                + (f"; {self.closest_text}" if self.closest_text else ""))
 
     def _second_text(self, objective: str) -> str:
         best = self.refined_best
@@ -189,18 +202,23 @@ class SearchResult:
             return "second pass: off"
         if not self.refined:
             return "second pass: nothing new to try around the front"
+        explored = ("" if self.exploration is None else
+                    f" and {sum(len(r) for r in self.exploration.rows)} from {len(self.exploration.ceilings)} "
+                    f"settings explored ({len(self.exploration.rounds)} rounds)")
         if best is None:
-            return f"second pass: {self.refined} configurations around the front; still nothing within the budget"
+            return (f"second pass: {self.refined} configurations around the front{explored}; still nothing within "
+                    f"the budget")
         if self.first_best is not None and self.first_best["config_fingerprint"] == best["config_fingerprint"]:
-            return (f"second pass: {self.refined} configurations around the front; the first pass's recommendation "
-                    f"stands ({objective_text(objective, best[objective])})")
+            return (f"second pass: {self.refined} configurations around the front{explored}; the first pass's "
+                    f"recommendation stands ({objective_text(objective, best[objective])})")
         before = (objective_text(objective, self.first_best[objective]) if self.first_best is not None
                   else "nothing within the budget")
         if self.first_best is not None and self.first_best[objective] == best[objective]:
             before += " (a tie: more labeled removals or fewer candidates)"
-        return (f"second pass: {self.refined} configurations around the front; the recommendation moved from "
+        return (f"second pass: {self.refined} configurations around the front{explored}; the recommendation moved from "
                 f"{before} to {best[objective]:.1%} ({best['representation']} "
-                f"b={best['b']} r={best['r']} t={best['threshold']})")
+                f"{'' if best.get('measure', 'jaccard') == 'jaccard' else best['measure'] + ' '}"
+                f"num_perm={best['num_perm']} b={best['b']} r={best['r']} t={best['threshold']:g})")
 
 
 def objective_text(objective: str, value: float) -> str:
@@ -226,13 +244,16 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
 
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
-           check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, progress=None) -> SearchResult:
+           check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, effort: float = 1.0,
+           progress=None) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
     ``grid``: every axis chosen), swept, then refined once around the front, then the ``check_top``
     best rows re-run on ``check_seeds`` further seeds before one is recommended
     (:mod:`calib.search.reseed`; 0: off; a grid of several seeds is recommended on their means
     instead). ``skip``: leave out the grid's configurations :func:`useful` rejects (default: when
-    the sample chose an axis; a grid given whole is swept whole)."""
+    the sample chose an axis; a grid given whole is swept whole). ``effort``: the second pass's
+    exploration of every axis (:mod:`calib.search.explore`) runs up to ``4 x effort`` rounds (0: off;
+    with a grid of several seeds it is off)."""
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
@@ -242,7 +263,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         else (list(grid.configs()), 0)
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
     checking = check_top > 0 and check_seeds > 0 and seeds is None
-    share = (0.7 if second_pass else 0.9) if checking else (0.8 if second_pass else 1.0)
+    share = (0.4 if second_pass else 0.9) if checking else (0.5 if second_pass else 1.0)
     first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
                           progress=lambda f, m: progress(share * f, m)).assign(search_pass=1)
 
@@ -256,7 +277,12 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
                               max_pairs=grid.max_pairs, seeds=seeds,
                               num_perm_cap=max(max(grid.num_perms) * 2, 256),
-                              progress=lambda f, m: progress(share + 0.2 * f, m))
+                              progress=lambda f, m: progress(share + 0.1 * f, m))
+    exploration = None
+    if second_pass and effort > 0 and seeds is None:
+        more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
+                                    max_pairs=grid.max_pairs, progress=lambda f, m: progress(share + 0.1 + 0.4 * f, m))
+        rows, added = pd.concat([rows, more], ignore_index=True), added + len(more)
     best = refined_best = best_of(rows)
     check = None
     if checking and best is not None:
@@ -266,5 +292,20 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     rows = seed_flags(rows, max_false_removal_rate, check)
     if check is not None:  # the picked row as the table holds it (with its seed flags)
         best = rows[rows["config_fingerprint"] == best["config_fingerprint"]].iloc[0]
+    near, near_text = (None, "") if best is not None else closest(
+        rows, max_false_removal_rate=max_false_removal_rate, objective=objective)
+    chain = None if best is None else pick_growth(ws, config_from_row(best), grid.max_pairs)
     return SearchResult(rows, grid, choice, skipped, first_best, best, added, second_pass, refined_best,
-                        check, max_false_removal_rate)
+                        check, max_false_removal_rate, exploration, near, near_text, chain)
+
+
+def pick_growth(ws, config: Config, max_pairs: int | None) -> ChainGrowth | None:
+    """The chain growth (:mod:`calib.clusters.growth`) of one configuration's verified pairs."""
+    from calib.search.sweep import evaluate
+    ev = evaluate(ws, config, max_pairs=max_pairs)
+    if ev.verified is None:
+        return None
+    v = ev.verified
+    lengths = ws.sets(config.rep).sizes() if config.representative is Representative.LONGEST else None
+    return chain_growth(ws.sample.n, v.i, v.j, config.similarity(v.exact, v.estimated), policy=config.policy,
+                        representative=config.representative, lengths=lengths, max_component=config.max_component)

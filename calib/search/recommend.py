@@ -86,3 +86,41 @@ def recommend(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
     ok = ranked(results, max_false_removal_rate=max_false_removal_rate, objective=objective,
                 use_upper_bound=use_upper_bound, any_seed=any_seed)
     return None if ok.empty else ok.iloc[0]
+
+
+def closest(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01,
+            objective: str = "pair_recall") -> tuple[pd.Series | None, str]:
+    """Where nothing fits the budget: (the row that comes closest, what binds it and what would
+    relax it, in words). Closest: the lowest false-removal rate a row reaches while finding any
+    duplicate (its rate and, where it has one, the rate another seed would give, whichever is higher),
+    ties to the higher objective. None (with the reason) when no row finds a duplicate at all."""
+    ok = results[(results["status"] == "ok") & (results[objective].fillna(0) > 0)] if len(results) else results
+    if ok.empty:
+        return None, "no configuration found any labeled duplicate"
+    frr = pd.to_numeric(ok["false_removal_rate"], errors="coerce")
+    high = pd.to_numeric(ok[SEED_HIGH], errors="coerce") if SEED_HIGH in ok else frr
+    worst = np.fmax(frr.to_numpy(float), high.to_numpy(float))
+    known = ~np.isnan(worst)
+    if not known.any():
+        return ok.iloc[0], ("every configuration's removals are unlabeled: the false-removal rate is unknown; "
+                            "label some of the proposed removals (calib draw, or the Label page)")
+    pick = ok[known].assign(_w=worst[known]).sort_values(["_w", objective], ascending=[True, False],
+                                                           kind="stable").iloc[0]
+    row = results.loc[pick.name]
+    rate, seedh = float(row["false_removal_rate"]), float(row.get(SEED_HIGH, np.nan))
+    false, labeled = int(row.get("false_removals", 0) or 0), int(row.get("labeled_removals", 0) or 0)
+    if rate > max_false_removal_rate:
+        need = int(np.ceil(false - max_false_removal_rate * labeled - 1e-9)) if labeled else false
+        binds = (f"its false-removal rate {rate:.2%} ({false} of {labeled} labeled removals false; "
+                 f"{max(need, 1)} fewer would fit)")
+    else:
+        binds = (f"the rate another hash seed would give, {seedh:.2%} (measured {rate:.2%}): the pick must hold "
+                 f"on any seed")
+    relax = (f"a budget of {np.ceil(max(rate, 0 if np.isnan(seedh) else seedh) * 1000) / 1000:.1%} "
+             f"admits it; or more hashes (a steeper S-curve), or labels on its "
+             f"{int(row.get('unlabeled_removals', 0) or 0)} unlabeled removals, or a category ignored that the "
+             f"false removals come from (--ignore-categories)")
+    return row, (f"nothing within the false-removal budget {max_false_removal_rate:.2%}: the closest is "
+                 f"{row['representation']} num_perm={row['num_perm']} b={row['b']} r={row['r']} "
+                 f"t={row['threshold']:g} ({objective.replace('_', ' ')} {row[objective]:.1%}); what binds: "
+                 f"{binds}; to relax: {relax}")
