@@ -170,11 +170,13 @@ def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> No
     if "search_pass" in results and (results["search_pass"] == 2).any():
         return
     if st.button("Refine around the front (second pass)", key="second_pass",
-                 help="Sweeps at most 160 more configurations around the recommended row and the recall / "
-                      "false-removal front: neighbouring shingle sizes, finer thresholds, splits steep at the "
-                      "threshold, twice the hashes, other normalizations (as calib sweep's second pass)"):
+                 help="As calib sweep's second pass: at most 160 configurations around the recommended row and "
+                      "the recall / false-removal front (neighbouring shingle sizes, finer thresholds, steep "
+                      "splits, twice the hashes, other normalizations), then an exploration of every axis "
+                      "(normalization, shingles, measure, idf weights, boilerplate, clustering policy, each with "
+                      "its own threshold, hashes and split) until a round gains nothing"):
         bar = st.progress(0.0, text="Second pass...")
-        rows, added = engine.run_second_pass(results, budget=budget, objective=objective,
+        rows, added, explored = engine.run_second_pass(results, budget=budget, objective=objective,
                                              progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
         before = recommend(results, max_false_removal_rate=budget, objective=objective)
         after = recommend(rows, max_false_removal_rate=budget, objective=objective)
@@ -182,7 +184,10 @@ def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> No
             "config_fingerprint"] == after["config_fingerprint"]) else
                  f"the recommendation moved to {after['representation']} b={after['b']} r={after['r']} "
                  f"t={after['threshold']} ({objective_text(objective, after[objective])})")
-        st.session_state["calib_second_pass_note"] = f"Second pass: {added} configurations added; {moved}"
+        more = 0 if explored is None else sum(len(r) for r in explored.rows)
+        st.session_state["calib_second_pass_note"] = (
+            f"Second pass: {count(added + more, 'configuration')} added ({added} around the front, {more} from "
+            f"{count(0 if explored is None else len(explored.ceilings), 'setting')} explored); {moved}")
         state.set_results(rows)
         st.rerun()
 

@@ -140,3 +140,37 @@ def test_chain_growth_hand_cases():
     # isolated pairs never chain, whole or half
     g = chain_growth(n, np.arange(0, n, 2), np.arange(1, n, 2), np.ones(n // 2))
     assert g.whole == 0 and g.half == 0 and not g.growing
+
+
+@pytest.mark.slow
+def test_default_search_finds_a_row_two_axes_from_the_first_grid():
+    """Duplicates re-punctuated, template siblings not: only a configuration without punctuation and
+    with a threshold between the siblings and the duplicates finds them. The first pass and its
+    one-step refinement find nothing within the budget; the default search (exploration on) finds
+    nearly every duplicate, and says what mattered."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _multi_axis import multi_axis_sample
+    from calib.search.from_sample import search
+    sample = multi_axis_sample(0, duplicates=60, siblings=60, singletons=120)
+    ws = Workspace(sample)
+    before = search(ws, effort=0, check_top=0)
+    assert before.best is None or before.best["pair_recall"] < 0.5
+    assert before.closest_text.startswith("nothing within the false-removal budget") or before.best is not None
+    found = search(ws, check_top=0)
+    best = found.best
+    assert best is not None and best["pair_recall"] >= 0.9 and best["false_removal_rate"] <= 0.01
+    assert bool(best["strip_punct"])
+    table = found.knobs()
+    norm = table[table["axis"] == "normalization"].set_index("value")["best"]
+    assert norm.filter(like="nopunct").max() >= 0.9 > norm.drop(norm.filter(like="nopunct").index).max()
+
+
+def test_apply_warns_when_its_chained_share_outgrows_the_samples():
+    from calib.clusters.growth import chained_share_warning
+    evidence = {"metrics": {"chained_removals": 4, "removed": 100}}
+    assert chained_share_warning(evidence, 5, 100) is None  # 5% against 4%: within 2 points
+    text = chained_share_warning(evidence, 30, 200)
+    assert "15.0%" in text and "4.0%" in text and "star policy" in text
+    assert chained_share_warning(None, 30, 200) is None and chained_share_warning(evidence, 0, 0) is None

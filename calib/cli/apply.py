@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir
+from calib.clusters.growth import chained_share_warning
 from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES, read_regular_text
 from calib.cli._common import _load_exported, _review_store, add_missing_option, check_reviews, fit_default_pairs
 
@@ -85,6 +86,9 @@ def cmd_apply(a) -> int:
     print(f"applied {config.fingerprint()} to {s['documents']} documents: {s['candidate_pairs']} candidate pairs, "
           f"{s['verified_pairs']} verified, {s['proposed_removals']} proposed removals (report only) -> "
           f"{paths['manifest.csv']}", file=sys.stderr)
+    growth = chained_share_warning(doc.get("evidence"), s["chained_removals"], s["proposed_removals"])
+    if growth:
+        print(growth, file=sys.stderr)
     return 0
 
 

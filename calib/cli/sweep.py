@@ -27,6 +27,17 @@ def _rep_choices(name: str) -> tuple[str, ...]:
     return {"hashfunc": HASH_FUNCTIONS}[name]
 
 
+def _effort(text: str) -> float:
+    """--search-effort: a finite number from 0 to 10."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 10, got {text!r}") from None
+    if not 0.0 <= v <= 10.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 10, got {text!r}")
+    return v
+
+
 def _shown(v) -> str:
     """A default as the user would type it: 128,256 not (128, 256)."""
     if v is None:
@@ -80,6 +91,11 @@ def add_grid_options(p: argparse.ArgumentParser) -> None:
                         "holds the budget on every seed (default: on unless --shingles, --thresholds, --splits and "
                         "--num-perm are all given; off with several --seeds, whose means are used instead)")
     g.add_argument("--no-seed-check", dest="seed_check", action="store_false", help="recommend on seed --seed alone")
+    g.add_argument("--search-effort", dest="effort", type=_effort, default=1.0,
+                   help="the second pass's exploration of every axis (normalization, shingles, measure, weighting, "
+                        "boilerplate, policy, each re-cut: threshold, hashes, split): up to 4 x EFFORT rounds, each "
+                        "stopping early when it gains nothing; 0 turns it off, 2 searches about twice as long "
+                        "(default: 1)")
 
 
 def representations_from(shingles, normalizations, hashfunc="xxhash", scheme="prefix", seed=1) -> tuple[Representation, ...]:
@@ -197,6 +213,7 @@ def cmd_sweep(a) -> int:
     from calib.search.workspace import Workspace
     from calib.search.seeds import across_seeds
     from calib.search.recommend import standing_text, with_recommendation
+    from calib.search.knobs import knobs_text
     from calib.clusters.truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
     if a.review_queue and _same_path(a.out, a.review_queue):  # the queue would replace the results table
@@ -246,10 +263,12 @@ def cmd_sweep(a) -> int:
     second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
     checked = a.seed_check if a.seed_check is not None else choice is not None
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
-                   check_top=RESEED_TOP if checked else 0,
+                   check_top=RESEED_TOP if checked else 0, effort=a.effort,
                    skip=choice is not None, progress=tqdm_progress("sweep"))
     if not no_labels:
         print(found.added_text(), file=sys.stderr)
+        if found.exploration is not None:
+            print("; ".join(found.exploration.rounds), file=sys.stderr)
     results, over = found.results, ""
     table = results
     if grid.seeds is not None and len(grid.seeds) > 1:  # the grid's own seeds: recommend on the across-seed figures
@@ -266,6 +285,11 @@ def cmd_sweep(a) -> int:
         recommended=results["config_fingerprint"].isin(chosen).to_numpy(bool), sample_hash=sample_hash)
     write_table_atomic(results, out)
     print(f"wrote {len(results)} rows to {out}", file=sys.stderr)
+    if not no_labels and second:
+        knob_table = found.knobs()
+        knobs_out = out.with_name(f"{out.stem}.knobs{out.suffix}")
+        write_table_atomic(knob_table, knobs_out)
+        print(f"{knobs_text(knob_table)} (every value: {knobs_out})", file=sys.stderr)
     if over:
         agg_out = out.with_name(f"{out.stem}.across_seeds{out.suffix}")
         write_table_atomic(table, agg_out)
@@ -291,6 +315,8 @@ def cmd_sweep(a) -> int:
         standing = standing_text(best)
         if standing:
             print(f"it stands on: {standing}", file=sys.stderr)
+        if found.chain is not None:
+            print(found.chain.text(), file=sys.stderr)
         if queue_out is not None:
             write_review_queue(ws, best, queue_out)
         if slices_out is not None:

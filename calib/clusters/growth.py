@@ -70,4 +70,24 @@ def chain_growth(n: int, i, j, sim, *, policy="connected", representative="first
                        float(np.mean(shares)) if shares else float("nan"), chained, removed)
 
 
-__all__ = ["ChainGrowth", "chain_growth"]
+def chained_share_warning(evidence: dict | None, chained: int, removed: int) -> str | None:
+    """A warning when a corpus removes a larger share by chaining alone than the sample the config was
+    chosen on (the config document's evidence metrics ``chained_removals`` / ``removed``), by more than
+    :data:`GROWING`; None otherwise (or when the document carries no such evidence)."""
+    metrics = (evidence or {}).get("metrics") or {}
+    try:
+        sample_chained, sample_removed = int(metrics["chained_removals"]), int(metrics["removed"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not removed or not sample_removed:
+        return None
+    here, there = chained / removed, sample_chained / sample_removed
+    if here - there <= GROWING:
+        return None
+    return (f"warning: {chained:,} of {removed:,} proposed removals ({here:.1%}) are by chaining alone, against "
+            f"{there:.1%} on the sample the configuration was chosen on: chains lengthen with the collection, so "
+            f"these removals were not measured there; review the manifest's chained rows (column chained) or "
+            f"export the configuration with the star policy")
+
+
+__all__ = ["ChainGrowth", "chain_growth", "chained_share_warning"]

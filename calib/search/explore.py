@@ -12,7 +12,7 @@ compose:
              the moves that raised a setting's ceiling, also taken two and three at a time;
              the best settings by ceiling not measured yet -> their best cuts -> measured rows
     stop:    a round raises neither the best ceiling nor the best measured row by MIN_GAIN,
-             or the rounds (the effort) are spent
+             or the rounds or the settings (the effort: 4 rounds, 40 settings at effort 1) are spent
 
 The ceiling is an upper bound a split can only approach, so the settings are ranked by it and the
 recommendation is still made on measured rows (and the seed check after them).
@@ -37,6 +37,8 @@ EXPAND = 3           # settings moved per round
 MEASURE = 4          # settings measured per round (best cuts each)
 CUTS = 3             # configurations measured per setting
 STRIP_SHARE = 0.02   # boilerplate: lines held by more than this share of the documents
+COMBINE = 3          # the best gaining moves of a setting combined two and three at a time
+SETTINGS = 40        # settings scanned (ceilings) at effort 1
 
 
 @dataclass(frozen=True)
@@ -88,21 +90,27 @@ def axis_values(cfg: Config) -> dict:
 
 @dataclass
 class Limits:
-    """Shingle sizes the sample's document lengths allow (at least 5 shingles in a median document)."""
+    """What the sample allows: shingle sizes (at least 5 shingles in a median document), and whether
+    any line is boilerplate (held by more than :data:`STRIP_SHARE` of the documents, and by >= 2)."""
 
     max_word: int
     max_char: int
+    boilerplate: bool = True
+    weighting: bool = True
 
     @classmethod
     def of(cls, ws) -> "Limits":
         texts = pd.Series(ws.sample.texts, dtype=object).astype(str)
         words = float(texts.str.split().str.len().median())
         chars = float(texts.str.len().median())
-        return cls(max(1, min(12, int(words // 5))), max(3, min(16, int(chars // 5))))
+        lines = pd.Series([line for t in texts for line in {x.strip() for x in t.splitlines()} if line])
+        held = lines.value_counts()
+        boilerplate = bool(len(held)) and int(held.iloc[0]) >= max(2, STRIP_SHARE * len(texts))
+        return cls(max(1, min(12, int(words // 5))), max(3, min(16, int(chars // 5))), boilerplate)
 
 
 def moves(cfg: Config, limits: Limits) -> list[Move]:
-    """Every one-axis move of a setting."""
+    """Every one-axis move of a setting the sample allows (:class:`Limits`)."""
     rep = cfg.rep
     out = [Move("normalization", rep=(("strip_punct", not rep.strip_punct),)),
            Move("case", rep=(("lowercase", not rep.lowercase),))]
@@ -118,8 +126,10 @@ def moves(cfg: Config, limits: Limits) -> list[Move]:
             out.append(Move("shingle", rep=(("shingle", kind), ("k", k))))
     if cfg.measure != "weighted_jaccard":
         out.append(Move("measure", cfg=(("measure", "jaccard" if cfg.measure == "containment" else "containment"),)))
-    out.append(Move("weighting", rep=(("weighting", "none" if rep.weighting != "none" else "idf"),)))
-    out.append(Move("strip_lines", rep=(("strip_lines", 0.0 if rep.strip_lines else STRIP_SHARE),)))
+    if limits.weighting or rep.weighting != "none":
+        out.append(Move("weighting", rep=(("weighting", "none" if rep.weighting != "none" else "idf"),)))
+    if limits.boilerplate or rep.strip_lines:
+        out.append(Move("strip_lines", rep=(("strip_lines", 0.0 if rep.strip_lines else STRIP_SHARE),)))
     out.append(Move("policy", cfg=(("policy", "star" if str(cfg.policy) == "connected" else "connected"),)))
     return out
 
@@ -152,10 +162,15 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
     ex = Exploration()
     rounds = max(1, int(round(ROUNDS * effort)))
 
-    def ceil_of(cfg: Config) -> Ceiling:
+    max_settings = max(len(_start_settings(first, budget, objective)) + 1, int(round(SETTINGS * effort)))
+
+    def ceil_of(cfg: Config) -> Ceiling | None:
+        """The setting's ceiling; None once the budget of settings is spent."""
         s = setting_of(cfg)
         fp = s.fingerprint()
         if fp not in ex.ceilings:
+            if len(ex.ceilings) >= max_settings:
+                return None
             ex.ceilings[fp] = (s, ceiling(ws, s, budget))
         return ex.ceilings[fp][1]
 
@@ -176,14 +191,21 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
             ex.expanded.add(fp)
             s, c = ex.ceilings[fp]
             gains = []
-            for mv in moves(s, limits):
+            # idf weights cost a weighted join: tried from each round's best setting only
+            allowed = limits if n_done == 0 else replace(limits, weighting=False)
+            for mv in moves(s, allowed):
                 moved = mv.apply(s)
                 if moved is None:
                     continue
                 progress(base + 0.5 / rounds * n_done / len(todo), f"round {rnd + 1}: {_name(moved)}")
-                if ceil_of(moved).value > c.value + MIN_GAIN:
-                    gains.append(mv)
-            for size in (2, 3):  # the gaining moves of different axes, together
+                moved_ceiling = ceil_of(moved)
+                if moved_ceiling is None:
+                    break
+                gain = moved_ceiling.value - c.value
+                if gain > MIN_GAIN:
+                    gains.append((gain, mv))
+            gains = [mv for _, mv in sorted(gains, key=lambda g: -g[0])[:COMBINE]]
+            for size in (2, 3):  # the best gaining moves of different axes, together
                 for combo in itertools.combinations(gains, size):
                     if len({m.axis for m in combo}) < size:
                         continue
@@ -207,7 +229,8 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
         new_ceiling, new_row = _best_ceiling(ex), best_measured(done)
         ex.rounds.append(f"round {rnd + 1}: {len(todo)} settings moved, {len(configs)} configurations measured, "
                          f"best ceiling {new_ceiling:.3f}, best measured {new_row:.3f}")
-        if new_ceiling < best_ceiling + MIN_GAIN and new_row < best_row + MIN_GAIN and rnd > 0:
+        spent = len(ex.ceilings) >= max_settings and all(fp in ex.measured for fp in _by_ceiling(ex)[:MEASURE])
+        if (new_ceiling < best_ceiling + MIN_GAIN and new_row < best_row + MIN_GAIN and rnd > 0) or spent:
             break
         best_ceiling, best_row = max(best_ceiling, new_ceiling), max(best_row, new_row)
     progress(1.0, "exploration done")

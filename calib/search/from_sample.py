@@ -200,11 +200,11 @@ class SearchResult:
         best = self.refined_best
         if not self.second_pass:
             return "second pass: off"
-        if not self.refined:
-            return "second pass: nothing new to try around the front"
         explored = ("" if self.exploration is None else
                     f" and {sum(len(r) for r in self.exploration.rows)} from {len(self.exploration.ceilings)} "
                     f"settings explored ({len(self.exploration.rounds)} rounds)")
+        if not self.refined and not explored:
+            return "second pass: nothing new to try around the front"
         if best is None:
             return (f"second pass: {self.refined} configurations around the front{explored}; still nothing within "
                     f"the budget")
@@ -242,6 +242,24 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
     return pd.concat([first, second.assign(search_pass=2)], ignore_index=True), len(more)
 
 
+def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
+           max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
+           effort: float = 1.0, progress=None) -> tuple[pd.DataFrame, int, Exploration | None]:
+    """The second pass: :func:`refined` (one step around the front), then the exploration of every axis
+    (:mod:`calib.search.explore`, ``effort``; off at 0 and with several seeds). (``first`` with both
+    steps' rows appended, search_pass 2; how many the first step added; what the exploration saw)."""
+    progress = progress or (lambda f, m: None)
+    exploring = effort > 0 and seeds is None
+    rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
+                          max_pairs=max_pairs, seeds=seeds, num_perm_cap=num_perm_cap,
+                          progress=lambda f, m: progress((0.2 if exploring else 1.0) * f, m))
+    if not exploring:
+        return rows, added, None
+    more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
+                                max_pairs=max_pairs, progress=lambda f, m: progress(0.2 + 0.8 * f, m))
+    return pd.concat([rows, more], ignore_index=True), added, exploration
+
+
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
            check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, effort: float = 1.0,
@@ -272,17 +290,12 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
                          objective=objective)
 
     first_best = best_of(first)
-    rows, added = first, 0
+    rows, added, exploration = first, 0, None
     if second_pass:
-        rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
-                              max_pairs=grid.max_pairs, seeds=seeds,
-                              num_perm_cap=max(max(grid.num_perms) * 2, 256),
-                              progress=lambda f, m: progress(share + 0.1 * f, m))
-    exploration = None
-    if second_pass and effort > 0 and seeds is None:
-        more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
-                                    max_pairs=grid.max_pairs, progress=lambda f, m: progress(share + 0.1 + 0.4 * f, m))
-        rows, added = pd.concat([rows, more], ignore_index=True), added + len(more)
+        rows, added, exploration = second(ws, first, max_false_removal_rate=max_false_removal_rate,
+                                          objective=objective, max_pairs=grid.max_pairs, seeds=seeds,
+                                          num_perm_cap=max(max(grid.num_perms) * 2, 256), effort=effort,
+                                          progress=lambda f, m: progress(share + 0.5 * f, m))
     best = refined_best = best_of(rows)
     check = None
     if checking and best is not None:

@@ -32,7 +32,7 @@ from calib.verification.jaccard import TooManyPairs
 from calib.verification.short import apply_rule, positive_rule
 
 SCAN_STEP = 0.01                  # the threshold scan's step
-SCAN_FLOORS = (0.9, 0.75, 0.6, 0.45, 0.3, 0.15)  # reference joins go this low, one step at a time, while the scan needs it
+SCAN_FLOORS = (0.8, 0.5, 0.3)  # reference joins go this low, one step at a time, while the scan needs it
 MAX_SCAN_PAIRS = 3_000_000        # a reference join above this many pairs ends the scan there
 OVER = 3                          # the scan stops after this many thresholds in a row over 2x the budget
 SPLIT_LEVELS = (0.9, 0.97, 0.99, 0.999)  # S-curve heights at the passing duplicates' low J (steep splits)

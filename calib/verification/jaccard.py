@@ -19,6 +19,8 @@ Two empty sets have J = 0 here (no evidence of duplication), not 1.
 
 from __future__ import annotations
 
+import weakref
+
 import numba
 import numpy as np
 import pandas as pd
@@ -85,9 +87,24 @@ def pairs_jaccard(sets: ShingleSets, i, j) -> np.ndarray:
     return np.divide(inter, union, out=np.zeros(len(inter)), where=union > 0)
 
 
+_RANKS: list = []  # the last few (weak reference to the sets, their ranks): joins at several floors share them
+_RANKS_KEPT = 4
+
+
 def _global_ranks(sets: ShingleSets) -> np.ndarray:
     """Each shingle occurrence replaced by its token's global rank: rarest
-    token first (ties by first appearance), as int32, per-document sorted."""
+    token first (ties by first appearance), as int32, per-document sorted.
+    Remembered for the last few sets (a search joins one representation at several floors)."""
+    for ref, ranks in _RANKS:
+        if ref() is sets:
+            return ranks
+    ranks = _rank_tokens(sets)
+    _RANKS.insert(0, (weakref.ref(sets), ranks))
+    del _RANKS[_RANKS_KEPT:]
+    return ranks
+
+
+def _rank_tokens(sets: ShingleSets) -> np.ndarray:
     codes, uniques = pd.factorize(sets.hashes, sort=False)
     df = np.bincount(codes, minlength=len(uniques))
     order = np.argsort(df, kind="stable")
