@@ -32,9 +32,9 @@ from calib.verification.jaccard import TooManyPairs
 from calib.verification.short import apply_rule, positive_rule
 
 SCAN_STEP = 0.01                  # the threshold scan's step
-SCAN_FLOORS = (0.8, 0.5, 0.3)  # reference joins go this low, one step at a time, while the scan needs it
+SCAN_FLOORS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)  # reference joins go this low, a step at a time, as the scan needs
 MAX_SCAN_PAIRS = 3_000_000        # a reference join above this many pairs ends the scan there
-OVER = 3                          # the scan stops after this many thresholds in a row over 2x the budget
+OVER = 2                          # the scan stops after this many thresholds in a row over 1.5x the budget
 SPLIT_LEVELS = (0.9, 0.97, 0.99, 0.999)  # S-curve heights at the passing duplicates' low J (steep splits)
 
 
@@ -119,7 +119,7 @@ def scan_floor(ws, cfg: Config) -> float:
 def ceiling(ws, cfg: Config, budget: float) -> Ceiling:
     """The threshold scan of ``cfg``'s setting (its representation, measure, clustering policy and
     short rule; its split and threshold ignored) under a perfect split, from 1.0 down in steps of
-    :data:`SCAN_STEP` until the rate stays over twice the budget (:data:`OVER` steps in a row) or the
+    :data:`SCAN_STEP` until the rate stays over 1.5 times the budget (:data:`OVER` steps in a row) or the
     duplicates run out. Reference joins are made one floor at a time (:data:`SCAN_FLOORS`)."""
     low = scan_floor(ws, cfg)
     floors = [f for f in SCAN_FLOORS if f > low] + [low]
@@ -141,7 +141,7 @@ def ceiling(ws, cfg: Config, budget: float) -> Ceiling:
         rec.append(_passing_positives(ws, cfg, t).sum() / n_pos)
         frr.append(false / (false + true) if false + true else np.nan)
         lab.append(false + true)
-        over = over + 1 if frr[-1] > 2 * budget else 0
+        over = over + 1 if frr[-1] > 1.5 * budget else 0
         if over >= OVER:
             break
     return Ceiling(np.array(ts), np.array(rec, float), np.array(frr, float), np.array(lab, int), budget)
