@@ -11,6 +11,7 @@ import streamlit as st
 
 from appui import labels as words
 from appui.text import md
+from calib.estimates import figures
 from calib.search.config import table_columns
 
 MARK = "mark"
@@ -39,32 +40,28 @@ PERCENT = {"pair_recall", "pair_precision", "false_removal_rate", "missed_remova
            "false_removal_rate_max", "candidate_recall_min", "candidate_recall_max"}
 
 
-# Percent digits: false-removal rates are read against a budget of about 1% (0.82% vs 1.00%),
-# so they keep two decimals; every other rate one. The same digits in tables, intervals
-# and metrics (pct), on every page.
-FINE_PERCENT = {"false_removal_rate", "false_removal_rate_95", "false_removal_rate_min", "false_removal_rate_max",
-                "frr_low", "frr_high", "frr_95"}
+# Percent digits and texts come from calib.estimates.figures (the CLI and the export write them there too):
+# false-removal rates keep two decimals, every other rate one, in tables, intervals and metrics.
+FINE_PERCENT = figures.FINE
 # Counts carry thousands separators (sprintf-js as Streamlit's NumberColumn applies it).
 COUNT = "%,d"
 # Counts held as floats (NaN where a configuration stopped): integer columns are found by dtype.
 COUNTS = {"candidates", "removed", "false_removals", "unlabeled_removals", "chained_removals", "n_positive",
-          "n_negative", "labeled_removals", "removals"}
-
-
-def percent_digits(name: str) -> int:
-    return 2 if name in FINE_PERCENT else 1
-
-
-def pct(value: float, name: str = "") -> str:
-    """A rate in [0, 1] as text with the digits of column ``name``: '84.0%', '0.82%'."""
-    return f"{value:.{percent_digits(name)}%}"
+          "n_negative", "labeled_removals", "removals", "below_threshold", "n_clusters"}
+percent_digits = figures.percent_digits
+pct = figures.pct
 
 
 def interval(low: pd.Series, high: pd.Series, name: str = "") -> pd.Series:
-    """'48.2–58.6%' per row ('' where the rate is undefined), digits of column ``name``."""
-    fmt = f"{{:.{percent_digits(name)}f}}".format
-    text = (low * 100).map(fmt) + "–" + (high * 100).map(fmt) + "%"
-    return text.where(low.notna() & high.notna(), "")
+    """'48.2–58.6%' per row ('' where the rate is not measured), digits of column ``name``
+    (:func:`calib.estimates.figures.span`)."""
+    return pd.Series([figures.span(lo, hi, name) for lo, hi in zip(low, high)], index=low.index, dtype=object)
+
+
+def percent_text(frame: pd.DataFrame, names) -> pd.DataFrame:
+    """``frame`` with columns ``names`` (rates in [0, 1]) as text with their digits, 'not measured' where
+    there is no value (for ``st.table``, which writes numbers as they are)."""
+    return frame.assign(**{c: frame[c].map(lambda v, c=c: pct(v, c)) for c in names if c in frame})
 
 
 def header(name: str, labels: dict | None = None) -> str:

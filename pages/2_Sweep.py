@@ -9,6 +9,7 @@ from appui import charts, engine, frame, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count
 from calib.base import atomic
+from calib.estimates import figures
 from calib.sketches.schemes import SCHEMES, canonical_scheme, scheme_names
 from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.search.config import VERIFY_RULES, config_from_row
@@ -253,12 +254,14 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
         (charts.OBJECTIVES[objective].split(" (")[0], tables.pct(rec[objective], objective),
          charts.OBJECTIVES[objective]),
         ("False removals", tables.pct(rec[frr], frr),
-         f"False-removal rate: the share of labeled removals that are not duplicates; 95% interval "
-         f"{tables.pct(rec[frr + '_low'], frr)} - {tables.pct(rec[frr + '_high'], frr)}"),
-        ("Candidates", f"{int(rec['candidates']):,}", "Candidate pairs LSH proposes for verification"),
-        ("Removed", f"{int(rec['removed']):,}", "Documents this configuration would remove"),
+         f"False-removal rate: the share of labeled removals that are not duplicates: {figures.rate_text(rec, frr)}. "
+         + figures.covers(rec.get(frr + "_interval"), frr)),
+        ("Candidates", figures.number(rec["candidates"]), "Candidate pairs LSH proposes for verification"),
+        ("Removed", figures.number(rec["removed"]), "Documents this configuration would remove"),
         ("Missed removals", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"),
          "Missed-removal rate: the share of documents that should go (duplicates of a kept one) that stay")])
+    st.caption(figures.summary(rec)[0].upper() + figures.summary(rec)[1:] + ". "
+               + figures.covers(rec.get("pair_recall_interval"), "pair_recall"))
     if standing_text(rec):
         st.caption(f"It stands on: {standing_text(rec)}.")
     review_button(rec)

@@ -10,6 +10,7 @@ from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
 from appui.text import count, md
+from calib.estimates import figures
 from calib.labeling.draw import pairs_bytes, progress, read_drawn, representation, with_decisions, write_labels
 from calib.review.adjudication import decisions_of, resolved_decisions, review_labels
 from calib.review.overlap import offered_to
@@ -146,9 +147,10 @@ def next_section(folder: Path) -> None:
                  else "more documents (a larger calib draw --docs)")
         need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
-        col.metric(labels.word(name).capitalize(), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
-                   help=f"+/-{width:g} needs {need} (greedy Neyman allocation)")
-        col.caption(f"±{width:g} needs {need}.")
+        # the configuration's own result row (the Sweep and Export pages' figure), in words when not measured
+        col.metric(labels.word(name).capitalize(), figures.pct(ev.row.get(name), name),
+                   help=f"±{width:g} needs {need} (greedy Neyman allocation)")
+        col.caption(f"{figures.rate_text(ev.row, name)}; ±{width:g} needs {need}.")
     st.dataframe(plan["allocation"].rename("label next").to_frame().T, width="stretch")
     st.caption("`calib draw --more K --out FOLDER` draws these pairs (the drawn but unlabeled ones first).")
 
