@@ -13,6 +13,7 @@ from appui import labels as words
 from appui.text import md
 from calib.estimates import figures
 from calib.search.config import table_columns
+from calib.verification.measures import get_measure
 
 MARK = "mark"
 MARK_WIDTH = 120  # px: the longest mark, "★ recommended", whole (it was cut to "★ curr")
@@ -20,6 +21,8 @@ MARK_WIDTH = 120  # px: the longest mark, "★ recommended", whole (it was cut t
 # (precision), what it costs (false removals), and how much work LSH leaves (candidates).
 DECISION = ["pair_recall", "pair_recall_95", "pair_precision", "pair_precision_95", "false_removal_rate",
             "false_removal_rate_95", "candidates"]
+# pinned beside the configuration: they stay in view at 800 px while the other columns scroll
+PINNED = ["pair_recall", "false_removal_rate"]
 # The configuration's columns come from the Config fields (calib.search.config.table_columns).
 CONFIG = table_columns()
 DETAIL = ["removed", "false_removals", "unlabeled_removals", "chained_removals", "missed_removal_rate",
@@ -98,11 +101,61 @@ def view(frame: pd.DataFrame, labels: dict | None = None, *, percent=(), formats
                                         formats={**counts, **(formats or {})}, widths=widths))
 
 
+CONFIGURATION = "configuration"
+# the parts of a configuration every row names, even when all rows share them: what decides (the issue of
+# rows that read alike, "word3 [lower+nfkc+ws] 72.2%", with b, r and the threshold off-screen)
+ALWAYS = ("shingles", "hashes", "split", "rule")
+
+
+def _rule(verify, measure, threshold) -> str:
+    """'J≥0.75', 'est. C≥0.5', 'no verification'."""
+    if str(verify) == "none":
+        return "no verification"
+    symbol = get_measure(str(measure or "jaccard")).symbol
+    return ("est. " if str(verify) == "estimated" else "") + f"{symbol}≥{float(threshold):g}"
+
+
+def configuration_parts(results: pd.DataFrame) -> pd.DataFrame:
+    """Each row's configuration as short texts, one column per part: shingles ('word3'), normalization
+    ('[lower+nfkc+ws]'), weights and boilerplate ('idf strip>0.5'), hashes ('128h'), split ('25x5'), rule
+    ('J≥0.75'), policy, minimum length, and any other setting column the table holds."""
+    rep = results["representation"].astype(str)
+    head = rep.str.extract(r"^(\S+) (\[[^\]]*\])\s*(.*)$")
+    parts = pd.DataFrame({"shingles": head[0].fillna(rep), "normalization": head[1].fillna(""),
+                          "weights": head[2].fillna(""),
+                          "hashes": results["num_perm"].map(lambda v: f"{int(v)}h"),
+                          "split": [f"{int(b)}x{int(r)}" for b, r in zip(results["b"], results["r"])],
+                          "rule": [_rule(v, m, t) for v, m, t in zip(
+                              results["verify"], results.get("measure", pd.Series("jaccard", index=results.index)),
+                              results["threshold"])]}, index=results.index)
+    if "policy" in results:
+        parts["policy"] = results["policy"].astype(str)
+    if "min_shingles" in results:
+        parts["min_shingles"] = results["min_shingles"].map(lambda v: f"≥{int(v)} shingles" if v else "")
+    for name in ("hashfunc", "scheme", "seed", "representative"):
+        if name in results:
+            parts[name] = results[name].map(lambda v, n=name: f"{n} {v}")
+    return parts
+
+
+def configuration_column(results: pd.DataFrame) -> tuple[pd.Series, str]:
+    """A compact configuration per row ('word3 128h 25x5 J≥0.75'): the shingles, hashes, split and rule
+    always, every other part only where the rows differ in it; and what every row shares, in words
+    ('all rows: [lower+nfkc+ws], connected'), for a caption above the table."""
+    parts = configuration_parts(results)
+    varying = [c for c in parts if c in ALWAYS or parts[c].nunique() > 1]
+    text = parts[varying].apply(lambda row: " ".join(v for v in row if v), axis=1) if len(parts) else \
+        pd.Series([], dtype=object)
+    shared = [parts[c].iloc[0] for c in parts if c not in varying and len(parts) and parts[c].iloc[0]]
+    return text.astype(object), ", ".join(shared)
+
+
 def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: str | None = None,
                current_fp: str | None = None) -> tuple[pd.DataFrame, dict]:
-    """The Sweep table: decision columns first (readable at 1400 px), then the
-    configuration, then the details; a mark column names the recommended and the
-    current row. Returns (frame, column_config)."""
+    """The Sweep table: the mark and a compact configuration (what decides: shingles, hashes, b x r, rule),
+    then the decision columns (rates and their intervals), all pinned so they stay in view while the
+    other columns scroll; then each setting in its own column, then the details. Every column as wide
+    as its longest value (:func:`fitted`). Returns (frame, column_config)."""
     frame = results.copy()
     fp = frame["config_fingerprint"]
     frame[MARK] = ""
@@ -111,14 +164,20 @@ def sweep_view(results: pd.DataFrame, *, labeled: bool = True, recommended_fp: s
     frame.loc[(fp == recommended_fp) & (fp == current_fp), MARK] = "★ current"
     if "seed_swing" in frame:  # its standing against the budget swings with the hash seed (calib.search.reseed)
         frame.loc[frame["seed_swing"].fillna(False).astype(bool), MARK] += " ± seed"
-    for name in ("pair_recall", "pair_precision", "false_removal_rate"):
-        frame[f"{name}_95"] = interval(frame[f"{name}_low"], frame[f"{name}_high"], name)
-    # the mark, then which representation (a row is named before it is read), then the decision columns
-    cols = [MARK, "representation"] + (DECISION + CONFIG + DETAIL if labeled
-                                       else UNLABELED + CONFIG + ["status", "config_fingerprint"])
+    if labeled:
+        for name in ("pair_recall", "pair_precision", "false_removal_rate"):
+            frame[f"{name}_95"] = interval(frame[f"{name}_low"], frame[f"{name}_high"], name)
+    frame[CONFIGURATION] = configuration_column(frame)[0]
+    # the mark, then the configuration (a row is named before it is read), then the decision columns
+    pinned = [MARK, CONFIGURATION] + (PINNED if labeled else UNLABELED)
+    cols = pinned + (DECISION + CONFIG + DETAIL if labeled else CONFIG + ["status", "config_fingerprint"])
     cols = list(dict.fromkeys(c for c in cols if c in frame)) + [c for c in SEEDS if c in frame]
-    return view(frame[cols], percent=sorted(PERCENT), formats={"s50": "%.3f", "threshold": "%.2f"},
-                widths={MARK: MARK_WIDTH})
+    shown, config = view(frame[cols], percent=sorted(PERCENT), formats={"s50": "%.3f", "threshold": "%.2f"},
+                         widths={MARK: MARK_WIDTH})
+    for c in pinned:
+        if c in config:
+            config[c] = {**config[c], "pinned": True}
+    return shown, config
 
 
 # --- column widths from the values (a canvas grid cuts what does not fit, and then shows "10" for 1009) ---

@@ -15,29 +15,34 @@ from calib.estimates.metrics import expected_at_or_above, rate_at_or_above
 from calib.sketches.minhash import estimate_errors
 
 
+R_VALUE = "curve_r_value"  # r as chosen, in plain state: the r slider's key changes with its range
+
+
 def split_inputs(cfg) -> tuple[int, int, float]:
     """b, r and threshold sliders, starting at the current configuration. b*r may not
     exceed num_perm: when a larger b leaves fewer rows per band, r is lowered and the
-    page says so (the sliders' state is set before they are drawn, never behind them)."""
+    page says so. The r slider's key names its range (``curve_r_1_5``): a slider whose
+    maximum changes under the same key kept its old position in the browser (r drawn at 1
+    while the page used 5), so a new range draws a new slider, at the r in plain state."""
     m = cfg.rep.num_perm
     ss = st.session_state
     if st.button("Reset sliders to the current configuration", key="curve_reset"):
-        for k in ("curve_b", "curve_r", "curve_t"):
+        for k in [k for k in ss if str(k).startswith("curve_r_")] + ["curve_b", "curve_t", R_VALUE]:
             ss.pop(k, None)
     ss.setdefault("curve_b", min(cfg.b, m))
-    ss.setdefault("curve_r", cfg.r)
+    ss.setdefault(R_VALUE, cfg.r)
     ss.setdefault("curve_t", float(cfg.threshold or 0.0))  # no threshold when nothing is verified
     c = st.columns(3)
     b = c[0].slider("b (bands)", 1, m, key="curve_b") if m > 1 else 1
     rmax = lsh.max_rows(b, m)
-    lowered = ss["curve_r"] > rmax
-    if lowered:
-        old, ss["curve_r"] = ss["curve_r"], rmax
+    old = ss[R_VALUE]
+    lowered = old > rmax
     if rmax > 1:
-        r = c[1].slider("r (rows per band)", 1, rmax, key="curve_r")
+        r = c[1].slider("r (rows per band)", 1, rmax, value=min(old, rmax), key=f"curve_r_1_{rmax}")
     else:
-        r = ss["curve_r"] = 1
+        r = 1
         c[1].markdown("**r (rows per band)**: 1")
+    ss[R_VALUE] = r
     t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, step=0.01, key="curve_t")
     rule = (f"b x r may not exceed num_perm = {m}: each band hashes r of the signature's {m} values and no value "
             f"serves two bands, so with b = {b} bands r goes up to {m} // {b} = {rmax}.")
@@ -151,7 +156,7 @@ def containment_section() -> None:
     t = c[1].slider("Containment threshold", 0.05, 1.0, float(cfg.threshold or 0.5) if cfg.measure == "containment"
                     else 0.5, 0.01, key="cont_t")
     m = cfg.rep.num_perm
-    b0, r0 = st.session_state.get("curve_b", cfg.b), st.session_state.get("curve_r", cfg.r)
+    b0, r0 = st.session_state.get("curve_b", cfg.b), st.session_state.get(R_VALUE, cfg.r)
     cc = np.linspace(0, 1, 201)
     rows, table = [], []
     ens = Ensemble(t, m, m=min(8, m)) if mode == "an LSH Ensemble" and m >= 2 else None

@@ -204,12 +204,12 @@ def manifest_section(cfg, ev, s) -> None:
     st.dataframe(view, hide_index=True, width="stretch", height=380, column_config=conf, column_order=order,
                  key="manifest_table")
     st.caption("The downloads hold the whole manifest (every row, not only the filtered ones).")
-    d = st.columns(4)
-    d[0].download_button("Download manifest.csv", export.frame_bytes(frame, "csv"),
-                         export.manifest_filename(cfg, "csv"), "text/csv", key="download_manifest_csv")
-    d[1].download_button("Download manifest.parquet", export.frame_bytes(frame, "parquet"),
-                         export.manifest_filename(cfg, "parquet"), "application/vnd.apache.parquet",
-                         key="download_manifest_parquet")
+    d = st.container(horizontal=True)  # the buttons wrap to a new line rather than cut "CSV" / "Parquet"
+    d.download_button("Download the manifest (CSV)", export.frame_bytes(frame, "csv"),
+                      export.manifest_filename(cfg, "csv"), "text/csv", key="download_manifest_csv")
+    d.download_button("Download the manifest (Parquet)", export.frame_bytes(frame, "parquet"),
+                      export.manifest_filename(cfg, "parquet"), "application/vnd.apache.parquet",
+                      key="download_manifest_parquet")
 
 
 with guard("The Export page"):

@@ -165,7 +165,7 @@ def test_sweep_recommend_and_state_follows_pages():
     assert cfg.fingerprint() in at.code[0].value
     assert at.session_state["calib_sample"].n == 2396
     at.switch_page("pages/3_Curves.py").run()
-    assert at.slider(key="curve_b").value == cfg.b and at.slider(key="curve_r").value == cfg.r
+    assert at.slider(key="curve_b").value == cfg.b and r_slider(at).value == cfg.r
     at.switch_page("pages/2_Sweep.py").run()
     assert at.session_state["calib_results"] is res  # results survive a page switch too
     assert at.multiselect(key="g_num_perms").value == [128]  # grid choices are restored
@@ -271,17 +271,39 @@ def test_curves_sliders_change_numbers():
     assert "b=9, r=13" in text and "0.40" in text and "0.82" in text
 
 
+def r_slider(at):
+    """The Curves page's r slider (its key names its range, e.g. curve_r_1_5), None when r is fixed at 1."""
+    return next((sl for sl in at.slider if str(sl.key).startswith("curve_r_")), None)
+
+
+def test_curves_r_slider_follows_b():
+    """b from 16 to 25 (128 hashes): r's slider is a new one from 1 to 5 at 5, the r every figure uses (the
+    browser kept the old slider's handle at 1 when only its maximum changed under the same key)."""
+    at = start()
+    at.switch_page("pages/3_Curves.py").run()
+    first = r_slider(at)
+    assert (first.value, first.max) == (8, 8)
+    at.slider(key="curve_b").set_value(25).run()
+    r = r_slider(at)
+    assert r.key != first.key and (r.value, r.max) == (5, 5)
+    assert metric(at, "Hashes used") == "125/128"
+    r.set_value(3).run()
+    assert metric(at, "Hashes used") == "75/128"
+    at.slider(key="curve_b").set_value(16).run()  # a wider range again: r stays at the chosen 3
+    assert (r_slider(at).value, r_slider(at).max) == (3, 8) and metric(at, "Hashes used") == "48/128"
+
+
 def test_curves_r_lowered_with_a_note_when_b_grows(caplog):
     at = start()
     at.switch_page("pages/3_Curves.py").run()
     assert any("b x r may not exceed num_perm = 128" in c.value for c in at.caption)
     at.slider(key="curve_b").set_value(64).run()
     assert not at.exception
-    assert at.slider(key="curve_r").value == 2  # 128 // 64
+    assert r_slider(at).value == 2 and r_slider(at).max == 2  # 128 // 64
     notes = [i.value for i in at.info if "r lowered from 8 to 2" in i.value]
     assert notes and "b x r may not exceed num_perm = 128" in notes[0] and "128 // 64 = 2" in notes[0]
     at.slider(key="curve_b").set_value(100).run()  # one row per band: no r slider (min = max), r = 1
-    assert not at.exception and not [sl for sl in at.slider if sl.key == "curve_r"]
+    assert not at.exception and r_slider(at) is None
     assert any("r lowered from 2 to 1" in i.value for i in at.info)
     assert metric(at, "Hashes used") == "100/128"
     # the sliders' state is set before they are drawn: no "default value but also set via the
@@ -295,7 +317,7 @@ def test_curves_split_becomes_the_current_configuration():
     at.switch_page("pages/3_Curves.py").run()
     assert not [b for b in at.button if b.key == "curve_use"]  # the sliders show the current configuration
     at.slider(key="curve_b").set_value(32).run()
-    at.slider(key="curve_r").set_value(4).run()
+    r_slider(at).set_value(4).run()
     at.slider(key="curve_t").set_value(0.7).run()
     button = at.button(key="curve_use")
     assert "b=32, r=4, threshold 0.7" in button.label

@@ -215,7 +215,7 @@ def test_walk_every_page(page, server):
     doc = json.loads(Path(dl.value.path()).read_text())
     assert doc["format_version"] == 1 and doc["evidence"]["selection"]["method"] == "recommend"
     with page.expect_download() as dl:
-        page.get_by_role("button", name="Download manifest.csv").click()
+        page.get_by_role("button", name="Download the manifest (CSV)").click()
     header = Path(dl.value.path()).read_text().splitlines()[0]
     assert header.startswith("doc_id,cluster_id,representative_id,")
     page.evaluate("""() => { for (const e of document.querySelectorAll(
