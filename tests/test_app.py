@@ -293,6 +293,23 @@ def test_curves_r_slider_follows_b():
     assert (r_slider(at).value, r_slider(at).max) == (3, 8) and metric(at, "Hashes used") == "48/128"
 
 
+@pytest.mark.slow
+def test_curves_says_which_configuration_it_draws():
+    """After a sweep the current configuration stays calib's default until the recommendation is made current:
+    the Curves page says it draws the current one and offers the recommendation."""
+    at = start()
+    at.switch_page("pages/3_Curves.py").run()
+    assert any(c.value.startswith("This page draws the current configuration:") for c in at.caption)
+    at = small_sweep(at, thresholds=(0.7,))  # the default's threshold is 0.8: the recommendation is another
+    at.switch_page("pages/3_Curves.py").run()
+    assert any("not the sweep's recommendation" in i.value for i in at.info), [i.value for i in at.info]
+    at.button(key="curve_use_recommended").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["calib_config"].threshold == 0.7
+    assert any(c.value.startswith("This page draws the current configuration (the sweep's recommendation)")
+               for c in at.caption)
+
+
 def test_curves_r_lowered_with_a_note_when_b_grows(caplog):
     at = start()
     at.switch_page("pages/3_Curves.py").run()
