@@ -175,12 +175,12 @@ def test_sweep_table_shows_decision_columns_first():
     at = small_sweep(start())
     table = at.dataframe[0]
     cols = list(table.value.columns)
-    assert cols[:9] == ["mark", "representation", "pair_recall", "pair_recall_95", "pair_precision",
-                        "pair_precision_95", "false_removal_rate", "false_removal_rate_95", "candidates"]
+    assert cols[:8] == ["configuration", "pair_recall", "false_removal_rate", "pair_recall_95", "pair_precision",
+                        "pair_precision_95", "false_removal_rate_95", "candidates"]
     res = at.session_state["calib_results"]
     shown = table.value
     row = shown.iloc[0]  # the recommended row first (here also the current one)
-    assert row["mark"] == "★ current"
+    assert row["mark"] == "★ current" and row["configuration"].startswith("★● ")
     src = res.set_index("config_fingerprint").loc[row["config_fingerprint"]]
     assert row["pair_recall"] == pytest.approx(src["pair_recall"] * 100)  # percent points
     assert row["pair_recall_95"] == f"{src['pair_recall_low'] * 100:.1f}–{src['pair_recall_high'] * 100:.1f}%"
