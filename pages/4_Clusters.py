@@ -116,8 +116,12 @@ def by_slice(ev) -> None:
         return
     st.subheader("Who is removed: rates per slice")
     st.caption("Each rate per pair category and per document slice, with a 95% Wilson interval and a Fisher "
-               "exact test of the slice against all the others (Holm-adjusted). Flagged rows differ "
-               "significantly: check that a rare domain or language is not removed disproportionately.")
+               "exact test of the slice against all the others (Holm-adjusted). Flagged document slices differ "
+               "significantly: check that a rare domain or language is not removed disproportionately. Pair "
+               "categories differ by design (an exact copy is easier to find than a translation): they keep their "
+               "p values but are never flagged. 'same group, not listed': the duplicate pairs the sample's groups "
+               "imply (two documents of one group) that its pair file does not list, as `calib samples summary` "
+               "counts them (groups: pairs_within_groups_not_listed).")
     with st.spinner("Breaking the rates down by slice..."):
         sb = engine.slices(ev)
     if sb.empty:

@@ -150,3 +150,18 @@ def test_one_configuration_reads_the_same_everywhere(tmp_path):
     assert f"pair recall {figures.rate_text(row, 'pair_recall')}" in evidence
     assert f"false-removal rate {frr}" in evidence
     assert math.isclose(metrics["false_removal_rate_high"], row["false_removal_rate_high"], rel_tol=1e-12)
+
+
+def test_the_group_category_is_named_and_pair_categories_are_not_flagged(sample):
+    """The Clusters slice table's '(group)' pairs are the ones `calib samples summary` counts as
+    pairs_within_groups_not_listed; pair categories differ by design and are never flagged."""
+    from appui import labels
+    from calib.reading.sample import summary
+    from calib.search.config import Config
+    from calib.search.sweep import evaluate, slice_breakdown
+    sb = slice_breakdown(evaluate(sample, Config()), sample)
+    group = sb[(sb["metric"] == "pair_recall") & (sb["value"] == "(group)")]
+    assert int(group["n"].iloc[0]) == summary(sample)["groups"]["pairs_within_groups_not_listed"] == 73
+    assert labels.category("(group)") == "same group, not listed"
+    assert not sb.loc[sb["level"] == "pair", "flagged"].any()
+    assert sb.loc[sb["level"] == "document", "flagged"].any()  # document slices are still compared and flagged
