@@ -162,9 +162,9 @@ def configuration_column(results: pd.DataFrame) -> tuple[pd.Series, str]:
     text = parts[varying].apply(lambda row: " ".join(v for v in row if v), axis=1) if len(parts) else \
         pd.Series([], dtype=object)
     shared = [parts[c].iloc[0] for c in parts if c not in varying and len(parts) and parts[c].iloc[0]]
-    norm = (f"normalization {usual} (+x / −x: a row that adds or drops x)" if "normalization" in varying
+    norm = (f"normalization {usual} unless a row says +x (adds x) or −x (drops x)" if "normalization" in varying
             else f"normalization {usual}" if usual else "")
-    return text.astype(object), ", ".join([norm] * bool(norm) + shared)
+    return text.astype(object), "; ".join([norm] * bool(norm) + [f"every row: {', '.join(shared)}"] * bool(shared))
 
 
 def marked(results: pd.DataFrame, recommended_fp: str | None, current_fp: str | None) -> tuple[pd.Series, pd.Series]:

@@ -243,7 +243,8 @@ def optimizer_section() -> None:
 
 
 with guard("The Curves page"):
-    frame.page("Curves", "How the chosen split behaves on this sample, and how far MinHash estimates stray.")
+    frame.page("Curves", "How the current configuration's split behaves on this sample, and how far MinHash estimates "
+               "stray.")
     s_curve_section()
     containment_section()
     error_section()

@@ -70,7 +70,7 @@ def policies(ev) -> None:
     st.subheader("Policies on the same verified pairs")
     with st.spinner("Clustering under each policy..."):
         p = engine.policies(ev)
-    st.caption("Each row is this configuration evaluated under that policy: the same figures the Sweep table, "
+    st.caption("Each column is this configuration evaluated under that policy: the same figures the Sweep table, "
                "the Export page and config.json give it. " + figures.covers(p["false_removal_rate_interval"], "false_removal_rate"))
     # the rate and its interval beside what is removed, where they are seen without scrolling
     p = p.assign(false_removal_rate_95=tables.interval(p["false_removal_rate_low"], p["false_removal_rate_high"],
