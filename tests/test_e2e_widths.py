@@ -169,7 +169,7 @@ def sweep_table_fits(page) -> None:
 def r_follows_b(page) -> None:
     """Curves: b from 16 to 25 with the keyboard leaves r's slider at 5 of 5 (it was drawn at 1 while the
     page used 5)."""
-    sliders = page.locator('[data-testid="stSlider"] [role="slider"]')
+    sliders = page.get_by_role("slider")
     b, r = sliders.nth(0), sliders.nth(1)
     assert (b.get_attribute("aria-valuenow"), r.get_attribute("aria-valuenow")) == ("16", "8")
     for _ in range(9):
@@ -177,14 +177,14 @@ def r_follows_b(page) -> None:
         b.press("ArrowRight")
     idle(page, "Hashes used")
     page.wait_for_timeout(500)
-    r = page.locator('[data-testid="stSlider"] [role="slider"]').nth(1)
+    r = page.get_by_role("slider").nth(1)
     assert (r.get_attribute("aria-valuenow"), r.get_attribute("aria-valuemax")) == ("5", "5")
     assert "125/128" in main_text(page)
     r.focus()
     r.press("ArrowLeft")
     idle(page)
     page.wait_for_timeout(500)
-    assert page.locator('[data-testid="stSlider"] [role="slider"]').nth(1).get_attribute("aria-valuenow") == "4"
+    assert page.get_by_role("slider").nth(1).get_attribute("aria-valuenow") == "4"
     assert "100/128" in main_text(page)
     page.get_by_role("button", name="Reset sliders to the current configuration").click()
     idle(page)
