@@ -43,8 +43,11 @@ def progress_section(pairs: pd.DataFrame, design) -> None:
     st.subheader(f"Progress: {done:,} of {len(pairs):,} drawn pairs decided")
     st.progress(done / max(len(pairs), 1))
     # a small HTML table (one row per stratum): every cell whole at 800 px, counts with thousands separators
-    # (a grid cut its "left" column to "1:")
-    st.table(tables.small_table(table, "stratum"))
+    # (a grid cut its "left" column to "1:"); drawn "of" the stratum's pairs in one column, and no "labeled"
+    # (duplicate + not duplicate): seven columns were wider than the page at 800 px
+    shown = table.assign(drawn=[f"{d:,} of {n:,}" for d, n in zip(table["drawn"], table["pairs_in_sample"])])
+    st.table(tables.small_table(shown.drop(columns=["pairs_in_sample", "labeled"]), "stratum",
+                                {"drawn": "drawn of the stratum's pairs", "skipped": "skipped (unsure)"}))
     st.caption(f"{design}. Strata: exact Jaccard bands of the {design.shingle_label()} shingles, and "
                "'uniform' for every pair below the floor. Skipped pairs (unsure) stay unlabeled.")
 
