@@ -261,8 +261,7 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
         ("Missed removals", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"),
          "Missed-removal rate: the share of documents that should go (duplicates of a kept one) that stay")])
     headline = figures.summary(rec)
-    st.caption(f"{headline[0].upper()}{headline[1:]}. {figures.covers(rec.get('pair_recall_interval'), 'pair_recall')} "
-               + figures.covers(rec.get(frr + "_interval"), frr))
+    st.caption(f"{headline[0].upper()}{headline[1:]}. {figures.covers_row(rec, ('pair_recall', frr))}")
     if standing_text(rec):
         st.caption(f"It stands on: {standing_text(rec)}.")
     review_button(rec)

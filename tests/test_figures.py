@@ -59,6 +59,10 @@ def test_interval_words_come_from_the_method_column():
     assert figures.interval_words("") == "" and figures.interval_words("no-such-method") == ""
     assert figures.covers(["wilson", "wilson"], "pair_recall") == (
         "The pair recall's 95% interval (wilson) covers binomial sampling of independent labeled trials.")
+    row = {"pair_recall_interval": "wilson", "false_removal_rate_interval": "wilson", "pair_precision_interval": ""}
+    assert figures.covers_row(row, ("pair_recall", "false_removal_rate", "pair_precision")) == (
+        "The pair recall's and the false-removal rate's 95% intervals (wilson) cover binomial sampling of "
+        "independent labeled trials.")
 
 
 def test_docs_list_every_interval_method_in_the_words_of_the_code():

@@ -154,3 +154,17 @@ def summary(row) -> str:
     0.00–1.12%), 309 documents removed'."""
     return (f"pair recall {rate_text(row, 'pair_recall')}, false-removal rate "
             f"{rate_text(row, 'false_removal_rate')}, {count(_get(row, 'removed'), 'document')} removed")
+
+
+def covers_row(row, names) -> str:
+    """What the 95% intervals of a row's rates ``names`` cover, one sentence per method: "The pair recall's
+    and the false-removal rate's 95% intervals (cluster-bootstrap+hash) cover ..."."""
+    by: dict[str, list[str]] = {}
+    for name in names:
+        method = str(_get(row, f"{name}_interval") or "")
+        if interval_words(method):
+            by.setdefault(method, []).append(RATE_NAMES.get(name, name.replace("_", " ")))
+    return " ".join(
+        f"The {whats[0]}'s 95% interval ({m}) covers {interval_words(m)}." if len(whats) == 1 else
+        f"The {' and the '.join(w + chr(39) + 's' for w in whats)} 95% intervals ({m}) cover {interval_words(m)}."
+        for m, whats in by.items())
