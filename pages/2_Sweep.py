@@ -298,7 +298,9 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
     st.caption("Configuration: shingles, hashes (h), bands x rows, the verification rule (J≥t: exact Jaccard at "
                "least t; est.: from the signatures), and whatever else differs between rows"
                + (f"; {shared}" if shared else "") + ". ★ recommended, ● current. It and the rates stay in view; "
-               "scroll right for each setting's own column and the details.")
+               "scroll right for each setting's own column and the details. "
+               + " ".join(figures.covers(view[f"{n}_interval"], n) for n in ("pair_recall", "false_removal_rate")
+                          if labeled and f"{n}_interval" in view))
     event = st.dataframe(frame, hide_index=True, width="stretch", height=380, column_config=col_cfg,
                          on_select="rerun", selection_mode="single-row", key="results_table")
     rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
