@@ -125,7 +125,7 @@ def pareto_chart(results: pd.DataFrame, objective: str, budget: float,
     df["config"] = config_labels(df)
     parts = rep_parts(df["representation"])
     df = pd.concat([df.drop(columns=[c for c in parts if c in df]), parts], axis=1)
-    x_title = "False-removal rate (share of labeled removals that are not duplicates)"
+    x_title = "False-removal rate (of labeled removals)"  # whole at 800 px: the definition is in the help
     y_title = OBJECTIVES.get(objective, objective)
     x_domain = rate_domain(df["false_removal_rate"], include=budget)
     y_domain, below = focus_domain(df, objective, budget)

@@ -19,9 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from calib.clusters.chaining import chaining_diagnostics
-from calib.estimates.policies import policy_summary
 from calib.search.config import Config
-from calib.clusters.clustering import Representative
 from calib.verification.measures import get_measure
 from calib.sketches.represent import Representation
 from calib.reading.sample import Sample
@@ -235,20 +233,15 @@ def diagnostics(ev: Evaluation) -> pd.DataFrame:
     return _diagnostics(state.sample_hash(), ev.config.fingerprint(), ev)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _policies(content_hash: str, config_fp: str, _ev: Evaluation, _h: Handle) -> pd.DataFrame:
-    v, cfg = _ev.verified, _ev.config
-    lengths = None
-    if cfg.representative is Representative.LONGEST:
-        with _h.lock:
-            lengths = _h.ws.sets(cfg.rep).sizes()
-    return policy_summary(_h.ws.sample.n, v.i, v.j, verified_similarity(_ev), sim_fn(cfg),
-                          cfg.threshold, truth_fn=_h.ws.truth.label, representative=cfg.representative,
-                          lengths=lengths)
-
-
 def policies(ev: Evaluation) -> pd.DataFrame:
-    return _policies(state.sample_hash(), ev.config.fingerprint(), ev, handle())
+    """The configuration of ``ev`` under each clustering policy, each row from that configuration's own
+    (cached) evaluation: the same figures the Sweep and Export pages give it (calib.search.policies)."""
+    import dataclasses
+
+    from calib.clusters.clustering import Policy
+    from calib.search.policies import policy_table
+    evs = [ev if ev.config.policy == p else evaluation(dataclasses.replace(ev.config, policy=p)) for p in Policy]
+    return policy_table([e for e in evs if e.clustering is not None], sim_fn(ev.config))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

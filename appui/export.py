@@ -17,6 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from calib.base import atomic
+from calib.estimates import figures
 from calib.production import export as cx
 from calib.production import targets as T
 from calib.search.config import Config, Verify
@@ -106,10 +107,8 @@ def _how(cfg: Config) -> dict:
 def evidence_frame(config: Config, config_row: dict, evidence: dict[str, dict], found: dict) -> pd.DataFrame:
     """One row per measure, one column for the calibrated config and one per target: how the
     target runs the config (verification, kept document) and its figures on the sample then."""
-    def fmt(k, v):
-        if v is None:
-            return "-"
-        return f"{v:.1%}" if k.endswith(("rate", "recall")) else f"{int(v):,}"
+    def fmt(k, v):  # the digits and words of every page (calib.estimates.figures)
+        return figures.pct(v, k) if k.endswith(("rate", "recall")) else figures.number(v)
     cols = {"calibrated config": {**_how(config), **{k: fmt(k, config_row.get(k)) for k in EVIDENCE_ROWS}}}
     for name, ev in evidence.items():
         t = found[name]

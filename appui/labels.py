@@ -16,6 +16,9 @@ CATEGORIES = {
     "boilerplate": "shared boilerplate", "near_threshold": "near the threshold", "chain": "edit chain",
     "edit_tree": "edit tree", "cut": "cut (copied)", "light": "light revision", "heavy": "heavy revision",
     "non": "not derived",
+    # duplicate pairs the groups imply that the pair file does not list (calib samples summary:
+    # groups.pairs_within_groups_not_listed)
+    "(group)": "same group, not listed",
     "duplicate": "duplicate", "not_duplicate": "not duplicate",
 }
 

@@ -96,3 +96,19 @@ def changed(msg: str) -> None:
 def config_label(cfg: Config) -> str:
     return (f"{cfg.rep.label()}, {cfg.rep.num_perm} hashes, "
             f"b={cfg.b} r={cfg.r}, {cfg.verification_label()}, {cfg.policy}")
+
+
+def recommended():
+    """The row the Sweep page recommends for this session's sweep under the budget, objective and bound chosen
+    there (the across-seed rows when it swept several seeds), or None (no sweep, no label, nothing fits)."""
+    from calib.search.recommend import recommend
+    from calib.search.seeds import across_seeds
+    res, ss = results(), st.session_state
+    if res is None or not len(res):
+        return None
+    if "seed" in res and res["seed"].nunique() > 1:
+        res = across_seeds(res)
+    if not (res["n_positive"].fillna(0) > 0).any():
+        return None
+    return recommend(res, max_false_removal_rate=ss[BUDGET], objective=ss[OBJECTIVE],
+                     use_upper_bound=bool(ss.get("calib_use_upper", False)))

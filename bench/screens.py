@@ -26,7 +26,8 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.test_e2e_browser import ARGS, CHROMIUM, _free_port, idle, nav  # noqa: E402 - one set of browser helpers
+from tests._app_server import _free_port  # noqa: E402
+from tests.test_e2e_browser import ARGS, CHROMIUM, idle, nav  # noqa: E402 - one set of browser helpers
 
 WIDTHS = (1400, 1000, 800)
 TALL = 7000  # Streamlit scrolls an inner container: a tall viewport shows the whole page

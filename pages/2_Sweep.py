@@ -9,6 +9,7 @@ from appui import charts, engine, frame, reviews, state, tables
 from appui.errors import guard, message
 from appui.text import count
 from calib.base import atomic
+from calib.estimates import figures
 from calib.sketches.schemes import SCHEMES, canonical_scheme, scheme_names
 from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.search.config import VERIFY_RULES, config_from_row
@@ -75,29 +76,29 @@ def grid_inputs() -> Grid:
     g["all_splits"] = mode.startswith("all")
     g["splits"] = c[1].text_input("Splits (bands x rows)", value=saved["splits"], key="g_splits",
                                   disabled=g["all_splits"])
+    # the whole width: seven chips in half of it showed four at 1000 px and three at 800
+    g["thresholds"] = st.multiselect("Thresholds (J or C)", THRESHOLDS, default=saved["thresholds"], key="g_thresholds")
     c = st.columns(2)
-    g["thresholds"] = c[0].multiselect("Thresholds (J or C)", THRESHOLDS,
-                                       default=saved["thresholds"], key="g_thresholds")
     g["verify"] = c[1].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
                                    key="g_verify", help="exact: Jaccard of the shingle sets; estimated: from the "
                                    "signatures; none: every LSH candidate counts as a duplicate")
-    c = st.columns(2)
     g["policies"] = c[0].multiselect("Clustering policies", ["connected", "star"], default=saved["policies"],
                                      key="g_policies")
     reps = ["first", "longest", "medoid"]
+    c = st.columns(2)
     g["representative"] = c[1].selectbox("Keep per cluster", reps, index=reps.index(saved["representative"]),
                                          key="g_representative")
-    c = st.columns(2)
     g["measures"] = c[0].multiselect("Measures", list(MEASURE_NAMES), default=saved["measures"], key="g_measures",
                                      help="jaccard: |A∩B|/|A∪B|; containment: |A∩B|/|A| of the smaller set A, "
                                           "for short texts copied inside long ones (keeps the longest document "
                                           "of each cluster, whatever 'Keep per cluster' says)")
-    g["weightings"] = c[1].multiselect(
+    c = st.columns(2)
+    g["weightings"] = c[0].multiselect(
         "Shingle weights", list(WEIGHTINGS), default=saved["weightings"], key="g_weightings",
         help="none: plain shingle sets; idf: each shingle weighs ln(1 + N/df) (df counted on the sample), so "
              "boilerplate shared by many pages counts little: signatures by weighted MinHash (scheme dart; icws on request), "
              "verification by weighted Jaccard at the same thresholds")
-    g["seeds"] = st.columns(2)[0].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
+    g["seeds"] = c[1].text_input("Hash seeds", value=saved["seeds"], key="g_seeds",
                                  help="One seed, or several (e.g. 1,2,3) to measure hash luck: every configuration "
                                       "runs once per seed and the results show the mean and range over seeds")
     st.markdown("**Boilerplate and short documents**")
@@ -258,12 +259,14 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
         (charts.OBJECTIVES[objective].split(" (")[0], tables.pct(rec[objective], objective),
          charts.OBJECTIVES[objective]),
         ("False removals", tables.pct(rec[frr], frr),
-         f"False-removal rate: the share of labeled removals that are not duplicates; 95% interval "
-         f"{tables.pct(rec[frr + '_low'], frr)} - {tables.pct(rec[frr + '_high'], frr)}"),
-        ("Candidates", f"{int(rec['candidates']):,}", "Candidate pairs LSH proposes for verification"),
-        ("Removed", f"{int(rec['removed']):,}", "Documents this configuration would remove"),
+         f"False-removal rate: the share of labeled removals that are not duplicates: {figures.rate_text(rec, frr)}. "
+         + figures.covers(rec.get(frr + "_interval"), frr)),
+        ("Candidates", figures.number(rec["candidates"]), "Candidate pairs LSH proposes for verification"),
+        ("Removed", figures.number(rec["removed"]), "Documents this configuration would remove"),
         ("Missed removals", tables.pct(rec["missed_removal_rate"], "missed_removal_rate"),
          "Missed-removal rate: the share of documents that should go (duplicates of a kept one) that stay")])
+    headline = figures.summary(rec)
+    st.caption(f"{headline[0].upper()}{headline[1:]}. {figures.covers_row(rec, ('pair_recall', frr))}")
     if standing_text(rec):
         st.caption(f"It stands on: {standing_text(rec)}.")
     review_button(rec)
@@ -296,6 +299,13 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
     view = tables.sweep_order(view, budget, objective, rec_fp, labeled)
     frame, col_cfg = tables.sweep_view(view, labeled=labeled, recommended_fp=rec_fp,
                                        current_fp=state.config().fingerprint())
+    shared = tables.configuration_column(view)[1]
+    st.caption("Configuration: shingles, hashes (h), bands x rows, the verification rule (J≥t: exact Jaccard at "
+               "least t; est.: from the signatures), and whatever else differs between rows"
+               + (f"; {shared}" if shared else "") + ". ★ recommended, ● current. It and the rates stay in view; "
+               "scroll right for each setting's own column and the details. "
+               + " ".join(figures.covers(view[f"{n}_interval"], n) for n in ("pair_recall", "false_removal_rate")
+                          if labeled and f"{n}_interval" in view))
     event = st.dataframe(frame, hide_index=True, width="stretch", height=380, column_config=col_cfg,
                          on_select="rerun", selection_mode="single-row", key="results_table")
     rows = event.selection.rows if event is not None and hasattr(event, "selection") else []

@@ -8,36 +8,42 @@ import streamlit as st
 
 from appui import charts, engine, frame, state, tables
 from appui.errors import guard
+from appui.text import md
 from calib.candidates import lsh
-from calib.search.config import Verify
+from calib.search.config import Verify, config_from_row
 from calib.candidates.ensemble import Ensemble, containment_s_curve, lookup
 from calib.estimates.metrics import expected_at_or_above, rate_at_or_above
 from calib.sketches.minhash import estimate_errors
 
 
+R_VALUE = "curve_r_value"  # r as chosen, in plain state: the r slider's key changes with its range
+
+
 def split_inputs(cfg) -> tuple[int, int, float]:
     """b, r and threshold sliders, starting at the current configuration. b*r may not
     exceed num_perm: when a larger b leaves fewer rows per band, r is lowered and the
-    page says so (the sliders' state is set before they are drawn, never behind them)."""
+    page says so. The r slider's key names its range (``curve_r_1_5``): a slider whose
+    maximum changes under the same key kept its old position in the browser (r drawn at 1
+    while the page used 5), so a new range draws a new slider, at the r in plain state."""
     m = cfg.rep.num_perm
     ss = st.session_state
     if st.button("Reset sliders to the current configuration", key="curve_reset"):
-        for k in ("curve_b", "curve_r", "curve_t"):
+        for k in [k for k in ss if str(k).startswith("curve_r_")] + ["curve_b", "curve_t", R_VALUE]:
             ss.pop(k, None)
     ss.setdefault("curve_b", min(cfg.b, m))
-    ss.setdefault("curve_r", cfg.r)
+    ss.setdefault(R_VALUE, cfg.r)
     ss.setdefault("curve_t", float(cfg.threshold or 0.0))  # no threshold when nothing is verified
     c = st.columns(3)
     b = c[0].slider("b (bands)", 1, m, key="curve_b") if m > 1 else 1
     rmax = lsh.max_rows(b, m)
-    lowered = ss["curve_r"] > rmax
-    if lowered:
-        old, ss["curve_r"] = ss["curve_r"], rmax
+    old = ss[R_VALUE]
+    lowered = old > rmax
     if rmax > 1:
-        r = c[1].slider("r (rows per band)", 1, rmax, key="curve_r")
+        r = c[1].slider("r (rows per band)", 1, rmax, value=min(old, rmax), key=f"curve_r_1_{rmax}")
     else:
-        r = ss["curve_r"] = 1
+        r = 1
         c[1].markdown("**r (rows per band)**: 1")
+    ss[R_VALUE] = r
     t = c[2].slider("Final threshold (Jaccard)", 0.0, 1.0, step=0.01, key="curve_t")
     rule = (f"b x r may not exceed num_perm = {m}: each band hashes r of the signature's {m} values and no value "
             f"serves two bands, so with b = {b} bands r goes up to {m} // {b} = {rmax}.")
@@ -60,9 +66,29 @@ def make_current(cfg, b: int, r: int, t: float) -> None:
         state.changed(f"Current configuration set to {state.config_label(new)}; the other pages now use it.")
 
 
+def which_configuration(cfg) -> None:
+    """Say which configuration the page draws: always the current one; after a sweep whose recommendation is
+    another, say so and offer to make the recommendation current (the page then draws it)."""
+    rec = state.recommended()
+    source = st.session_state[state.CONFIG_SOURCE]
+    if rec is None or rec["config_fingerprint"] == cfg.fingerprint():
+        what = " (the sweep's recommendation)" if rec is not None else ""
+        st.caption(f"This page draws the current configuration{what}: `{state.config_label(cfg)}` "
+                   f"({md(source)}).")
+        return
+    rec_cfg = config_from_row(rec)
+    st.info(f"This page draws the **current** configuration, `{state.config_label(cfg)}` ({md(source)}), not "
+            f"the sweep's recommendation, `{state.config_label(rec_cfg)}`. Make the recommendation current to "
+            "draw it here (the other pages follow).")
+    if st.button("Use the recommended configuration", key="curve_use_recommended"):
+        state.set_config(rec_cfg, "recommended by the sweep (from the Curves page)")
+        state.changed(f"Current configuration set to the recommendation: {state.config_label(rec_cfg)}.")
+
+
 def s_curve_section() -> None:
     cfg = state.config()
     m = cfg.rep.num_perm
+    which_configuration(cfg)
     st.subheader("S-curve against measured collision rates")
     st.caption(f"Representation {cfg.rep.shingle_label()} [{cfg.rep.normalization_label()}], {m} hashes. "
                "Move b, r and the threshold: only the banding step reruns (shingles and signatures are cached).")
@@ -135,6 +161,9 @@ def error_section() -> None:
 
 
 RATIOS = (1, 2, 4, 8, 16)
+# two different chances of a pair of size ratio x, named apart (one word, "P at threshold", had stood for both)
+AT_T = "P(candidate) at c = threshold"
+CEILING = "highest P(candidate), at c = 1"
 
 
 def containment_section() -> None:
@@ -151,7 +180,7 @@ def containment_section() -> None:
     t = c[1].slider("Containment threshold", 0.05, 1.0, float(cfg.threshold or 0.5) if cfg.measure == "containment"
                     else 0.5, 0.01, key="cont_t")
     m = cfg.rep.num_perm
-    b0, r0 = st.session_state.get("curve_b", cfg.b), st.session_state.get("curve_r", cfg.r)
+    b0, r0 = st.session_state.get("curve_b", cfg.b), st.session_state.get(R_VALUE, cfg.r)
     cc = np.linspace(0, 1, 201)
     rows, table = [], []
     ens = Ensemble(t, m, m=min(8, m)) if mode == "an LSH Ensemble" and m >= 2 else None
@@ -164,13 +193,14 @@ def containment_section() -> None:
         p = containment_s_curve(cc[keep], b, r, float(ratio))
         rows.append(pd.DataFrame({"c": cc[keep], "p": p, "ratio": f"{ratio}x", "split": f"{b}x{r}"}))
         table.append({"|B|/|A|": f"{ratio}x", "b x r": f"{b}x{r}",
-                      "P at threshold": float(containment_s_curve(t, b, r, float(ratio))),
-                      "ratio": ratio, "ceiling": float(containment_s_curve(1.0, b, r, float(ratio)))})
+                      AT_T: float(containment_s_curve(t, b, r, float(ratio))),
+                      CEILING: float(containment_s_curve(1.0, b, r, float(ratio))), "ratio": ratio})
     c[2].metric("Hashes", f"{m:,}")
     st.altair_chart(charts.containment_curve_chart(pd.concat(rows, ignore_index=True), t), width="stretch")
     st.caption(ceiling_caption(table))
-    frame, config = tables.view(pd.DataFrame(table).drop(columns=["ratio", "ceiling"]), percent=("P at threshold",))
-    st.dataframe(frame, hide_index=True, column_config=config)
+    # both chances a caption or a reader may quote, each under its own name
+    st.table(tables.small_table(tables.percent_text(pd.DataFrame(table).drop(columns=["ratio"]), (AT_T, CEILING)),
+                                "|B|/|A|"))
 
 
 def ceiling_caption(table: list[dict]) -> str:
@@ -179,12 +209,13 @@ def ceiling_caption(table: list[dict]) -> str:
     ratio can reach, and the split's S-curve at that Jaccard is each curve's ceiling."""
     def top(p: float) -> str:
         return tables.pct(p) if p >= 0.0005 else "below 0.1%"
-    tops = "; ".join(f"{row['|B|/|A|']} (J ≤ {1 / row['ratio']:.4g}, {row['b x r']}): {top(row['ceiling'])}"
+    tops = "; ".join(f"{row['|B|/|A|']} (J ≤ {1 / row['ratio']:.4g}, {row['b x r']}): {top(row[CEILING])}"
                      for row in table if row["ratio"] > 1)
     text = ("Banding sees Jaccard, not containment: a pair whose larger set is x times the smaller has "
             "J = c / (1 + x - c), at most 1/x even when all of A is inside B (c = 1). So each curve stops at "
-            f"its split's S-curve value at J = 1/x, its highest chance: {tops}.")
-    flat = [row["|B|/|A|"] for row in table if row["ceiling"] < 0.05]
+            f"its split's S-curve value at J = 1/x, the table's '{CEILING}' (not its chance at the containment "
+            f"threshold, '{AT_T}'): {tops}.")
+    flat = [row["|B|/|A|"] for row in table if row[CEILING] < 0.05]
     if flat:
         text += (f" The {', '.join(flat)} curves lie flat near 0%: their split cannot find a copy inside a document "
                  "that much longer (an LSH Ensemble picks a looser split per size ratio).")
@@ -212,7 +243,8 @@ def optimizer_section() -> None:
 
 
 with guard("The Curves page"):
-    frame.page("Curves", "How the chosen split behaves on this sample, and how far MinHash estimates stray.")
+    frame.page("Curves", "How the current configuration's split behaves on this sample, and how far MinHash estimates "
+               "stray.")
     s_curve_section()
     containment_section()
     error_section()

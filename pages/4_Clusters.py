@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from appui import charts, diff, engine, frame, labels, state, tables
+from calib.estimates import figures
 from appui.errors import guard
 from appui.text import count
 from calib.clusters.clustering import largest_components
@@ -17,11 +18,11 @@ RISK_LABELS = {"cluster": "cluster", "representative_id": "representative", "siz
                "diameter": "diameter (hops)", "min_edge_sim": "weakest edge J", "min_sim_to_rep": "lowest J to rep.",
                "weakest_a_id": "weakest pair: A", "weakest_b_id": "weakest pair: B", "weakest_sim": "weakest pair J",
                "n_chained": "chained", "risk": "risk"}
-POLICY_LABELS = {"policy": "policy", "n_clusters": "clusters (with single documents)", "removals": "removed",
-                 "unverified": "removed unverified", "below_threshold": "removed below threshold",
+POLICY_LABELS = {"policy": "policy", "n_clusters": "clusters (with single documents)", "removed": "removed",
+                 "chained_removals": "removed unverified", "below_threshold": "removed below threshold",
                  "false_removals": "false removals", "unlabeled_removals": "unlabeled removals",
                  "labeled_removals": "labeled removals", "false_removal_rate": "false-removal rate",
-                 "frr_95": "false-removal 95% CI"}
+                 "false_removal_rate_95": "false-removal 95% CI"}
 SLICE_LABELS = {"level": "level", "metric": "rate", "column": "slice", "value": "value", "n": "out of",
                 "k": "count", "rate": "share", "ci_low": "95% low", "ci_high": "95% high", "p_value": "p",
                 "p_adjusted": "p (Holm)", "flagged": "flagged"}
@@ -69,12 +70,15 @@ def policies(ev) -> None:
     st.subheader("Policies on the same verified pairs")
     with st.spinner("Clustering under each policy..."):
         p = engine.policies(ev)
+    st.caption("Each column is this configuration evaluated under that policy: the same figures the Sweep table, "
+               "the Export page and config.json give it. " + figures.covers(p["false_removal_rate_interval"], "false_removal_rate"))
     # the rate and its interval beside what is removed, where they are seen without scrolling
-    p = p.assign(frr_95=tables.interval(p["frr_low"], p["frr_high"], "frr_95"))
-    cols = ["policy", "n_clusters", "removals", "false_removal_rate", "frr_95", "false_removals",
-            "labeled_removals", "unlabeled_removals", "unverified", "below_threshold"]
-    frame, config = tables.view(p[[c for c in cols if c in p]], POLICY_LABELS, percent=("false_removal_rate",))
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    p = p.assign(false_removal_rate_95=tables.interval(p["false_removal_rate_low"], p["false_removal_rate_high"],
+                                                       "false_removal_rate"))
+    cols = ["policy", "removed", "false_removal_rate", "false_removal_rate_95", "false_removals",
+            "labeled_removals", "unlabeled_removals", "chained_removals", "below_threshold", "n_clusters"]
+    # one column per policy, one row per figure: whole at 800 px (ten columns side by side were cut)
+    st.table(tables.small_table(tables.percent_text(p[cols], ("false_removal_rate",)), "policy", POLICY_LABELS).T)
     st.caption("connected: every document in a component goes with one representative (chains allowed); "
                "star: each removed document must be a verified pair with its representative.")
 
@@ -112,8 +116,12 @@ def by_slice(ev) -> None:
         return
     st.subheader("Who is removed: rates per slice")
     st.caption("Each rate per pair category and per document slice, with a 95% Wilson interval and a Fisher "
-               "exact test of the slice against all the others (Holm-adjusted). Flagged rows differ "
-               "significantly: check that a rare domain or language is not removed disproportionately.")
+               "exact test of the slice against all the others (Holm-adjusted). Flagged document slices differ "
+               "significantly: check that a rare domain or language is not removed disproportionately. Pair "
+               "categories differ by design (an exact copy is easier to find than a translation): they keep their "
+               "p values but are never flagged. 'same group, not listed': the duplicate pairs the sample's groups "
+               "imply (two documents of one group) that its pair file does not list, as `calib samples summary` "
+               "counts them (groups: pairs_within_groups_not_listed).")
     with st.spinner("Breaking the rates down by slice..."):
         sb = engine.slices(ev)
     if sb.empty:

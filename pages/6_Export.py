@@ -9,6 +9,7 @@ from appui import engine, export, labels, reviews, state, tables
 from appui import frame as frame_
 from appui.errors import guard, message
 from appui.text import count, md
+from calib.estimates import figures
 from calib.production import export as cx
 from calib.production import targets as T
 from calib.verification.measures import get_measure
@@ -83,13 +84,13 @@ def config_section(cfg, ev, s) -> None:
     st.success(f"Valid: checked against config.schema.json (format_version {doc['format_version']}); both "
                "fingerprints recomputed from the content and matching. `calib apply --config config.json` runs it.")
     m = (doc.get("evidence") or {}).get("metrics") or {}
-    if m:
-        def pct(k):
-            return "-" if m.get(k) is None else tables.pct(m[k], k.removesuffix("_high"))
-        st.caption(f"Evidence stored with it: the sample named **{md(s.name)}** (content hash {doc['evidence']['sample']['content_hash'][:12]}, "
-                   f"{s.n:,} documents, {len(s.pairs):,} labeled pairs); pair recall {pct('pair_recall')}, "
-                   f"false-removal rate {pct('false_removal_rate')} (95% upper {pct('false_removal_rate_high')}), "
-                   f"{m.get('removed') or 0:,} documents would be removed. Chosen: {export.selection_text(sel)}.")
+    if m:  # the row config.json stores, written as every page and the CLI write it (calib.estimates.figures)
+        st.caption(f"Evidence stored with it: the sample named **{md(s.name)}** (content hash "
+                   f"{doc['evidence']['sample']['content_hash'][:12]}, {s.n:,} documents, {len(s.pairs):,} labeled "
+                   f"pairs); pair recall {figures.rate_text(m, 'pair_recall')}, false-removal rate "
+                   f"{figures.rate_text(m, 'false_removal_rate')}, {figures.count(m.get('removed'), 'document')} "
+                   f"would be removed. Chosen: {export.selection_text(sel)}. "
+                   + figures.covers(m.get("false_removal_rate_interval"), "false_removal_rate"))
     with st.expander("config.json", expanded=False):
         st.code(cx.dumps(doc), language="json")
     untuned = export.untuned(sel)
@@ -203,12 +204,12 @@ def manifest_section(cfg, ev, s) -> None:
     st.dataframe(view, hide_index=True, width="stretch", height=380, column_config=conf, column_order=order,
                  key="manifest_table")
     st.caption("The downloads hold the whole manifest (every row, not only the filtered ones).")
-    d = st.columns(4)
-    d[0].download_button("Download manifest.csv", export.frame_bytes(frame, "csv"),
-                         export.manifest_filename(cfg, "csv"), "text/csv", key="download_manifest_csv")
-    d[1].download_button("Download manifest.parquet", export.frame_bytes(frame, "parquet"),
-                         export.manifest_filename(cfg, "parquet"), "application/vnd.apache.parquet",
-                         key="download_manifest_parquet")
+    d = st.container(horizontal=True)  # the buttons wrap to a new line rather than cut "CSV" / "Parquet"
+    d.download_button("Download the manifest (CSV)", export.frame_bytes(frame, "csv"),
+                      export.manifest_filename(cfg, "csv"), "text/csv", key="download_manifest_csv")
+    d.download_button("Download the manifest (Parquet)", export.frame_bytes(frame, "parquet"),
+                      export.manifest_filename(cfg, "parquet"), "application/vnd.apache.parquet",
+                      key="download_manifest_parquet")
 
 
 with guard("The Export page"):

@@ -10,6 +10,7 @@ from appui.errors import guard, message
 from appui.loading import load_path
 from appui.paths import resolve_allowed
 from appui.text import count, md
+from calib.estimates import figures
 from calib.labeling.draw import pairs_bytes, progress, read_drawn, representation, with_decisions, write_labels
 from calib.review.adjudication import decisions_of, resolved_decisions, review_labels
 from calib.review.overlap import offered_to
@@ -41,11 +42,12 @@ def progress_section(pairs: pd.DataFrame, design) -> None:
     done = int(table["labeled"].sum() + table["skipped"].sum())
     st.subheader(f"Progress: {done:,} of {len(pairs):,} drawn pairs decided")
     st.progress(done / max(len(pairs), 1))
-    frame, config = tables.view(table)  # counts with thousands separators ("494198" read badly)
-    most = int(table["drawn"].max() or 1)
-    st.dataframe(frame, hide_index=True, width="stretch", column_config={**config, **{
-        c: st.column_config.ProgressColumn(tables.header(c), format=tables.COUNT, min_value=0, max_value=most)
-        for c in ("drawn", "labeled")}})
+    # a small HTML table (one row per stratum): every cell whole at 800 px, counts with thousands separators
+    # (a grid cut its "left" column to "1:"); drawn "of" the stratum's pairs in one column, and no "labeled"
+    # (duplicate + not duplicate): seven columns were wider than the page at 800 px
+    shown = table.assign(drawn=[f"{d:,} of {n:,}" for d, n in zip(table["drawn"], table["pairs_in_sample"])])
+    st.table(tables.small_table(shown.drop(columns=["pairs_in_sample", "labeled"]), "stratum",
+                                {"drawn": "drawn of the stratum's pairs", "skipped": "skipped (unsure)"}))
     st.caption(f"{design}. Strata: exact Jaccard bands of the {design.shingle_label()} shingles, and "
                "'uniform' for every pair below the floor. Skipped pairs (unsure) stay unlabeled.")
 
@@ -75,13 +77,14 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame, decisions: pd.
     for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
         col.markdown(f"**{md(a)}**")
         diff.show(col, texts[a], texts[b], representation(drawn.design))
-    b = st.columns(4)
     clicked = None
-    for k, (d, text) in enumerate((("duplicate", "Duplicate"), ("not_duplicate", "Not duplicate"),
-                                   ("unsure", "Skip"))):
-        if b[k].button(f"{text} ({KEYS[d].upper()})", key=f"label_{d}", shortcut=KEYS[d], disabled=not reviewer,
-                       type="primary" if k == 0 else "secondary"):
-            clicked = d
+    with st.container(horizontal=True):  # the buttons wrap to a new line rather than cut their labels
+        for k, (d, text) in enumerate((("duplicate", "Duplicate"), ("not_duplicate", "Not duplicate"),
+                                       ("unsure", "Skip"))):
+            # the button shows its shortcut key itself ("Duplicate D"): the label does not repeat it
+            if st.button(text, key=f"label_{d}", shortcut=KEYS[d], disabled=not reviewer,
+                         type="primary" if k == 0 else "secondary"):
+                clicked = d
     st.caption("Keys: D duplicate, N not duplicate, S skip (recorded as unsure: the pair stays unlabeled).")
     if clicked:
         try:  # on a team's store the database checks the decision too
@@ -96,18 +99,18 @@ def label_section(store: ReviewStore, drawn, pairs: pd.DataFrame, decisions: pd.
 def export_section(folder: Path, pairs: pd.DataFrame, latest: pd.DataFrame) -> None:
     st.subheader("Export")
     filled = pairs.drop(columns=["decision"])
-    c = st.columns(3)
-    c[0].download_button("Download pairs.csv", pairs_bytes(filled), file_name="pairs.csv", mime="text/csv",
-                         key="label_download")
-    if c[1].button("Write the labels into the folder", key="label_write"):
+    row = st.container(horizontal=True)  # the buttons wrap to a new line rather than cut their labels
+    row.download_button("Download pairs.csv", pairs_bytes(filled), file_name="pairs.csv", mime="text/csv",
+                        key="label_download")
+    if row.button("Write the labels into the folder", key="label_write"):
         try:
             written = write_labels(folder, latest)  # re-read under the claim: rows `draw --more` added stay
         except Exception as exc:  # noqa: BLE001
             st.error(f"Could not write {md(folder)}: {message(exc)}")
-        else:
-            state.changed(f"Wrote {int((written.pairs['label'].str.strip() != '').sum()):,} labels into "
-                          f"{md(folder)}/pairs.csv.")
-    if c[2].button("Use this drawn set as the sample", key="label_use"):
+        else:  # plain text: the page escapes the message once when it shows it
+            state.changed(f"Wrote {count((written.pairs['label'].str.strip() != '').sum(), 'label')} into "
+                          f"{folder / 'pairs.csv'}.")
+    if row.button("Use this drawn set as the sample", key="label_use"):
         try:
             write_labels(folder, latest)
             state.set_sample(load_path(str(folder)))
@@ -146,9 +149,10 @@ def next_section(folder: Path) -> None:
                  else "more documents (a larger calib draw --docs)")
         need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
-        col.metric(labels.word(name).capitalize(), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
-                   help=f"+/-{width:g} needs {need} (greedy Neyman allocation)")
-        col.caption(f"±{width:g} needs {need}.")
+        # the configuration's own result row (the Sweep and Export pages' figure), in words when not measured
+        col.metric(labels.word(name).capitalize(), figures.pct(ev.row.get(name), name),
+                   help=f"±{width:g} needs {need} (greedy Neyman allocation)")
+        col.caption(f"{figures.rate_text(ev.row, name)}; ±{width:g} needs {need}.")
     st.dataframe(plan["allocation"].rename("label next").to_frame().T, width="stretch")
     st.caption("`calib draw --more K --out FOLDER` draws these pairs (the drawn but unlabeled ones first).")
 

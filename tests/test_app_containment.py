@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest  # noqa: F401  (the helpers below build AppTests)
 
+from appui import tables
 from calib.candidates.ensemble import Ensemble, containment_s_curve, lookup
 
 from test_app import _clean, small_sweep, start  # noqa: F401  (_clean: the autouse fixture)
@@ -28,15 +29,17 @@ def test_curves_page_draws_the_containment_curve_of_the_ensemble():
     at.slider(key="cont_t").set_value(0.7)
     at.radio(key="cont_mode").set_value("an LSH Ensemble").run()
     assert not at.exception, at.exception
-    table = next(d.value for d in at.dataframe if "b x r" in d.value.columns)
+    table = next(d.value for d in at.table if "b x r" in d.value.columns)
     cfg = at.session_state["calib_config"]
     ens = Ensemble(0.7, cfg.rep.num_perm)
-    for _, row in table.iterrows():
-        ratio = int(row["|B|/|A|"].rstrip("x"))
+    for label, row in table.iterrows():
+        ratio = int(str(label).rstrip("x"))
         b, r = ens.table()[lookup(ens.table(), ratio, 1)]
         assert row["b x r"] == f"{b}x{r}"
-        # shown in percent points (the frame holds the rate x 100, one decimal on screen)
-        assert row["P at threshold"] == pytest.approx(100 * containment_s_curve(0.7, b, r, float(ratio)))
+        # the chance at the threshold and the ceiling (c = 1), each under its own name, as every page writes rates
+        unescape = lambda v: str(v).replace("\\", "")  # noqa: E731 - st.table cells are escaped Markdown
+        assert unescape(row["P(candidate) at c = threshold"]) == tables.pct(containment_s_curve(0.7, b, r, float(ratio)))
+        assert unescape(row["highest P(candidate), at c = 1"]) == tables.pct(containment_s_curve(1.0, b, r, float(ratio)))
 
 
 def test_pages_run_with_a_containment_configuration():

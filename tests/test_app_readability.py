@@ -6,6 +6,7 @@ itself is checked in screenshots by bench/screens.py)."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -63,8 +64,16 @@ def test_sweep_table_formats_and_the_current_row_cannot_be_used_again():
     for col, digits in (("pair_recall", 1), ("pair_precision", 1), ("false_removal_rate", 2)):
         assert cfg[col]["type_config"]["format"] == f"%.{digits}f%%"
     assert cfg["candidates"]["type_config"]["format"] == "%,d"
-    assert cfg["mark"]["width"] >= 110  # "★ recommended" whole (it was cut to "★ curr")
+    # "★ recommended" whole (it was cut to "★ curr")
     shown = table.value
+    assert cfg["mark"]["width"] >= max(tables.text_px(m) for m in shown["mark"]) + tables.PAD_PX
+    # what decides stays in view: the compact configuration and the two rates come first, pinned
+    assert list(shown.columns[:3]) == ["configuration", "pair_recall", "false_removal_rate"]
+    assert all(cfg[c].get("pinned") for c in shown.columns[:3]) and not cfg["pair_precision"].get("pinned")
+    for text, (_, row) in zip(shown["configuration"], res.set_index("config_fingerprint").loc[
+            shown["config_fingerprint"]].reset_index().iterrows()):
+        assert f"{row['b']}x{row['r']}" in text and f"J≥{row['threshold']:g}" in text, text
+        assert text.split()[0 if text[0] not in "★●" else 1] in row["representation"], text
     src = res.set_index("config_fingerprint").loc[shown["config_fingerprint"]]
     assert shown["false_removal_rate"].to_numpy() == pytest.approx(src["false_removal_rate"].to_numpy() * 100,
                                                                     nan_ok=True)
@@ -159,9 +168,10 @@ def test_clusters_tables_put_risk_and_false_removals_first():
     at = start()
     at.switch_page("pages/4_Clusters.py").run()
     assert not at.exception, at.exception
-    policy = next(t for t in at.dataframe if "policy" in t.value)
-    assert list(policy.value.columns[:5]) == ["policy", "n_clusters", "removals", "false_removal_rate", "frr_95"]
-    assert config_of(policy)["n_clusters"]["type_config"]["format"] == "%,d"
+    # one column per policy (HTML, whole at 800 px), what is removed and its false-removal rate first
+    policy = next(t.value for t in at.table if "connected" in t.value.columns)
+    assert list(policy.index[:3]) == ["removed", "false-removal rate", "false-removal 95% CI"]
+    assert policy.loc["clusters (with single documents)", "connected"] == "2,177"
     members = next(t for t in at.dataframe if "role" in t.value)
     assert list(members.value.columns[:2]) == ["id", "role"]
 
@@ -189,10 +199,17 @@ def test_review_sentences_agree_with_their_counts():
 def test_fit_width_holds_the_longest_formatted_value_and_the_header():
     # "1009" was drawn as "10" in a column sized for two digits: the width follows "1,009" and the header
     assert tables.formatted(pd.Series([1009, 2332, np.nan]), tables.COUNT).tolist() == ["1,009", "2,332", ""]
-    assert tables.fit_width(pd.Series([1009, 2332, 35]), "documents", tables.COUNT) == 8 * 9 + 28
-    assert tables.fit_width(pd.Series([1234567]), "n", tables.COUNT) == 8 * len("1,234,567") + 28
-    assert tables.fit_width(pd.Series([77.64]), "recall", "%.1f%%") == 8 * len("recall") + 28
+    px = tables.CHAR_WIDTHS
+    assert tables.text_px("1,009") == pytest.approx(4 * px["0"] + px[","])  # digits are as wide as each other
+    assert tables.fit_width(pd.Series([1009, 2332, 35]), "documents", tables.COUNT) == math.ceil(
+        tables.text_px("documents") + tables.PAD_PX)
+    assert tables.fit_width(pd.Series([1234567]), "n", tables.COUNT) == math.ceil(
+        tables.text_px("1,234,567") + tables.PAD_PX)
+    assert tables.fit_width(pd.Series([77.64]), "pair recall", "%.1f%%") == math.ceil(
+        tables.text_px("pair recall") + tables.PAD_PX)
+    assert tables.fit_width(pd.Series([1]), "n", tables.COUNT) == tables.MIN_PX
     assert tables.fit_width(pd.Series(["x" * 500]), "text") == tables.MAX_PX
+    assert tables.text_px("★") > tables.text_px("x") and tables.text_px("\u4e00") == tables.WIDE_PX
 
 
 def test_sweep_table_columns_are_as_wide_as_their_values():
@@ -201,8 +218,9 @@ def test_sweep_table_columns_are_as_wide_as_their_values():
     cfg, shown = config_of(table), table.value
     for col in shown.columns:
         fmt = (cfg[col].get("type_config") or {}).get("format")
-        longest = max([len(cfg[col].get("label") or col)] + [len(t) for t in tables.formatted(shown[col], fmt)])
-        assert cfg[col]["width"] >= min(tables.MAX_PX, tables.CHAR_PX * longest), (col, cfg[col])
+        longest = max([tables.text_px(cfg[col].get("label") or col)]
+                      + [tables.text_px(t) for t in tables.formatted(shown[col], fmt)])
+        assert cfg[col]["width"] >= min(tables.MAX_PX, longest + tables.PAD_PX), (col, cfg[col])
 
 
 def test_sweep_order_recommended_then_within_budget_by_recall_then_over_by_false_removals():

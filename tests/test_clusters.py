@@ -200,9 +200,9 @@ def test_policy_summary_with_truth():
     assert s.loc["connected", "unverified"] == 1 and s.loc["star", "unverified"] == 0
     assert s.loc["connected", "below_threshold"] == 1 and s.loc["star", "below_threshold"] == 0
     assert s.loc["connected", "false_removals"] == 1 and s.loc["star", "false_removals"] == 0
-    assert s.loc["connected", "unlabeled_removals"] == 1
-    assert s.loc["connected", "false_removal_rate"] == pytest.approx(0.5)
-    assert 0 < s.loc["connected", "frr_low"] < 0.5 < s.loc["connected", "frr_high"] < 1
+    assert s.loc["connected", "unlabeled_removals"] == 1 and s.loc["connected", "labeled_removals"] == 2
+    # the rate and its interval are the engine's own row's (calib.search.policies), never computed here
+    assert "false_removal_rate" not in s.columns
     no_truth = policy_summary(5, i, j, None, jaccard_fn(sets), 0.5)
     assert no_truth["false_removals"].isna().all()
 

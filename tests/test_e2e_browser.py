@@ -152,9 +152,9 @@ def test_walk_every_page(page, server):
     # the decision columns are the first headers of the table
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.scroll_into_view_if_needed()
-    grid.locator("th", has_text="pair recall").first.wait_for(state="attached")  # the grid draws late
+    grid.locator("th", has_text="recall").first.wait_for(state="attached")  # the grid draws late
     headers = grid.locator("th").all_text_contents()
-    assert [h.strip() for h in headers if h.strip()][:4] == ["marked", "representation", "pair recall",
+    assert [h.strip() for h in headers if h.strip()][:4] == ["configuration", "recall", "false rem.",
                                                             "recall 95% CI"], headers
     recommended = re.search(r"Recommended under a [\d.]+% budget:\s*(\S+)",
                             page.locator('[data-testid="stMain"]').inner_text()).group(1)  # e.g. word3 or char5
@@ -215,7 +215,7 @@ def test_walk_every_page(page, server):
     doc = json.loads(Path(dl.value.path()).read_text())
     assert doc["format_version"] == 1 and doc["evidence"]["selection"]["method"] == "recommend"
     with page.expect_download() as dl:
-        page.get_by_role("button", name="Download manifest.csv").click()
+        page.get_by_role("button", name="Download the manifest (CSV)").click()
     header = Path(dl.value.path()).read_text().splitlines()[0]
     assert header.startswith("doc_id,cluster_id,representative_id,")
     page.evaluate("""() => { for (const e of document.querySelectorAll(
@@ -259,7 +259,7 @@ def test_sweep_without_labels_says_so_once(page, server, unlabeled):
     grid.scroll_into_view_if_needed()
     grid.locator("th", has_text="candidates").first.wait_for(state="attached")
     headers = [h.strip() for h in grid.locator("th").all_text_contents()]
-    assert [h for h in headers if h][:4] == ["marked", "representation", "candidates", "removed"], headers
+    assert [h for h in headers if h][:4] == ["configuration", "candidates", "removed", "reduction"], headers
     shot_at(page, "Results", "03d_sweep_no_labels.png")
 
 

@@ -37,6 +37,14 @@ MEASURE = """() => {
     for (const e of w.querySelectorAll('[data-testid="stMarkdownContainer"], p')) if (cut(e)) { bad.push('widget label: ' + text(w)); break; }
   for (const t of main.querySelectorAll('[data-testid="stMultiSelect"] [data-baseweb="tag"]'))
     for (const e of [t, ...t.querySelectorAll('span')]) if (cut(e)) { bad.push('chip: ' + text(t)); break; }
+  // a button's label (a column narrower than the label cut it to "Download ...")
+  for (const b of main.querySelectorAll('button[data-testid^="stBaseButton"]'))
+    for (const e of [b, ...b.querySelectorAll('div, p, span')]) if (cut(e)) { bad.push('button: ' + text(b)); break; }
+  // a right margin: nothing drawn up to the window's edge (at 800 px the home links and an axis title were)
+  for (const e of main.querySelectorAll('[data-testid="stElementContainer"]')) {
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.right > window.innerWidth - 8) bad.push(`no right margin (${Math.round(r.right)} px): ` + text(e));
+  }
   for (const c of main.querySelectorAll('[data-testid="stTable"] td, [data-testid="stTable"] th'))
     if (cut(c)) bad.push('table cell: ' + text(c));
   for (const t of main.querySelectorAll('[data-testid="stTable"]'))  // a table wider than its column hides cells
@@ -119,6 +127,69 @@ def main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
+# The grid's font, as Streamlit's dataframe draws it; a character wider than appui.tables.CHAR_WIDTHS says
+# would cut a cell sized by appui.tables.fit_width.
+CHAR_WIDTHS = """(chars) => { const m = document.createElement('canvas').getContext('2d'); const out = {};
+  const family = getComputedStyle(document.querySelector('[data-testid="stMain"]')).fontFamily;
+  for (const weight of ['400', '600']) { m.font = `${weight} 14px ${family}`;
+    for (const c of chars) out[c] = Math.max(out[c] || 0, m.measureText(c).width); }
+  return out; }"""
+ROW_MARKERS_PX = 40  # the grid's tick-box column in front of the pinned ones
+
+
+def sweep_table_fits(page) -> None:
+    """The Sweep table's pinned columns (configuration, recall, false-removal rate) fit in the grid at every
+    width, with each column as wide as appui.tables.fit_width makes it from the results the page holds
+    (downloaded as CSV), and the grid font's characters no wider than the rule assumes."""
+    import pandas as pd
+
+    from appui import tables
+    measured = page.evaluate(CHAR_WIDTHS, "".join(tables.CHAR_WIDTHS))
+    wider = {c: (round(w, 2), tables.CHAR_WIDTHS[c]) for c, w in measured.items() if w > tables.CHAR_WIDTHS[c] + 0.05}
+    assert not wider, wider
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download results (CSV)").click()
+    results = pd.read_csv(got.value.path())
+    results = results[results["status"] == "ok"]
+    fp = results["config_fingerprint"].iloc[0]  # the longest mark ("★● ") on a row: the widest the column gets
+    _, config = tables.sweep_view(results, recommended_fp=fp, current_fp=fp)
+    pinned = [c for c, v in config.items() if v.get("pinned")]
+    assert pinned == ["configuration", "pair_recall", "false_removal_rate"], pinned
+    need = sum(config[c]["width"] for c in pinned) + tables.text_px("★● ") + ROW_MARKERS_PX
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": HEIGHT})
+        idle(page)
+        page.wait_for_timeout(800)
+        have = grid.bounding_box()["width"]
+        assert need <= have, (width, need, have, {c: config[c]["width"] for c in pinned})
+    page.set_viewport_size({"width": WIDTHS[0], "height": HEIGHT})
+
+
+def r_follows_b(page) -> None:
+    """Curves: b from 16 to 25 with the keyboard leaves r's slider at 5 of 5 (it was drawn at 1 while the
+    page used 5)."""
+    def shown(k: int) -> tuple[str, str]:  # slider k's value and the largest it takes, as drawn
+        value = page.locator('[data-testid="stSliderThumbValue"]').nth(k).inner_text().strip()
+        return value, page.locator('[data-testid="stSliderTickBar"]').nth(k).inner_text().split()[-1]
+
+    assert (shown(0)[0], shown(1)) == ("16", ("8", "8"))
+    b = page.get_by_role("slider").nth(0)
+    for _ in range(9):
+        b.focus()
+        b.press("ArrowRight")
+    idle(page, "125/128")
+    page.wait_for_timeout(500)
+    assert (shown(0)[0], shown(1)) == ("25", ("5", "5"))
+    r = page.get_by_role("slider").nth(1)
+    r.focus()
+    r.press("ArrowLeft")
+    idle(page, "100/128")
+    assert shown(1) == ("4", "5")
+    page.get_by_role("button", name="Reset sliders to the current configuration").click()
+    idle(page)
+
+
 def test_every_page_reads_at_1400_1000_and_800_px(page, server, drawn):
     page.goto(server)
     idle(page, "Duplicate pairs")
@@ -168,20 +239,27 @@ def test_every_page_reads_at_1400_1000_and_800_px(page, server, drawn):
     rows = page.evaluate(count)
     assert rows - 1 == shown_rows, (rows, shown_rows, line)
     headers = [h.strip() for h in grid.locator("th").all_text_contents() if h.strip()]
-    assert headers[:3] == ["marked", "representation", "pair recall"], headers
+    assert headers[:3] == ["configuration", "recall", "false rem."], headers
     got = measure(page, "03_sweep_second_pass")
     assert got["legends"] >= 2
+    sweep_table_fits(page)
 
     nav(page, "Curves")
     idle(page, "S-curve for b=")
     no_exception(page)
     measure(page, "04_curves")
+    r_follows_b(page)
 
     nav(page, "Clusters")
     idle(page, "Clusters by risk")
     idle(page, "Compare two documents")
     no_exception(page)
     measure(page, "05_clusters")
+
+    nav(page, "Export")
+    idle(page, "Download the manifest (CSV)")
+    no_exception(page)
+    measure(page, "07_export")
 
     nav(page, "Review")
     idle(page, "Queue:")
@@ -203,3 +281,17 @@ def test_every_page_reads_at_1400_1000_and_800_px(page, server, drawn):
     idle(page, "What to label next")
     no_exception(page)
     measure(page, "09_label_drawn")
+    page.get_by_role("button", name=re.compile(r"^Duplicate")).click()
+    idle(page, "Recorded duplicate")
+    page.get_by_role("button", name="Write the labels into the folder").click()
+    idle(page, "Wrote 1 label into")
+    assert "\\" not in next(t for t in page.locator('[data-testid="stAlertContentSuccess"]').all_inner_texts()
+                             if t.startswith("Wrote"))
+    page.get_by_role("button", name="Use this drawn set as the sample").click()
+    idle(page, "The drawn set is the sample now")
+    idle(page, "Target half-width")
+    no_exception(page)
+    text = main_text(page).split("What to label next")[-1]  # (the documents' own texts may say "inf")
+    assert not re.search(r"\bnan\b|\binf\b", text), text  # a rate with no labeled removal says so in words
+    assert "not measured (no labeled removal)" in text, text
+    measure(page, "10_label_next")

@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from appui.text import md
 from calib.labeling.draw import draw, write_drawn
 from calib.review.sqlite import ReviewStore
 
@@ -46,8 +47,17 @@ def test_label_page_records_decisions_and_exports(drawn, tmp_path):
     assert len(latest) == 3 and set(latest["decision"]) == {"duplicate", "unsure", "not_duplicate"}
     assert {first["id_a"], first["id_b"]} == {first_decision["id_a"], first_decision["id_b"]}
     assert first_decision["decision"] == "duplicate"
-    progress = at.dataframe[0].value
-    assert progress["labeled"].sum() == 2 and progress["skipped"].sum() == 1 and progress["drawn"].sum() == 40
+    progress = at.table[0].value  # an HTML table: counts as text, headers in words
+    counts = lambda col: progress[col].astype(str).str.split(" of ").str[0].str.replace(",", "").astype(int).sum()  # noqa: E731
+    assert counts("duplicate") + counts("not duplicate") == 2 and counts("skipped (unsure)") == 1
+    assert counts("drawn of the stratum's pairs") == 40
+    at.button(key="label_write").click().run()
+    assert not at.exception, at.exception
+    wrote = next(s.value for s in at.success if s.value.startswith("Wrote"))
+    # one escape (the page's), no literal backslash; the count agrees with its noun
+    assert wrote == f"Wrote 2 labels into {md(drawn / 'pairs.csv')}.", wrote
+    assert [b.label for b in at.button if b.key and b.key.startswith("label_") and b.key != "label_write"][:3] == [
+        "Duplicate", "Not duplicate", "Skip"]  # the button shows its key itself: no "Duplicate (D) D"
     at.button(key="label_use").click().run()
     assert not at.exception, at.exception
     written = pd.read_csv(drawn / "pairs.csv", dtype=str, keep_default_na=False)
@@ -112,7 +122,7 @@ def test_label_page_needs_a_name_and_routes_the_overlap_to_a_second_reviewer(dra
     assert any("Second review" in c.value for c in bob.caption)
     bob.button(key="label_not_duplicate").click().run()
     # contested: no label in the progress table (counted as skipped) until adjudicated
-    assert bob.dataframe[0].value["labeled"].sum() == 0
+    assert bob.table[0].value[["duplicate", "not duplicate"]].astype(int).sum().sum() == 0
     assert any("1 contested pair(s) excluded" in c.value for c in bob.caption)
     cat = label_session(drawn, "cat", 1.0)
     assert current_pair(cat) != first  # two reviewers decided it: not offered to a third

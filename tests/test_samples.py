@@ -219,7 +219,7 @@ def test_not_judged_group_is_no_group(tmp_path):
     s = load_sample(docs, write(tmp_path / "p.csv", "id_a,id_b,label\na,b,duplicate\nb,c,not_duplicate\n"))
     assert s.not_judged().tolist() == [False, True, True, True] and s.warnings == ()
     assert summary(s)["groups"] == {"groups": 1, "in_groups_of_2_or_more": 0, "largest": 1, "without_group": 0,
-                                    "not_judged": 3}
+                                    "not_judged": 3, "pairs_within_groups": 0, "pairs_within_groups_not_listed": 0}
     assert s.group_codes().tolist() == [0, -1, -1, -1]
     write_docs_pairs(s, tmp_path / "again")
     assert load_sample(tmp_path / "again").not_judged().tolist() == [False, True, True, True]

@@ -111,7 +111,7 @@ def test_standing_text_names_a_dominant_group_and_its_macro_rate():
            "false_removal_rate_if_unlabeled_fine": 0.0, "false_removal_rate_if_unlabeled_false": 0.0,
            "largest_group_pair_share": 0.8, "pair_recall": 0.95, "pair_recall_macro": 0.61, "n_positive": 40}
     assert "one labeled group holds 80% of the duplicate pairs" in standing_text(row)
-    assert "per-group (macro) pair recall 0.610" in standing_text(row)
+    assert "per-group (macro) pair recall 61.0%" in standing_text(row)
     assert "one labeled group" not in standing_text({**row, "largest_group_pair_share": 0.3})
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from _families import family_sample
 from calib.candidates import lsh
+from calib.estimates import figures
 from calib.estimates.bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap
 from calib.cli import main
 from calib.estimates.jackknife import hash_sd, widen
@@ -330,7 +331,7 @@ def test_cli_seeds_writes_per_seed_and_across_seed_results(tmp_path, capsys):
             (mine["candidate_recall"].min(), mine["candidate_recall"].max()))
     best = recommend(agg, max_false_removal_rate=0.5)
     assert "mean over seeds 1,2,3" in err and f"b={best['b']} r={best['r']}" in err
-    assert f"pair recall {best['pair_recall']:.3f}" in err
+    assert f"pair recall {figures.rate_text(best, 'pair_recall')}" in err  # the words of every page
     rec = per_seed[per_seed["recommended"]]  # the recommended configuration at its lowest seed
     assert len(rec) == 1 and rec["seed"].iloc[0] == 1 and rec["b"].iloc[0] == best["b"]
     assert main(argv) == 2 and "already exists" in capsys.readouterr().err  # checked before any work

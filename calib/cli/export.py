@@ -14,6 +14,7 @@ from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir, check_rate
 from calib.base.inputs import CONFIG_MAX_BYTES, RESULTS_MAX_BYTES
+from calib.estimates.figures import summary
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
                                _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
                                check_sweep_memory, load, tqdm_progress, workspace_sources)
@@ -169,12 +170,8 @@ def cmd_export(a) -> int:
         if store is not None:
             store.close()
     r = evaluation.row
-    frr = r["false_removal_rate"]
-    rate = ("not measured (no labeled removal: it is not 0)" if frr != frr else
-            f"{frr:.4f} [{r['false_removal_rate_low']:.4f}, {r['false_removal_rate_high']:.4f}]")
-    print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; "
-          f"{r['removed']} proposed removals (report only), pair recall {r['pair_recall']:.3f}, "
-          f"false-removal rate {rate}", file=sys.stderr)
+    print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; {summary(r)} "
+          "(proposed removals, report only)", file=sys.stderr)
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)

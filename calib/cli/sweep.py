@@ -17,6 +17,7 @@ from calib.base.inputs import QUEUE_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _no_labels,
                                _review_store, _say_if_sampled, _strs, add_missing_option, check_sweep_memory,
                                fit_default_pairs, load, tqdm_progress, workspace_sources)
+from calib.estimates.figures import pct, summary
 from calib.sketches.represent import HASH_FUNCTIONS, Representation
 
 
@@ -305,12 +306,12 @@ def cmd_sweep(a) -> int:
         print(f"no configuration keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
     else:
         best = table[table["recommended"]].iloc[0]
-        spread = (f", seeds {best['pair_recall_min']:.3f}-{best['pair_recall_max']:.3f}" if over else "")
+        spread = (f"; pair recall over the seeds {pct(best['pair_recall_min'], 'pair_recall')}-"
+                  f"{pct(best['pair_recall_max'], 'pair_recall')}" if over else "")
         print(f"recommended (max pair recall, false-removal rate <= {a.budget}{over}; column 'recommended'): "
               f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']}"
               f"{'' if best.get('measure', 'jaccard') == 'jaccard' else ' ' + str(best['measure'])} "
-              f"t={best['threshold']}: pair recall {best['pair_recall']:.3f} [{best['pair_recall_low']:.3f}, "
-              f"{best['pair_recall_high']:.3f}{spread}], false-removal rate {best['false_removal_rate']:.4f}"
+              f"t={best['threshold']}: {summary(best)}{spread}"
               f"{seed_text(best)} ({best['config_fingerprint']})", file=sys.stderr)
         standing = standing_text(best)
         if standing:
@@ -332,10 +333,14 @@ def cmd_sweep(a) -> int:
 def seed_text(row) -> str:
     """How a row's false-removal rate holds across hash seeds, for its CLI line."""
     import pandas as pd
+
+    from calib.estimates.figures import pct
     out = ""
     e = row.get("expected_false_removal_rate")
     if e is not None and not pd.isna(e):
-        out += f" (expected over seeds {e:.4f}, a new seed <= {row['false_removal_rate_seed_high']:.4f} at 95%)"
+        frr = "false_removal_rate"
+        out += (f" (false-removal rate expected over seeds {pct(e, frr)}, a new seed <= "
+                f"{pct(row['false_removal_rate_seed_high'], frr)} at 95%)")
     if row.get("seeds_held"):
         out += f"; held the budget on {row['seeds_held'].replace('/', ' of ')} seeds"
     if row.get("seed_swing"):

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-WILSON, BOOTSTRAP = "wilson", "cluster-bootstrap"
+WILSON, BOOTSTRAP, WILSON_CLUSTERS = "wilson", "cluster-bootstrap", "wilson-clusters"
 _BLOCK_CELLS = 4_000_000  # weights generated and reduced this many cells (replicates x units) at a time
 _CACHE_CELLS = 8_000_000  # keep all weights when they fit (float64: 64 MB)
 
@@ -210,6 +210,11 @@ class Counts:
         """True when some unit takes part in more than one trial (the trials share
         documents or groups), so they are not independent Bernoulli trials."""
         return bool((self.trials_per_unit > 1).any())
+
+    @property
+    def units_with_trials(self) -> int:
+        """How many units hold at least one trial: the independent draws among the trials."""
+        return int((self.trials_per_unit > 0).sum())
 
     def macro(self) -> float:
         """Unweighted mean over units of the per-unit rate (units with trials

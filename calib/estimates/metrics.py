@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from calib.estimates.bootstrap import BOOTSTRAP, WILSON, ClusterBootstrap, Counts
+from calib.estimates.bootstrap import BOOTSTRAP, WILSON, WILSON_CLUSTERS, ClusterBootstrap, Counts
 from calib.clusters.clustering import Clustering
 from calib.estimates.jackknife import hash_sd, widen
 from calib.candidates.lsh import s_curve
@@ -43,14 +43,23 @@ def counted_rate(name: str, counts: Counts, boot: ClusterBootstrap | None, *, ma
     """{name, name_low, name_high, name_interval[, name_macro]} of one rate.
 
     Sampling part: the cluster-bootstrap interval when its trials share a
-    unit (and a bootstrap is given), else Wilson. ``hash_sd`` (the band
+    unit (and a bootstrap is given), else Wilson. At k = 0 or k = n every
+    resample gives the same rate, so the percentile interval has no width (0
+    false removals of 198 would read "95% upper 0.00%"): the Wilson interval
+    over the units that hold the trials (``wilson-clusters``) stands in, as
+    wide as if each unit were one trial (the most dependence there can be). ``hash_sd`` (the band
     jackknife's hash standard deviation, :mod:`calib.estimates.jackknife`): the interval
     is widened to cover the rate another hash seed gives. ``macro``: also the
     per-unit (group) mean of the rate, each group weighted once."""
     k, n = counts.k_total, counts.n_total
     if boot is not None and counts.dependent:
-        lo, hi = boot.interval(counts)
-        method = BOOTSTRAP
+        if 0 < k < n:
+            lo, hi = boot.interval(counts)
+            method = BOOTSTRAP
+        else:
+            m = counts.units_with_trials
+            lo, hi = (float(x) for x in wilson(k / n * m if n else 0.0, m))
+            method = WILSON_CLUSTERS
     else:
         lo, hi = (float(x) for x in wilson(k, n))
         method = WILSON

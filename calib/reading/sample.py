@@ -198,8 +198,22 @@ def summary(sample: Sample) -> dict:
         out["groups"] = {"groups": int(len(sizes)), "in_groups_of_2_or_more": int(sizes[sizes >= 2].sum()),
                          "largest": int(sizes.max()) if len(sizes) else 0,
                          "without_group": int(sample.docs["group"].isna().sum()),
-                         "not_judged": int(sample.not_judged().sum())}
+                         "not_judged": int(sample.not_judged().sum()),
+                         **_pairs_within_groups(sample, sizes)}
     return out
+
+
+def _pairs_within_groups(sample: Sample, sizes: pd.Series) -> dict:
+    """Duplicate pairs the groups imply (two documents of one group: sum of m(m-1)/2), and how many of them
+    the pair file does not list (the evaluation's pair category '(group)')."""
+    total = int((sizes * (sizes - 1) // 2).sum())
+    group = sample.docs["group"].where(~sample.not_judged()).to_numpy(object)
+    p = sample.pairs
+    i, j = p["i"].to_numpy(np.int64), p["j"].to_numpy(np.int64)
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    same = pd.notna(group[lo]) & (group[lo] == group[hi]) & (lo != hi)
+    listed = len(set(zip(lo[same].tolist(), hi[same].tolist())))
+    return {"pairs_within_groups": total, "pairs_within_groups_not_listed": total - listed}
 
 
 def _reason_kind(reason: str) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from calib.estimates.figures import pct
+
 SEED_HIGH = "false_removal_rate_seed_high"
 DOMINANT_GROUP = 0.5  # a labeled group holding more than this share of the duplicate pairs drives pair-level rates
 
@@ -24,10 +26,11 @@ def standing_text(row) -> str:
     parts = []
     removed = int(row.get("removed", 0) or 0)
     if removed and "labeled_removals" in row and not pd.isna(row["labeled_removals"]):
-        parts.append(f"{int(row['labeled_removals'])} of {removed} removals labeled "
+        frr = "false_removal_rate"
+        parts.append(f"{int(row['labeled_removals']):,} of {removed:,} removals labeled "
                      f"({row['labeled_removal_share']:.0%}); false-removal rate over all removals "
-                     f"{row['false_removal_rate_if_unlabeled_fine']:.4f} if every unlabeled one is fine, "
-                     f"{row['false_removal_rate_if_unlabeled_false']:.4f} if every one is false")
+                     f"{pct(row['false_removal_rate_if_unlabeled_fine'], frr)} if every unlabeled one is fine, "
+                     f"{pct(row['false_removal_rate_if_unlabeled_false'], frr)} if every one is false")
     if row.get("ignored_pairs"):
         parts.append(f"{int(row['ignored_pairs'])} labeled pair(s) of ignored categories "
                      f"{row['ignored_categories']} counted neither right nor wrong")
@@ -35,8 +38,8 @@ def standing_text(row) -> str:
     if share is not None and not pd.isna(share) and share > DOMINANT_GROUP and (row.get("n_positive") or 0) >= 10:
         macro = row.get("pair_recall_macro")
         parts.append(f"one labeled group holds {share:.0%} of the duplicate pairs: pair recall "
-                     f"{row['pair_recall']:.3f} is mostly that group's; per-group (macro) pair recall "
-                     f"{float(macro):.3f}" if macro is not None and not pd.isna(macro) else
+                     f"{pct(row['pair_recall'])} is mostly that group's; per-group (macro) pair recall "
+                     f"{pct(macro)}" if macro is not None and not pd.isna(macro) else
                      f"one labeled group holds {share:.0%} of the duplicate pairs (pair-level rates are mostly its)")
     return "; ".join(parts)
 

@@ -393,8 +393,12 @@ def slice_breakdown(ev: Evaluation, sample: Sample, *, alpha: float = 0.05) -> p
     duplicate pairs, false verification over the labeled non-duplicates.
     Document level, by each slice column: removal rate (all documents), false
     removals among labeled removals, missed removals among documents of true
-    duplicate clusters. Rows with ``flagged`` differ significantly (Holm-
-    adjusted Fisher exact p < alpha) from the other slices of their column.
+    duplicate clusters. Document rows with ``flagged`` differ significantly (Holm-
+    adjusted Fisher exact p < alpha) from the other slices of their column. Pair
+    categories (exact copy, translation, ...) differ by design, being kinds of pairs
+    of unlike difficulty: they keep their p values but are never flagged. The
+    category '(group)' holds the duplicate pairs the groups imply that the pair
+    file does not list (``calib samples summary``: pairs_within_groups_not_listed).
     """
     from calib.estimates.slices import slice_report
     parts = []
@@ -414,6 +418,7 @@ def slice_breakdown(ev: Evaluation, sample: Sample, *, alpha: float = 0.05) -> p
             r = slice_report(docs, list(sample.slice_columns), success, mask, alpha=alpha)
             parts.append(r.assign(level="document", metric=metric))
     out = pd.concat(parts, ignore_index=True)
+    out.loc[out["level"] == "pair", "flagged"] = False  # kinds of pairs differ by design
     out = out[out["n"] > 0]
     return out[["level", "metric", "column", "value", "n", "k", "rate", "ci_low", "ci_high",
                 "p_value", "p_adjusted", "flagged"]].reset_index(drop=True)
