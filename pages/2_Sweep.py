@@ -16,7 +16,8 @@ from calib.search.config import VERIFY_RULES, config_from_row
 from calib.verification.measures import MEASURE_NAMES
 from calib.candidates.lsh import parse_splits
 from calib.search.grid import Grid
-from calib.search.recommend import recommend, standing_text
+from calib.search.knobs import knobs, knobs_text
+from calib.search.recommend import closest, recommend, standing_text
 from calib.search.seeds import across_seeds
 from calib.search.from_sample import objective_text
 from calib.search.reseed import seed_flags
@@ -358,6 +359,21 @@ def contested_section(results: pd.DataFrame, budget: float) -> None:
                "labeled, under that labeling.")
 
 
+def knobs_section(results: pd.DataFrame, budget: float, objective: str) -> None:
+    """After the second pass: per axis, the best row within the budget at each value tried."""
+    if "search_pass" not in results or not (results["search_pass"] == 2).any():
+        return
+    found = knobs(results, budget=budget, objective=objective)
+    if found.empty:
+        return
+    st.markdown("**Which knobs mattered**")
+    st.caption(f"{knobs_text(found, objective)}. Each row: the best {charts.OBJECTIVES[objective].split(' (')[0]} "
+               f"within the {budget:.1%} budget among the configurations with that value (0% where none fits).")
+    shown = found[found["axis"].isin(found["axis"].drop_duplicates().head(5))]
+    st.table(pd.DataFrame({"axis": shown["axis"].str.replace("_", " "), "value": shown["value"],
+                           "best": shown["best"].map(lambda v: f"{v:.1%}"), "configurations": shown["rows"]}))
+
+
 def results_section(results: pd.DataFrame) -> None:
     st.subheader("Results")
     st.caption(grid_summary(results) + (f" {st.session_state['calib_second_pass_note']}."
@@ -382,11 +398,12 @@ def results_section(results: pd.DataFrame) -> None:
                    "not plotted.")
     if rec is None:
         bound = "95% upper bound of the false-removal rate" if upper else "false-removal rate"
-        st.warning(f"No configuration keeps the {bound} within {budget:.1%}. Raise the budget or add stricter "
-                   "thresholds.")
+        near = closest(results, max_false_removal_rate=budget, objective=objective)[1]
+        st.warning(f"No configuration keeps the {bound} within {budget:.1%}. {near[0].upper()}{near[1:]}.")
     else:
         recommendation(rec, budget, objective)
     second_pass_step(per_seed, budget, objective)
+    knobs_section(results, budget, objective)
     contested_section(per_seed, budget)
     rec_fp = None if rec is None else rec["config_fingerprint"]
     st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
