@@ -37,6 +37,7 @@ EXPAND = 3           # settings moved per round
 MEASURE = 4          # settings measured per round (best cuts each)
 CUTS = 3             # configurations measured per setting
 STRIP_SHARE = 0.02   # boilerplate: lines held by more than this share of the documents
+BOILERPLATE_CHARS = 40  # a boilerplate line is at least this long
 COMBINE = 3          # the best gaining moves of a setting combined two and three at a time
 SETTINGS = 40        # settings scanned (ceilings) at effort 1
 
@@ -91,7 +92,8 @@ def axis_values(cfg: Config) -> dict:
 @dataclass
 class Limits:
     """What the sample allows: shingle sizes (at least 5 shingles in a median document), and whether
-    any line is boilerplate (held by more than :data:`STRIP_SHARE` of the documents, and by >= 2)."""
+    any line is boilerplate (a line of :data:`BOILERPLATE_CHARS` characters or more held by more than
+    :data:`STRIP_SHARE` of the documents, and by >= 2: a header or footer, not a keyword)."""
 
     max_word: int
     max_char: int
@@ -103,7 +105,8 @@ class Limits:
         texts = pd.Series(ws.sample.texts, dtype=object).astype(str)
         words = float(texts.str.split().str.len().median())
         chars = float(texts.str.len().median())
-        lines = pd.Series([line for t in texts for line in {x.strip() for x in t.splitlines()} if line])
+        lines = pd.Series([line for t in texts for line in {x.strip() for x in t.splitlines()}
+                           if len(line) >= BOILERPLATE_CHARS])
         held = lines.value_counts()
         boilerplate = bool(len(held)) and int(held.iloc[0]) >= max(2, STRIP_SHARE * len(texts))
         return cls(max(1, min(12, int(words // 5))), max(3, min(16, int(chars // 5))), boilerplate)
