@@ -48,9 +48,18 @@ def _line_hash(line: str) -> int:
     return xxhash.xxh3_64_intdigest(line.encode("utf-8", "surrogatepass"))
 
 
-def normalized_lines(text: str, rep: Representation) -> list[str]:
-    """The normalized form of each line of ``text`` (empty ones included, in order)."""
-    return [normalize(line, rep) for line in text.splitlines()]
+def normalized_lines(text: str, rep: Representation, memo: dict | None = None) -> list[str]:
+    """The normalized form of each line of ``text`` (empty ones included, in order). ``memo``: raw line ->
+    normalized, shared across texts (a corpus repeats its lines: headers, footers, a file's releases)."""
+    if memo is None:
+        return [normalize(line, rep) for line in text.splitlines()]
+    out = []
+    for line in text.splitlines():
+        done = memo.get(line)
+        if done is None:
+            done = memo[line] = normalize(line, rep)
+        out.append(done)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,10 +77,10 @@ class LineCounts:
 
 def count_lines(texts, rep: Representation) -> LineCounts:
     """Each normalized non-empty line's document frequency over ``texts``."""
-    per_doc, n = [], 0
+    per_doc, n, memo = [], 0, {}
     for text in texts:
         n += 1
-        hs = {_line_hash(x) for x in normalized_lines(text, rep) if x}
+        hs = {_line_hash(x) for x in normalized_lines(text, rep, memo) if x}
         if hs:
             per_doc.append(np.fromiter(hs, dtype=np.uint64, count=len(hs)))
     if not per_doc:
@@ -99,11 +108,24 @@ class Stoplist:
         """``text`` without its stoplist lines (the other lines byte for byte)."""
         if not self.lines:
             return text
-        stop = self._set
-        return "".join(line for line in text.splitlines(keepends=True) if normalize(line, rep) not in stop)
+        return self._strip(text, rep, None)
+
+    def _strip(self, text: str, rep: Representation, memo: dict | None) -> str:
+        stop, memo = self._set, {} if memo is None else memo
+        kept = []
+        for line in text.splitlines(keepends=True):
+            norm = memo.get(line)
+            if norm is None:
+                norm = memo[line] = normalize(line, rep)
+            if norm not in stop:
+                kept.append(line)
+        return "".join(kept)
 
     def strip_all(self, texts, rep: Representation) -> list[str]:
-        return [self.strip(t, rep) for t in texts]
+        if not self.lines:
+            return list(texts)
+        memo: dict = {}
+        return [self._strip(t, rep, memo) for t in texts]
 
     def to_doc(self, rep: Representation) -> dict:
         """The exported stoplist file's content (``stoplist.json``)."""
@@ -144,9 +166,9 @@ def stoplist(texts, rep: Representation, share: float) -> Stoplist:
     hot = counts.hashes[(counts.counts > counts.limit(share)) & (counts.counts >= 2)]
     if not len(hot):
         return Stoplist(share, counts.n_docs, (), ())
-    hot_set, found = set(hot.tolist()), {}
+    hot_set, found, memo = set(hot.tolist()), {}, {}
     for text in texts:  # the text of each stoplist hash
-        for x in normalized_lines(text, rep):
+        for x in normalized_lines(text, rep, memo):
             if x and x not in found and _line_hash(x) in hot_set:
                 found[x] = _line_hash(x)
         if len(found) == len(hot_set):
