@@ -8,11 +8,11 @@ choose a hash count and a steep split for it. So a move of the setting is re-cut
 compose:
 
     settings <- the settings of the first pass's best rows
-    round:   each of the best unexpanded settings moved along every axis (one move) -> ceilings;
+    round:   the best setting not yet moved, moved along every axis (one move) -> ceilings;
              the moves that raised a setting's ceiling, also taken two and three at a time;
              the best settings by ceiling not measured yet -> their best cuts -> measured rows
     stop:    a round raises neither the best ceiling nor the best measured row by MIN_GAIN,
-             or the rounds or the settings (the effort: 4 rounds, 40 settings at effort 1) are spent
+             or the rounds or the settings (the effort: 4 rounds, 32 settings at effort 1) are spent
 
 The ceiling is an upper bound a split can only approach, so the settings are ranked by it and the
 recommendation is still made on measured rows (and the seed check after them).
@@ -33,13 +33,13 @@ from calib.search.sweep import sweep_configs
 
 MIN_GAIN = 0.002     # pair recall: less than this is no gain
 ROUNDS = 4           # rounds at effort 1
-EXPAND = 3           # settings moved per round
+EXPAND = 1           # settings moved per round (the best not yet moved)
 MEASURE = 4          # settings measured per round (best cuts each)
 CUTS = 3             # configurations measured per setting
 STRIP_SHARE = 0.02   # boilerplate: lines held by more than this share of the documents
 BOILERPLATE_CHARS = 40  # a boilerplate line is at least this long
 COMBINE = 3          # the best gaining moves of a setting combined two and three at a time
-SETTINGS = 40        # settings scanned (ceilings) at effort 1
+SETTINGS = 32        # settings scanned (ceilings) at effort 1
 
 
 @dataclass(frozen=True)
@@ -119,10 +119,10 @@ def moves(cfg: Config, limits: Limits) -> list[Move]:
            Move("case", rep=(("lowercase", not rep.lowercase),))]
     top = limits.max_word if rep.shingle == "word" else limits.max_char
     low = 1 if rep.shingle == "word" else 2
-    for dk in (-2, -1, 1, 2, 3):
+    for dk in (-1, 1, 2):
         if low <= rep.k + dk <= top:
             out.append(Move("shingle", rep=(("k", rep.k + dk),)))
-    other = ((5, 7) if rep.shingle == "word" else (3, 5))
+    other = ((5,) if rep.shingle == "word" else (3,))
     kind = "char" if rep.shingle == "word" else "word"
     for k in other:
         if k <= (limits.max_char if kind == "char" else limits.max_word):
