@@ -145,3 +145,85 @@ def test_the_operators_stricter_setting_stays(monkeypatch):
     from calib.review.urls import conninfo, without_cleartext
     monkeypatch.setenv("PGREQUIREAUTH", "scram-sha-256")
     assert conninfo(without_cleartext("postgresql://ana@h/d"))["require_auth"] == "scram-sha-256"
+
+
+# -- the team store's lock and isolation ---------------------------------------------------------------
+
+from test_team_store import INSERT, team  # noqa: E402,F401  (team: ana and bo review, cy adjudicates, vi views)
+
+
+def _blocked(team, application_name: str) -> bool:
+    """Whether the session named ``application_name`` waits for a lock now."""
+    rows = team.sql("cy", "SELECT 1 FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = 'Lock'",
+                    (application_name,))
+    return bool(rows)
+
+
+def test_a_teammate_cannot_block_anothers_decisions(team):
+    """ana takes what was cy's per-person lock and stays connected: cy's decisions go through at once,
+    and the lock the rule uses now is one ana cannot take or hold."""
+    cy = team.names["cy"]
+    with psycopg.connect(team.urls["ana"], autocommit=True) as ana:
+        ana.execute("SELECT pg_advisory_lock(hashtext('calib.team'), hashtext(%s))", (cy,))
+        for attempt in ("SELECT * FROM team_people FOR UPDATE", "LOCK TABLE team_people IN ACCESS EXCLUSIVE MODE",
+                        "LOCK TABLE decisions IN ACCESS EXCLUSIVE MODE", "SELECT * FROM team FOR SHARE"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                with ana.transaction():
+                    ana.execute(attempt)
+        with psycopg.connect(team.urls["cy"], autocommit=True) as con:
+            con.execute("SET statement_timeout = '5s'")  # the control: on the advisory lock this waited forever
+            con.execute(INSERT, ("p", "q", "duplicate", cy, "review"))
+    assert team.sql("vi", "SELECT reviewer FROM decisions") == [(cy,)]
+
+
+@pytest.mark.slow
+def test_a_persons_own_open_transaction_makes_their_next_decision_wait_a_bounded_time(team):
+    """cy's own second session waits for cy's first one (the rule checks one person's decisions one at a
+    time), but not forever: a one-line refusal that says why."""
+    from calib.review.team import LOCK_WAIT_S
+    cy = team.names["cy"]
+    with psycopg.connect(team.urls["cy"]) as first, psycopg.connect(team.urls["cy"], autocommit=True) as second:
+        first.execute(INSERT, ("p", "q", "duplicate", cy, "review"))  # open: not committed
+        with pytest.raises(psycopg.errors.LockNotAvailable, match="another open transaction of"):
+            second.execute(INSERT, ("r", "s", "duplicate", cy, "review"))
+        first.rollback()
+    assert LOCK_WAIT_S <= 30
+
+
+@pytest.mark.parametrize("level", ["READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"])
+@pytest.mark.parametrize("first, second", [("review", "adjudication"), ("adjudication", "review")])
+@pytest.mark.parametrize("early_snapshot", [False, True])
+def test_the_adjudicator_rule_holds_at_every_isolation_level(team, level, first, second, early_snapshot):
+    """cy writes a review of a pair in one open transaction and an adjudication of the same pair in a
+    second one (or the other way round), at each isolation level: once the first commits, the second
+    is refused (it used to be accepted at REPEATABLE READ and SERIALIZABLE: its snapshot predated the lock)."""
+    cy = team.names["cy"]
+    tag = f"iso-{first}-{level.replace(' ', '-').lower()}-{early_snapshot}"
+    outcome: list = []
+    with psycopg.connect(team.urls["cy"]) as one, \
+            psycopg.connect(team.urls["cy"], application_name=tag) as two:
+        two.execute(f"SET TRANSACTION ISOLATION LEVEL {level}")
+        if early_snapshot:
+            two.execute("SELECT count(*) FROM decisions")
+        one.execute(INSERT, ("p", "q", "duplicate", cy, first))
+
+        def write_second():
+            try:
+                two.execute(INSERT, ("p", "q", "not_duplicate", cy, second))
+                two.commit()
+                outcome.append("accepted")
+            except psycopg.Error as exc:
+                two.rollback()
+                outcome.append(exc)
+        thread = threading.Thread(target=write_second)
+        thread.start()
+        for _ in range(200):
+            if _blocked(team, tag) or not thread.is_alive():
+                break
+            threading.Event().wait(0.05)
+        one.commit()
+        thread.join(60)
+    assert len(outcome) == 1 and outcome[0] != "accepted", outcome
+    assert isinstance(outcome[0], (psycopg.errors.InsufficientPrivilege, psycopg.errors.SerializationFailure))
+    rows = team.sql("vi", "SELECT kind FROM decisions WHERE id_a = 'p' AND id_b = 'q'")
+    assert rows == [(first,)]

@@ -22,6 +22,9 @@ import pandas as pd
 
 SCHEMA_VERSION = 2
 MAX_REVIEWER = 200  # characters of a reviewer name (a name, not a document: both backends refuse more)
+MAX_NOTE = 10_000  # characters of a note: a reviewer's remark, not a document
+MAX_ID = 2_000  # characters of a document id (a long URL fits)
+MAX_SHORT = 200  # characters of a configuration fingerprint
 DECISIONS = ("duplicate", "not_duplicate", "unsure")
 KINDS = ("review", "adjudication")
 COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at")
@@ -35,18 +38,19 @@ def decision_columns_sql(id_type: str = "TEXT", nul_free: str | None = None) -> 
     the document ids: it must compare by code point, as Python's ``min``/``max`` that sort a
     pair do (SQLite's TEXT does; PostgreSQL passes ``TEXT COLLATE "C"``, else the database's
     collation could order 'B' after 'a' and refuse the pair). A reviewer name holds 1 to
-    :data:`MAX_REVIEWER` characters. ``nul_free``: the backend's test that a text column
+    :data:`MAX_REVIEWER` characters, a note at most :data:`MAX_NOTE`, a document id :data:`MAX_ID`, a
+    fingerprint and a time :data:`MAX_SHORT` (a store stays small enough for every reader). ``nul_free``: the backend's test that a text column
     (``{}``) holds no NUL (SQLite's; PostgreSQL's TEXT cannot hold one at all)."""
     def no_nul(col: str) -> str:
         return f" CHECK ({nul_free.format(col)})" if nul_free else ""
     return f"""
-    id_a {id_type} NOT NULL{no_nul('id_a')},
-    id_b {id_type}{no_nul('id_b')},
+    id_a {id_type} NOT NULL CHECK (length(id_a) <= {MAX_ID}){no_nul('id_a')},
+    id_b {id_type} CHECK (length(id_b) <= {MAX_ID}){no_nul('id_b')},
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
     reviewer TEXT NOT NULL CHECK (length(reviewer) > 0 AND length(reviewer) <= {MAX_REVIEWER}){no_nul('reviewer')},
-    note TEXT NOT NULL DEFAULT ''{no_nul('note')},
-    config_fingerprint TEXT,
-    created_at TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '' CHECK (length(note) <= {MAX_NOTE}){no_nul('note')},
+    config_fingerprint TEXT CHECK (length(config_fingerprint) <= {MAX_SHORT}),
+    created_at TEXT NOT NULL CHECK (length(created_at) <= {MAX_SHORT}),
     {KIND_COLUMN_SQL},
     CHECK (id_b IS NULL OR id_a < id_b)"""
 
@@ -70,7 +74,13 @@ def _doc_id(name: str, value) -> str:
     if not isinstance(value, str) or value == "":
         raise ValueError(f"{name} must be a non-empty string document id, got {value!r}")
     _no_nul(name, value)
+    _bounded(name, value, MAX_ID)
     return value
+
+
+def _bounded(name: str, value: str, most: int) -> None:
+    if len(value) > most:
+        raise ValueError(f"{name} holds {len(value):,} characters, more than a review store keeps ({most:,})")
 
 
 def _no_nul(name: str, value: str) -> None:
@@ -100,10 +110,13 @@ def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint, kind="r
     if not isinstance(note, str):
         raise ValueError(f"note must be a string, got {note!r}")
     _no_nul("note", note)
+    _bounded("note", note, MAX_NOTE)
     if isinstance(config_fingerprint, float) and np.isnan(config_fingerprint):
         config_fingerprint = None
     if config_fingerprint is not None and not isinstance(config_fingerprint, str):
         raise ValueError(f"config_fingerprint must be a string or None, got {config_fingerprint!r}")
+    if config_fingerprint is not None:
+        _bounded("config_fingerprint", config_fingerprint, MAX_SHORT)
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     return a, b, decision, reviewer.strip(), note, config_fingerprint, kind
