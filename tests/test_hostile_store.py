@@ -227,3 +227,69 @@ def test_the_adjudicator_rule_holds_at_every_isolation_level(team, level, first,
     assert isinstance(outcome[0], (psycopg.errors.InsufficientPrivilege, psycopg.errors.SerializationFailure))
     rows = team.sql("vi", "SELECT kind FROM decisions WHERE id_a = 'p' AND id_b = 'q'")
     assert rows == [(first,)]
+
+
+# -- team add: odd names, other roles, passwords from stdin ---------------------------------------------
+
+def _add(team, monkeypatch, capsys, name: str, stdin: bytes | None = None, role: str = "reviewer"):
+    """``calib reviews team add`` as the admin: (exit code, stdout, stderr)."""
+    import io
+
+    from calib.cli import main
+    argv = ["reviews", "team", "add", "--reviews", team.admin, name, "--role", role]
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+        argv.append("--password-stdin")
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _roles_in(team, group_role: str) -> set[str]:
+    return {r[0] for r in team.sql("cy", "SELECT m.rolname FROM pg_auth_members a JOIN pg_roles m ON m.oid = a.member "
+                                         "JOIN pg_roles g ON g.oid = a.roleid WHERE g.rolname = %s", (group_role,))}
+
+
+@pytest.mark.parametrize("name", ["ana\nbo", "ana\rbo", "tab\there", "bell\x07", "zero\u200bwidth"])
+def test_team_add_refuses_a_name_with_control_characters(team, monkeypatch, capsys, name):
+    code, out, err = _add(team, monkeypatch, capsys, name)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (out, err)
+    assert "control character" in err
+    assert not team.sql("cy", "SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
+
+
+def test_team_add_refuses_roles_that_are_not_a_persons(team, monkeypatch, capsys):
+    """Another team's group role (it cannot log in, and its members would get this team's rights) and
+    PostgreSQL's own roles (pg_read_all_data would join the reviewer group) are refused, untouched."""
+    import uuid
+    other = f"calib_reviews_viewer_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(team.admin, autocommit=True) as con:
+        con.execute(f'CREATE ROLE "{other}" NOLOGIN')
+    try:
+        for name, why in ((other, "cannot log in"), ("pg_read_all_data", "PostgreSQL's own")):
+            code, out, err = _add(team, monkeypatch, capsys, name)
+            assert code == 2 and out == "" and why in err and len(err.strip().splitlines()) == 1, err
+            assert name not in _roles_in(team, team.roles.reviewer)
+    finally:
+        with psycopg.connect(team.admin, autocommit=True) as con:
+            con.execute(f'DROP ROLE "{other}"')
+
+
+def test_password_stdin_strips_crlf_and_refuses_nul_and_bad_utf8(team, monkeypatch, capsys):
+    import uuid
+
+    from test_team_store import _as, _drop_roles
+    tag = uuid.uuid4().hex[:6]
+    crlf, nul, latin = f"crlf_{tag}", f"nul_{tag}", f"latin_{tag}"
+    try:
+        code, out, err = _add(team, monkeypatch, capsys, crlf, b"pw-with-crlf\r\n")
+        assert code == 0 and out.strip().endswith(":pw-with-crlf"), (out, err)
+        with psycopg.connect(_as(team.admin, crlf, "pw-with-crlf")) as con:  # logs in with what was typed
+            assert con.execute("SELECT session_user").fetchone()[0] == crlf
+        for name, stdin, why in ((nul, b"before\x00after\n", "NUL"), (latin, b"caf\xe9\n", "UTF-8")):
+            code, out, err = _add(team, monkeypatch, capsys, name, stdin)
+            assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (out, err)
+            assert "--password-stdin" in err and "password" in err and why in err
+            assert not team.sql("cy", "SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
+    finally:
+        _drop_roles(team.admin, crlf, nul, latin)

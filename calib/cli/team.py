@@ -96,11 +96,12 @@ def cmd_init(a) -> int:
 
 def cmd_add(a) -> int:
     from calib.review.team import add_member, person_url, pgpass_line
-    password = None
-    if a.password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-        if not password:
-            raise CliError("--password-stdin: the first line of stdin is empty")
+    from calib.review.team import check_role_name
+    try:
+        check_role_name(a.name, "person")
+    except ValueError as exc:
+        raise CliError(str(exc))
+    password = _stdin_password() if a.password_stdin else None
     with _opened(a.reviews) as store:
         secret = add_member(store, a.name, a.role, password)
         url = person_url(store, a.name)
@@ -112,6 +113,27 @@ def cmd_add(a) -> int:
         print(f"{a.name} can log in now, in the team's {a.role} group; they connect with {url} and keep the line "
               "printed on stdout in their own ~/.pgpass (chmod 600) or the file PGPASSFILE names", file=sys.stderr)
     return 0
+
+
+def _stdin_password() -> str:
+    """The first line of stdin as a password: its line end (``\\n`` or ``\\r\\n``) cut, read as bytes so that a
+    NUL, a control character or bytes that are not UTF-8 are refused by name, never cut or mangled."""
+    stream = getattr(sys.stdin, "buffer", None)
+    raw = stream.readline() if stream is not None else sys.stdin.readline().encode()
+    raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+    if not raw:
+        raise CliError("--password-stdin: the first line of stdin is empty")
+    if b"\x00" in raw:
+        raise CliError(f"--password-stdin: the password holds a NUL byte (at byte {raw.index(0)}), which "
+                       "PostgreSQL cannot keep; nothing was changed")
+    try:
+        password = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"--password-stdin: the password is not valid UTF-8 (byte {exc.start}); nothing was changed") from None
+    if not password.isprintable():
+        raise CliError("--password-stdin: the password holds a control character (libpq and ~/.pgpass would not "
+                       "keep it); nothing was changed")
+    return password
 
 
 def cmd_remove(a) -> int:

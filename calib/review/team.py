@@ -101,6 +101,9 @@ def check_role_name(name: str, what: str = "name") -> str:
         raise ValueError(f"{what}: a role name must be non-empty, without spaces around it, got {name!r}")
     if "\x00" in name:
         raise ValueError(f"{what}: a role name cannot contain a NUL character")
+    if not name.isprintable():  # a newline breaks the printed ~/.pgpass line and every listing in two
+        bad = next(c for c in name if not c.isprintable())
+        raise ValueError(f"{what}: {name!r}: a role name cannot contain a control character ({bad!r})")
     if len(name.encode()) > MAX_NAME_BYTES:
         raise ValueError(f"{what}: {name[:20]!r}...: a role name is at most {MAX_NAME_BYTES} bytes "
                          f"(this one is {len(name.encode())})")
@@ -335,8 +338,14 @@ def add_member(store: PostgresReviewStore, name: str, group: str, password: str 
         raise ValueError(f"person {name!r} is one of the team's group roles: choose a person's own name")
     con = store._con
 
+    if name.startswith("pg_"):
+        raise ValueError(f"person {name!r}: pg_ names are PostgreSQL's own roles, not a person's")
+
     def run():
-        exists = con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+        exists = con.execute("SELECT rolcanlogin FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+        if exists and not exists[0]:
+            raise ValueError(f"{store.where}: {name} is an existing role that cannot log in (a group role, perhaps "
+                             "another team's): its members would get this team's rights; add each person by name")
         with con.transaction():
             if exists:
                 con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group_role), sql.Identifier(name)))
