@@ -58,8 +58,14 @@ def decision_columns_sql(id_type: str = "TEXT", nul_free: str | None = None) -> 
 DECISIONS_INDEX_SQL = "CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id)"
 APPEND_ONLY = "decisions are append-only"
 
-_LATEST = """
-SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
+# Every read cuts a note at MAX_NOTE on the server: a store written before the bound (or by hand) can hold
+# notes of hundreds of MB, which no reader should have to hold; reads that need no note leave it out.
+_NOTE_READ = f"substr(note, 1, {MAX_NOTE}) AS note"
+_READ = ", ".join(_NOTE_READ if c == "note" else c for c in COLUMNS)
+VOTE_COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "created_at", "kind")  # no note, no fingerprint
+
+_LATEST = f"""
+SELECT {_READ} FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
     FROM decisions) AS ranked
 WHERE rn = 1 ORDER BY id_a, id_b NULLS FIRST
@@ -197,23 +203,28 @@ class DecisionStore:
 
     # -- reads
     def all(self) -> pd.DataFrame:
-        """Every decision ever recorded, in insertion order (the COLUMNS, without kind)."""
-        return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions ORDER BY id")
+        """Every decision ever recorded, in insertion order (the COLUMNS, without kind; notes cut at :data:`MAX_NOTE`)."""
+        return self._frame(f"SELECT {_READ} FROM decisions ORDER BY id")
 
-    def all_decisions(self) -> pd.DataFrame:
-        """Every decision row (not only the latest per pair): COLUMNS plus ``kind``, in insertion order."""
+    def all_decisions(self, *, notes: bool = True) -> pd.DataFrame:
+        """Every decision row (not only the latest per pair): COLUMNS plus ``kind``, in insertion order, notes
+        cut at :data:`MAX_NOTE`. ``notes=False``: only :data:`VOTE_COLUMNS`, what the label rule and agreement
+        read (a store's notes never cross the network for them)."""
         kind = "kind" if self._has_kind else "'review' AS kind"
-        return self._frame(f"SELECT {', '.join(COLUMNS)}, {kind} FROM decisions ORDER BY id", columns=ALL_COLUMNS)
+        if not notes:
+            return self._frame(f"SELECT {', '.join(VOTE_COLUMNS[:-1])}, {kind} FROM decisions ORDER BY id",
+                               columns=VOTE_COLUMNS)
+        return self._frame(f"SELECT {_READ}, {kind} FROM decisions ORDER BY id", columns=ALL_COLUMNS)
 
     def history(self, id_a: str, id_b: str | None = None) -> pd.DataFrame:
         """All decisions on one pair (or one single removal), oldest first."""
         a = _doc_id("id_a", id_a)
         if id_b is None:
-            return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b IS NULL"
+            return self._frame(f"SELECT {_READ} FROM decisions WHERE id_a = ? AND id_b IS NULL"
                                " ORDER BY id", (a,))
         b = _doc_id("id_b", id_b)
         a, b = min(a, b), max(a, b)
-        return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b = ?"
+        return self._frame(f"SELECT {_READ} FROM decisions WHERE id_a = ? AND id_b = ?"
                            " ORDER BY id", (a, b))
 
     def latest(self) -> pd.DataFrame:

@@ -20,7 +20,8 @@ Each person then gets a LOGIN role of their own in one group (:func:`add_member`
 3. refuses ``kind = 'adjudication'`` from anyone not a member of the adjudicator group, and on a
    pair that person reviewed; and a review on a pair that person adjudicated (an adjudicator is a
    third person);
-4. refuses a person's decision beyond :data:`MAX_DECISIONS_PER_PERSON`, and texts longer than the
+4. refuses a person's decision beyond :data:`MAX_DECISIONS_PER_PERSON` (or their notes beyond
+   :data:`MAX_NOTES_PER_PERSON` characters together), and texts longer than the
    schema's bounds (:data:`calib.review.schema.MAX_NOTE`, :data:`calib.review.schema.MAX_ID`): one
    reviewer cannot make every teammate's reads slow or large.
 
@@ -55,6 +56,7 @@ from calib.review.schema import MAX_ID, MAX_NOTE, MAX_SHORT
 
 GROUPS = ("reviewer", "adjudicator", "viewer")
 MAX_DECISIONS_PER_PERSON = 100_000  # decisions one person may write in a team store (hours of reading per 1,000)
+MAX_NOTES_PER_PERSON = 10_000_000  # characters of notes one person may write in a team store, all notes together
 LOCK_WAIT_S = 10  # how long a decision waits for the same person's other open transaction
 MAX_NAME_BYTES = 63  # PostgreSQL's NAMEDATALEN - 1: a longer role name is cut, not refused, by the server
 _INSERTABLE = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
@@ -138,13 +140,15 @@ def _schema_sql(store: PostgresReviewStore, roles: TeamRoles, share: float) -> l
              "changed_by TEXT NOT NULL DEFAULT session_user, changed_at TEXT NOT NULL DEFAULT " + _SERVER_NOW + ")"),
            q("ALTER TABLE {s}.decisions ALTER COLUMN reviewer SET DEFAULT session_user"),
            # one row per person: the row the rule locks, and their decision count; no grant to any role
-           q("CREATE TABLE IF NOT EXISTS {s}.team_people (person TEXT PRIMARY KEY, decisions BIGINT NOT NULL)"),
+           q("CREATE TABLE IF NOT EXISTS {s}.team_people (person TEXT PRIMARY KEY, decisions BIGINT NOT NULL, "
+             "notes BIGINT NOT NULL)"),
            q("REVOKE ALL ON {s}.team_people FROM PUBLIC"),
-           q("INSERT INTO {s}.team_people AS p (person, decisions) SELECT d.reviewer, count(*) FROM {s}.decisions d "
-             "GROUP BY d.reviewer ON CONFLICT (person) DO UPDATE SET decisions = EXCLUDED.decisions"),
+           q("INSERT INTO {s}.team_people AS p (person, decisions, notes) SELECT d.reviewer, count(*), "
+             "coalesce(sum(length(d.note)), 0) FROM {s}.decisions d GROUP BY d.reviewer "
+             "ON CONFLICT (person) DO UPDATE SET decisions = EXCLUDED.decisions, notes = EXCLUDED.notes"),
            q("""CREATE OR REPLACE FUNCTION {s}.decisions_vouched() RETURNS trigger LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = {wait} AS $$
-DECLARE adjudicators TEXT; written BIGINT;
+DECLARE adjudicators TEXT; written BIGINT; noted BIGINT;
 BEGIN
     IF NEW.reviewer IS DISTINCT FROM session_user::text THEN
         RAISE EXCEPTION 'reviewer % is not the connected role %: a decision records who wrote it',
@@ -157,8 +161,9 @@ BEGIN
     END IF;
     NEW.created_at := """ + _SERVER_NOW + """;
     BEGIN  -- the person's row, locked to the end of the transaction (see the module's docstring)
-        INSERT INTO {s}.team_people AS p (person, decisions) VALUES (session_user::text, 1)
-            ON CONFLICT (person) DO UPDATE SET decisions = p.decisions + 1 RETURNING p.decisions INTO written;
+        INSERT INTO {s}.team_people AS p (person, decisions, notes) VALUES (session_user::text, 1, length(NEW.note))
+            ON CONFLICT (person) DO UPDATE SET decisions = p.decisions + 1, notes = p.notes + length(NEW.note)
+            RETURNING p.decisions, p.notes INTO written, noted;
     EXCEPTION
         WHEN serialization_failure THEN
             RAISE EXCEPTION '% wrote a decision in another transaction since this one began: retry it (the rule '
@@ -167,9 +172,9 @@ BEGIN
             RAISE EXCEPTION 'another open transaction of % is writing a decision (for over % s): commit or end it, '
                 'then retry', session_user, {wait_s} USING ERRCODE = 'lock_not_available';
     END;
-    IF written > {max_decisions} THEN
-        RAISE EXCEPTION '% has written % decisions, the most one person may in this store',
-            session_user, {max_decisions} USING ERRCODE = 'program_limit_exceeded';
+    IF written > {max_decisions} OR noted > {max_notes} THEN
+        RAISE EXCEPTION '% has written % decisions or % characters of notes, the most one person may in this store',
+            session_user, {max_decisions}, {max_notes} USING ERRCODE = 'program_limit_exceeded';
     END IF;
     IF NEW.kind = 'adjudication' THEN
         SELECT t.adjudicator_role INTO adjudicators FROM {s}.team t;
@@ -189,7 +194,8 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$""", wait=sql.Literal(f"{LOCK_WAIT_S}s"), wait_s=sql.Literal(LOCK_WAIT_S), max_note=sql.Literal(MAX_NOTE),
-             max_id=sql.Literal(MAX_ID), max_short=sql.Literal(MAX_SHORT), max_decisions=sql.Literal(MAX_DECISIONS_PER_PERSON)),
+             max_id=sql.Literal(MAX_ID), max_short=sql.Literal(MAX_SHORT), max_decisions=sql.Literal(MAX_DECISIONS_PER_PERSON),
+             max_notes=sql.Literal(MAX_NOTES_PER_PERSON)),
            q("DROP TRIGGER IF EXISTS decisions_vouched ON {s}.decisions"),
            q("CREATE TRIGGER decisions_vouched BEFORE INSERT ON {s}.decisions FOR EACH ROW "
              "EXECUTE FUNCTION {s}.decisions_vouched()"),
