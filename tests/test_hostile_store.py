@@ -464,3 +464,124 @@ def test_the_team_store_caps_each_persons_decisions_and_notes(team, monkeypatch)
     with pytest.raises(psycopg.errors.StringDataRightTruncation, match="at most 10000 characters of note"):
         team.sql("cy", note, ("c2", "d2", "x" * (MAX_NOTE + 1)))
     assert team.sql("vi", "SELECT reviewer, count(*) FROM decisions GROUP BY 1 ORDER BY 1") == [(ana, 5), (bo, 1)]
+
+
+# -- the Spark environment archive: planted, cut short, unwritable ------------------------------------------
+
+EVIL = b"import os; os.system('touch /tmp/owned')  # run by every executor's Python worker\n"
+
+
+@pytest.fixture
+def small_env(tmp_path, monkeypatch):
+    """spark_ship packing a tiny environment (two of calib's files, no distribution) into a cache folder
+    of the test's own: what matters is which archive gets shipped, not what a real one holds."""
+    from calib.production.engines import spark_ship
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CALIB_CACHE_DIR", str(cache))
+    monkeypatch.setattr(spark_ship, "distributions", lambda root="calib": [])
+    files = [(spark_ship.PACKAGE / "__init__.py", "calib/__init__.py")]
+    monkeypatch.setattr(spark_ship, "_calib_files", lambda: files)
+    monkeypatch.setattr(spark_ship, "source_digest", lambda: "test")
+    desc = spark_ship.describe()
+    return cache, cache / f"spark-env-{spark_ship.digest(desc)}.tar"
+
+
+def _tar_with_sitecustomize(path, code: bytes) -> None:
+    import io
+    import tarfile
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo("lib/sitecustomize.py")
+        info.size = len(code)
+        tar.addfile(info, io.BytesIO(code))
+
+
+def _sitecustomize(path) -> bytes:
+    import tarfile
+    with tarfile.open(path) as tar:
+        return tar.extractfile("lib/sitecustomize.py").read()
+
+
+def test_a_planted_environment_archive_is_never_shipped(small_env):
+    """Another user places spark-env-<digest>.tar with a sitecustomize of theirs in the cache folder: the
+    archive shipped is packed again, whoever owns the planted one (this user, or another: uid 65534)."""
+    import os
+
+    from calib.production.engines import spark_ship
+    cache, path = small_env
+    cache.mkdir(mode=0o1777)
+    os.chmod(cache, 0o1777)  # a shared, world-writable folder with the sticky bit (as /tmp)
+    for owner in ((65534,) if os.getuid() == 0 else ()) + (os.getuid(),):
+        _tar_with_sitecustomize(path, EVIL)
+        if owner != os.getuid():
+            os.chown(path, owner, owner)
+        log = []
+        shipped = spark_ship.archive(log=log.append)
+        assert shipped == path and _sitecustomize(path) != EVIL and b"times.tsv" in _sitecustomize(path)
+        assert log and str(path) in log[0]
+        assert spark_ship.archive(log=log.append) == path and len(log) == 1  # then reused, verified
+
+
+@pytest.mark.parametrize("damage", ["truncated", "same_size_other_bytes", "record_missing", "world_writable",
+                                    "a_link"])
+def test_a_damaged_archive_is_packed_again(small_env, damage):
+    import os
+
+    from calib.production.engines import spark_ship
+    from calib.production.engines.spark_cache import record_path
+    cache, path = small_env
+    spark_ship.archive()
+    good = path.read_bytes()
+    if damage == "truncated":  # a killed copy
+        with open(path, "r+b") as fh:
+            fh.truncate(len(good) // 2)
+    elif damage == "same_size_other_bytes":
+        _tar_with_sitecustomize(path, EVIL)
+        with open(path, "r+b") as fh:
+            fh.truncate(len(good))
+    elif damage == "record_missing":  # killed between the archive and its record
+        _tar_with_sitecustomize(path, EVIL)
+        record_path(path).unlink()
+    elif damage == "world_writable":
+        os.chmod(path, 0o666)
+    else:
+        other = cache / "elsewhere.tar"
+        _tar_with_sitecustomize(other, EVIL)
+        path.unlink()
+        path.symlink_to(other)
+    log = []
+    assert spark_ship.archive(log=log.append) == path
+    assert not path.is_symlink() and path.read_bytes() == good and len(log) == 1 and "packing it again" in log[0]
+    assert os.stat(path).st_mode & 0o777 == 0o644
+
+
+def test_an_unsafe_cache_folder_is_refused_naming_it(small_env):
+    import os
+
+    from calib.production.engines import spark_ship
+    from calib.production.engines.spark_io import SparkApplyError
+    cache, path = small_env
+    cache.mkdir()
+    os.chmod(cache, 0o777)  # world-writable, no sticky bit: anyone may rename our archive away
+    with pytest.raises(SparkApplyError, match=f"{cache} is writable by other users and has no sticky bit"):
+        spark_ship.archive()
+    assert not path.exists()
+
+
+def test_a_full_disk_is_one_line_naming_the_folder(small_env, monkeypatch):
+    import errno
+
+    from calib.production.engines import spark_ship
+    from calib.production.engines.spark_io import SparkApplyError
+    cache, path = small_env
+
+    def full(tmp, desc):
+        with open(tmp, "wb") as fh:
+            fh.write(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(spark_ship, "_fill", full)
+    with pytest.raises(SparkApplyError) as got:
+        spark_ship.archive()
+    assert str(got.value).startswith(f"cannot write the Spark environment archive in {cache}: No space left")
+    assert list(cache.iterdir()) == []  # no partial archive, no temp file left
+    code = spark_ship.main()
+    assert code == 2
