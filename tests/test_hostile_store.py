@@ -585,3 +585,50 @@ def test_a_full_disk_is_one_line_naming_the_folder(small_env, monkeypatch):
     assert list(cache.iterdir()) == []  # no partial archive, no temp file left
     code = spark_ship.main()
     assert code == 2
+
+
+# -- Spark under an address-space limit ------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_spark_under_an_address_space_limit_says_java_could_not_start(tmp_path):
+    """``ulimit -v 6000000`` then ``calib apply --engine spark``: the JVM cannot reserve its class space; one
+    calib line says Java could not start and why (it was a JAVA_GATEWAY_EXITED traceback)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("pyspark")
+    from calib.production import export as E
+    from calib.production.engines import spark_io
+    from calib.search.config import Config
+    try:
+        spark_io.check_environment()
+    except spark_io.SparkApplyError as exc:
+        pytest.skip(str(exc))
+    E.write_config(tmp_path / "config.json", Config())
+    (tmp_path / "c.jsonl").write_text('{"id": 1, "text": "a b c"}\n')
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "CALIB_SPARK_MASTER": "local[2]", "PYTHONPATH": root}
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (6_000_000 * 1024, 6_000_000 * 1024))
+    run = subprocess.run([sys.executable, "-c", "import sys; from calib.cli import main; sys.exit(main(sys.argv[1:]))",
+                          "apply", "--engine", "spark", "--config", str(tmp_path / "config.json"), "--corpus",
+                          str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out")],
+                         env=env, preexec_fn=limited, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert lines[-1].startswith("calib apply: error: Java could not start") and "ulimit -v" in lines[-1], lines[-3:]
+    assert [line for line in lines if line.startswith("calib")] == lines[-1:]
+
+
+def test_the_likely_cause_names_java_home(monkeypatch, tmp_path):
+    import resource
+
+    from calib.production.engines import spark_io
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        pytest.skip("this run has an address-space limit: that is the cause named first")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    assert spark_io.java_start_cause().startswith(f"JAVA_HOME={tmp_path} holds no bin/java")

@@ -21,9 +21,9 @@ def spark_draw(corpus: str, **options) -> DrawnSet:
     """The draw of ``corpus`` on Spark (``options``: :func:`draw_corpus_spark`'s); a failed job is a DrawError."""
     try:
         check_environment()
+        spark = session(app_name="calib draw")
     except SparkApplyError as exc:
         raise DrawError(str(exc)) from None
-    spark = session(app_name="calib draw")
     spark.sparkContext.setLogLevel("OFF")  # a failed task's Java stack is not logged: its cause is reported
     try:
         with Progress(spark, stages=STAGES) as progress:
