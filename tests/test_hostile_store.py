@@ -439,20 +439,20 @@ def test_the_team_store_caps_each_persons_decisions_and_notes(team, monkeypatch)
     """The caps live in the trigger (lowered here to see them bite): counted from the decisions already
     there when the team is set up again, per person, and a note over the bound is refused even in a
     store whose table predates the column's check."""
-    from calib.review import team as team_module
+    from calib.review.team import setup_team
     from calib.review.schema import MAX_NOTE
     ana, bo = team.names["ana"], team.names["bo"]
     for k in range(3):
         team.sql("ana", INSERT, (f"a{k}", f"b{k}", "duplicate", ana, "review"))
-    monkeypatch.setattr(team_module, "MAX_DECISIONS_PER_PERSON", 5)
-    monkeypatch.setattr(team_module, "MAX_NOTES_PER_PERSON", 30)
+    monkeypatch.setattr("calib.review.team.MAX_DECISIONS_PER_PERSON", 5)
+    monkeypatch.setattr("calib.review.team.MAX_NOTES_PER_PERSON", 30)
     with psycopg.connect(team.admin, autocommit=True) as con:  # an older store: no check on the note's length
         for (name,) in con.execute("SELECT conname FROM pg_constraint WHERE conrelid = 'decisions'::regclass "
                                    "AND pg_get_constraintdef(oid) LIKE '%%length(note)%%'").fetchall():
             con.execute(f'ALTER TABLE decisions DROP CONSTRAINT "{name}"')
     from calib.review.stores import open_review_store
     with open_review_store(team.admin) as store:
-        team_module.setup_team(store, team.roles)
+        setup_team(store, team.roles)
     team.sql("ana", INSERT, ("a3", "b3", "duplicate", ana, "review"))
     team.sql("ana", INSERT, ("a4", "b4", "duplicate", ana, "review"))
     with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="the most one person may"):
@@ -558,11 +558,11 @@ def test_an_unsafe_cache_folder_is_refused_naming_it(small_env):
     import os
 
     from calib.production.engines import spark_ship
-    from calib.production.engines.spark_io import SparkApplyError
+    from calib.production.engines.spark_cache import ArchiveError
     cache, path = small_env
     cache.mkdir()
     os.chmod(cache, 0o777)  # world-writable, no sticky bit: anyone may rename our archive away
-    with pytest.raises(SparkApplyError, match=f"{cache} is writable by other users and has no sticky bit"):
+    with pytest.raises(ArchiveError, match=f"{cache} is writable by other users and has no sticky bit"):
         spark_ship.archive()
     assert not path.exists()
 
@@ -571,7 +571,7 @@ def test_a_full_disk_is_one_line_naming_the_folder(small_env, monkeypatch):
     import errno
 
     from calib.production.engines import spark_ship
-    from calib.production.engines.spark_io import SparkApplyError
+    from calib.production.engines.spark_cache import ArchiveError
     cache, path = small_env
 
     def full(tmp, desc):
@@ -579,7 +579,7 @@ def test_a_full_disk_is_one_line_naming_the_folder(small_env, monkeypatch):
             fh.write(b"partial")
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(spark_ship, "_fill", full)
-    with pytest.raises(SparkApplyError) as got:
+    with pytest.raises(ArchiveError) as got:
         spark_ship.archive()
     assert str(got.value).startswith(f"cannot write the Spark environment archive in {cache}: No space left")
     assert list(cache.iterdir()) == []  # no partial archive, no temp file left

@@ -27,9 +27,13 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from calib.production.engines.spark_io import SparkApplyError
+from calib.production.engines.corpus import ApplyError
 
 ADVICE = "set CALIB_CACHE_DIR to a folder of your own"
+
+
+class ArchiveError(ApplyError):
+    """The environment archive cannot be trusted or written: one line naming its folder."""
 
 
 def record_path(path: Path) -> Path:
@@ -43,13 +47,13 @@ def check_folder(folder: Path) -> None:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.stat(folder)
     except OSError as exc:
-        raise SparkApplyError(f"cannot use {folder} for the Spark environment archive: {exc.strerror or exc}; "
+        raise ArchiveError(f"cannot use {folder} for the Spark environment archive: {exc.strerror or exc}; "
                               f"{ADVICE}") from None
     if st.st_uid not in (os.getuid(), 0):
-        raise SparkApplyError(f"{folder} belongs to another user (uid {st.st_uid}), who could replace the Spark "
+        raise ArchiveError(f"{folder} belongs to another user (uid {st.st_uid}), who could replace the Spark "
                               f"environment archive that every executor runs; {ADVICE}")
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
-        raise SparkApplyError(f"{folder} is writable by other users and has no sticky bit, so any of them could "
+        raise ArchiveError(f"{folder} is writable by other users and has no sticky bit, so any of them could "
                               f"replace the Spark environment archive that every executor runs; {ADVICE}")
 
 
@@ -142,7 +146,7 @@ def write(path: Path, fill: Callable[[Path], None]) -> Path:
         owner = os.lstat(path).st_uid if os.path.lexists(path) else os.getuid()
         why = (f"{path.name} there belongs to another user (uid {owner}) and cannot be replaced"
                if owner != os.getuid() else exc.strerror or str(exc))
-        raise SparkApplyError(f"cannot write the Spark environment archive in {folder}: {why}; {ADVICE}") from None
+        raise ArchiveError(f"cannot write the Spark environment archive in {folder}: {why}; {ADVICE}") from None
     finally:
         for t in temps:
             t.unlink(missing_ok=True)
@@ -162,4 +166,4 @@ def cached(path: Path, fill: Callable[[Path], None], log=None) -> Path:
     return write(path, fill)
 
 
-__all__ = ["check_folder", "distrust", "write", "cached", "record_path"]
+__all__ = ["ArchiveError", "check_folder", "distrust", "write", "cached", "record_path"]

@@ -246,7 +246,7 @@ def main() -> int:
     """``python -m calib.production.engines.spark_ship``: the archive and the spark-submit options that ship it."""
     try:
         p = archive(log=lambda m: print(m, file=sys.stderr))
-    except spark_cache.SparkApplyError as exc:
+    except spark_cache.ArchiveError as exc:
         print(f"calib spark: {exc}", file=sys.stderr)
         return 2
     print(" ".join(f"--conf {k}={v}" for k, v in conf(p).items()))
