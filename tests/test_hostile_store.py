@@ -110,6 +110,22 @@ def test_a_link_never_gets_a_wildcard_pgpass_password_in_clear(rogue, link):
     assert not rogue.leaked(), rogue.received
 
 
+@pytest.mark.parametrize("link", LINKS[:2])
+def test_the_review_page_opened_from_a_link_never_sends_the_password(rogue, link, tmp_path, monkeypatch):
+    """The attack end to end, as a visitor's browser would: the Review page opened with ``?reviews=URL``
+    (the issue's ``/Review?reviews=postgresql%3A%2F%2Fana%40127.0.0.1%3A5999%2Frequire_auth``)."""
+    from streamlit.testing.v1 import AppTest
+
+    from test_app_security import ROOT
+    monkeypatch.setenv("HOME", str(tmp_path))
+    at = AppTest.from_file(str(ROOT / "pages" / "5_Review.py"), default_timeout=120)
+    at.query_params["reviews"] = link.format(port=rogue.port)
+    at.run()
+    assert not at.exception
+    assert any("Cannot open the review store" in e.value for e in at.error), [e.value for e in at.error]
+    assert rogue.received and not rogue.leaked(), rogue.received
+
+
 def test_the_rogue_server_is_a_real_control(rogue):
     """Without the guard libpq does send the wildcard line's password to that server: the test above can fail."""
     from calib.review.stores import open_review_store
