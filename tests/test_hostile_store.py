@@ -279,16 +279,21 @@ def test_team_add_refuses_roles_that_are_not_a_persons(team, monkeypatch, capsys
     PostgreSQL's own roles (pg_read_all_data would join the reviewer group) are refused, untouched."""
     import uuid
     other = f"calib_reviews_viewer_{uuid.uuid4().hex[:6]}"
+    group = f"login_group_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(team.admin, autocommit=True) as con:
         con.execute(f'CREATE ROLE "{other}" NOLOGIN')
+        con.execute(f'CREATE ROLE "{group}" LOGIN')
+        con.execute(f'GRANT "{group}" TO "{team.names["vi"]}"')
     try:
-        for name, why in ((other, "cannot log in"), ("pg_read_all_data", "PostgreSQL's own")):
+        for name, why in ((other, "cannot log in"), ("pg_read_all_data", "PostgreSQL's own"),
+                          (group, "other roles are members of")):
             code, out, err = _add(team, monkeypatch, capsys, name)
             assert code == 2 and out == "" and why in err and len(err.strip().splitlines()) == 1, err
             assert name not in _roles_in(team, team.roles.reviewer)
     finally:
         with psycopg.connect(team.admin, autocommit=True) as con:
             con.execute(f'DROP ROLE "{other}"')
+            con.execute(f'DROP ROLE "{group}"')
 
 
 def test_password_stdin_strips_crlf_and_refuses_nul_and_bad_utf8(team, monkeypatch, capsys):

@@ -348,10 +348,13 @@ def add_member(store: PostgresReviewStore, name: str, group: str, password: str 
         raise ValueError(f"person {name!r}: pg_ names are PostgreSQL's own roles, not a person's")
 
     def run():
-        exists = con.execute("SELECT rolcanlogin FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
-        if exists and not exists[0]:
-            raise ValueError(f"{store.where}: {name} is an existing role that cannot log in (a group role, perhaps "
-                             "another team's): its members would get this team's rights; add each person by name")
+        exists = con.execute("SELECT r.rolcanlogin, EXISTS (SELECT 1 FROM pg_auth_members a WHERE a.roleid = r.oid) "
+                             "FROM pg_roles r WHERE r.rolname = %s", (name,)).fetchone()
+        if exists and (not exists[0] or exists[1]):
+            raise ValueError(f"{store.where}: {name} is an existing role that " +
+                             ("cannot log in (a group role, perhaps another team's)" if not exists[0] else
+                              "other roles are members of (a group)") +
+                             ": its members would get this team's rights; add each person by name")
         with con.transaction():
             if exists:
                 con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group_role), sql.Identifier(name)))
