@@ -335,17 +335,18 @@ def members(store) -> dict[str, list[str]]:
 def add_member(store: PostgresReviewStore, name: str, group: str, password: str | None = None) -> str | None:
     """Give person ``name`` a LOGIN role in ``group`` (created with ``password``, a new random one when
     None; the server gets it as a SCRAM verifier, never in clear). An existing role only joins the
-    group (its password unchanged). Returns the password set, or None for an existing role."""
+    group (its password unchanged); an existing role that cannot log in or has members (a group, perhaps
+    another team's: its members would get this team's rights) and PostgreSQL's own ``pg_`` roles are
+    refused. Returns the password set, or None for an existing role."""
     sql = _sql()
     roles = _require_team(store)
     check_role_name(name, "person")
     group_role = roles.of(group)
     if name in (roles.reviewer, roles.adjudicator, roles.viewer):
         raise ValueError(f"person {name!r} is one of the team's group roles: choose a person's own name")
-    con = store._con
-
     if name.startswith("pg_"):
         raise ValueError(f"person {name!r}: pg_ names are PostgreSQL's own roles, not a person's")
+    con = store._con
 
     def run():
         exists = con.execute("SELECT r.rolcanlogin, EXISTS (SELECT 1 FROM pg_auth_members a WHERE a.roleid = r.oid) "
