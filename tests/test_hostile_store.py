@@ -274,6 +274,21 @@ def test_team_add_refuses_a_name_with_control_characters(team, monkeypatch, caps
     assert not team.sql("cy", "SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
 
 
+def test_team_show_keeps_a_hand_made_name_on_one_line(team, capsys):
+    """A role made by hand with a newline in its name (calib refuses to make one) is shown escaped."""
+    from calib.cli import main
+    odd = f"odd\nname_{team.names['ana'][-8:]}"
+    with psycopg.connect(team.admin, autocommit=True) as con:
+        con.execute(f'CREATE ROLE "{odd}" LOGIN IN ROLE "{team.roles.reviewer}"')
+    try:
+        assert main(["reviews", "team", "show", "--reviews", team.urls["vi"]]) == 0
+        out = capsys.readouterr().out
+        assert repr(odd) in out and len(out.strip().splitlines()) == 5, out
+    finally:
+        with psycopg.connect(team.admin, autocommit=True) as con:
+            con.execute(f'DROP ROLE "{odd}"')
+
+
 def test_team_add_refuses_roles_that_are_not_a_persons(team, monkeypatch, capsys):
     """Another team's group role (it cannot log in, and its members would get this team's rights) and
     PostgreSQL's own roles (pg_read_all_data would join the reviewer group) are refused, untouched."""

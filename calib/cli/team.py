@@ -145,6 +145,11 @@ def cmd_remove(a) -> int:
     return 0
 
 
+def _printable(name: str) -> str:
+    """A role name on one line: quoted with escapes when it holds a control character (made by hand)."""
+    return name if name.isprintable() else repr(name)
+
+
 def cmd_show(a) -> int:
     from calib.review.team import members, settings_history, whoami
     with _opened(a.reviews, readonly=True) as store:
@@ -153,9 +158,9 @@ def cmd_show(a) -> int:
             raise CliError(f"{store.where}: no team in this review store (calib reviews team init, as its owner)")
         people = members(store)
         history = settings_history(store)
-        print(f"connected as {me.user} ({', '.join(me.groups) or 'in no group of the team'})")
+        print(f"connected as {_printable(me.user)} ({', '.join(me.groups) or 'in no group of the team'})")
         for group in ("reviewer", "adjudicator", "viewer"):
-            print(f"{group}s ({me.team.of(group)}): {', '.join(people[group]) or '-'}")
+            print(f"{group}s ({me.team.of(group)}): {', '.join(map(_printable, people[group])) or '-'}")
         share, by, at = history[-1] if history else (me.share, "-", "-")
         print(f"overlap share: {share:g} (set by {by} at {at})")
     return 0
