@@ -491,7 +491,7 @@ def test_the_team_store_caps_each_persons_decisions_and_notes(team, monkeypatch)
         setup_team(store, team.roles)
     team.sql("ana", INSERT, ("a3", "b3", "duplicate", ana, "review"))
     team.sql("ana", INSERT, ("a4", "b4", "duplicate", ana, "review"))
-    with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="the most one person may"):
+    with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="one person may have at most 5 and 30"):
         team.sql("ana", INSERT, ("a5", "b5", "duplicate", ana, "review"))
     note = "INSERT INTO decisions (id_a, id_b, decision, note) VALUES (%s, %s, 'duplicate', %s)"
     team.sql("bo", note, ("c0", "d0", "x" * 30))

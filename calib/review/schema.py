@@ -29,7 +29,8 @@ DECISIONS = ("duplicate", "not_duplicate", "unsure")
 KINDS = ("review", "adjudication")
 COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at")
 ALL_COLUMNS = COLUMNS + ("kind",)
-_INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
+INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
+_INSERTED = INSERTED
 KIND_COLUMN_SQL = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
 
@@ -198,8 +199,12 @@ class DecisionStore:
             except ValueError as e:
                 raise ValueError(f"row {k}: {e}") from None
         with self._transaction() as cur:
-            cur.executemany(self._q(_INSERT), values)
+            self._insert_many(cur, values)
         return len(values)
+
+    def _insert_many(self, cur, values: list[tuple]) -> None:
+        """Insert validated rows (:data:`INSERTED` order) in the transaction of ``cur``."""
+        cur.executemany(self._q(_INSERT), values)
 
     # -- reads
     def all(self) -> pd.DataFrame:
