@@ -584,8 +584,11 @@ def test_a_damaged_archive_is_packed_again(small_env, damage):
         _tar_with_sitecustomize(other, EVIL)
         path.unlink()
         path.symlink_to(other)
+    left = cache / f".{path.name}.pid999999999-killed.tmp"  # a packer killed mid-write
+    left.write_bytes(b"partial")
     log = []
     assert spark_ship.archive(log=log.append) == path
+    assert not left.exists()
     assert not path.is_symlink() and path.read_bytes() == good and len(log) == 1 and "packing it again" in log[0]
     assert os.stat(path).st_mode & 0o777 == 0o644
 

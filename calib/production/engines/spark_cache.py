@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from calib.base.atomic import cleanup_temp_files
 from calib.production.engines.corpus import ApplyError
 
 ADVICE = "set CALIB_CACHE_DIR to a folder of your own"
@@ -128,8 +129,12 @@ def write(path: Path, fill: Callable[[Path], None]) -> Path:
     folder = path.parent
     temps: list[Path] = []
     try:
+        cleanup_temp_files(folder, path.name)  # a killed packer's 600 MB (another user's stays: not ours to remove)
+    except OSError:
+        pass
+    try:
         for target in (path, record_path(path)):
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.pid{os.getpid()}-", suffix=".tmp", dir=folder)
             os.close(fd)
             temps.append(Path(name))
         fill(temps[0])
