@@ -32,7 +32,9 @@ keep-first rule, one of j's ``d`` verified links to earlier documents, so it
 counts x = 1/d removed documents (d from the design's ``later`` J of j's earlier
 candidates at the configuration's threshold); y = x when the pair is labeled
 not duplicate. X^ is then the expected number of corpus documents removed
-(``documents_removed``, with a normal interval on the total).
+(``documents_removed``, with a normal interval on the total), it and its interval
+clipped to the corpus's N documents: a Horvitz-Thompson total of a rare uniform pair
+can exceed what it counts, a count of the corpus's documents cannot.
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ def rates(frame: pd.DataFrame, design) -> dict:
                     f"{name}_unweighted": float(np.sum(y * (xs > 0)) / xs.sum()) if xs.sum() else float("nan")})
     total, lo, hi = corpus_total(frame, design, frame["removal"].to_numpy(float))
     N = max(design.corpus_docs, 1)
+    total, lo, hi = (min(v, float(design.corpus_docs)) for v in (total, lo, hi))  # documents of the corpus: at most N
     row.update({"documents_removed": total, "documents_removed_low": lo, "documents_removed_high": hi,
                 "documents_removed_share": total / N, "documents_removed_share_low": lo / N,
                 "documents_removed_share_high": hi / N})

@@ -28,6 +28,7 @@ The drawn set is written as :mod:`calib.labeling.draw` writes it, plus
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -37,7 +38,7 @@ from calib.base.budget import check_memory
 from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,
                                   check_options)
 from calib.labeling.loose_pass import TooManyLoosePairs, candidates, stream
-from calib.production.engines.corpus import ApplyError, count_documents, iter_corpus
+from calib.production.engines.corpus import ApplyError, corpus_digest, count_documents, iter_corpus
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
 from calib.reading.design import Design
 from calib.sketches.represent import Representation
@@ -132,6 +133,7 @@ class Scan:
     n_cand: int                # loose candidates before the verify cut
     skipped_empty: int
     texts: dict                # document index -> text already at hand (the draw re-reads the others)
+    corpus_sha256: str = ""    # the corpus file's sha256 ("" for object storage): --more refuses another file
 
     @property
     def n(self) -> int:
@@ -152,6 +154,7 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
     Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
     cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
     try:
+        corpus, sha = corpus_identity(corpus)
         n_total = count_documents(corpus)
         check_memory(n_total * (4 * (b + VERIFY_HASHES) + 120) + (max_pairs or 0) * 26,
                      f"the corpus draw of {corpus} ({n_total:,} documents, b={b}, up to {max_pairs or 0:,} pairs)",
@@ -177,7 +180,29 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
         raise DrawError(str(exc)) from None
     ids = np.asarray(lp.ids, dtype=object)
     return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, ids, ci, cj,
-                agree / float(VERIFY_HASHES), int(n_cand), lp.skipped_empty, {})
+                agree / float(VERIFY_HASHES), int(n_cand), lp.skipped_empty, {}, sha)
+
+
+def corpus_identity(corpus) -> tuple[str, str]:
+    """(absolute path, sha256) of a local corpus file, as design.json keeps it: ``--more`` re-reads
+    it from any folder and refuses a file whose bytes changed. Object storage: (the URL, "")."""
+    if "://" in str(corpus):
+        return str(corpus), ""
+    path = os.path.abspath(corpus)
+    return path, corpus_digest(path)
+
+
+def check_same_corpus(design: CorpusDesign, corpus=None) -> str:
+    """The corpus ``--more`` reads (``corpus``, default design.json's): the file drawn from, by its
+    sha256 when design.json keeps one. Returns its path."""
+    path = str(corpus or design.corpus)
+    try:
+        if design.corpus_sha256 and corpus_digest(path) != design.corpus_sha256:
+            raise DrawError(f"{path}: not the corpus this set was drawn from (its sha256 differs from design.json's "
+                            "corpus_sha256): the drawn documents' places would point at other documents")
+    except ApplyError as exc:
+        raise DrawError(f"{exc} (the corpus this set was drawn from; --corpus names where it is now)") from None
+    return path
 
 
 def exact_pairs(ci: np.ndarray, cj: np.ndarray, i: np.ndarray, j: np.ndarray, texts_of, rep: Representation,
@@ -209,7 +234,7 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     ua, ub = _uniform(n, pairs, rng)  # enough for any allocation; the first alloc[-1] are used
     probe = CorpusDesign(sc.rep.to_dict(), edges, n, 0, (0,) * (len(edges) - 1) + (total_pairs,),
                          (0,) * len(edges), seed, sc.b, sc.r, VERIFY_HASHES, sc.cut, scheme=sc.scheme,
-                         strata_by="estimate")
+                         strata_by="estimate", corpus_sha256=sc.corpus_sha256)
     h = probe.stratum_index(sc.ce)
     H = len(edges) - 1
     population = np.append(np.bincount(h, minlength=H)[:H], total_pairs).astype(np.int64)
@@ -275,13 +300,16 @@ def _rows(design: CorpusDesign, ids_arr, i, j, s, strata) -> pd.DataFrame:
 
 
 def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: int = 10_000,
-                id_field: str = "id", text_field: str = "text") -> DrawnSet:
+                id_field: str = "id", text_field: str = "text", corpus=None) -> DrawnSet:
     """``drawn`` plus ``alloc[h]`` new pairs per stratum of a corpus design: bands from the kept
     candidates (``candidates.npy``), the uniform stratum from new random pairs; the corpus
-    (design.json's ``corpus``) is re-read once for the new documents' texts."""
+    (design.json's ``corpus``, or ``corpus`` where it is now: the same bytes, by its sha256) is
+    re-read once for the new documents' texts, and every drawn document must still be the one
+    at its place (its id and text), so no place points at another document."""
     d: CorpusDesign = drawn.design
     if drawn.candidates is None:
         raise DrawError(f"the drawn set has no {CANDIDATES}: it is needed to draw more from a corpus design")
+    corpus = check_same_corpus(d, corpus)
     cand = drawn.candidates
     n = d.corpus_docs
     pos = {x: k for k, x in zip(d.doc_index, drawn.docs["id"])}
@@ -308,15 +336,22 @@ def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: 
     rep = Representation.from_dict(d.rep)
     read_ids: dict = {}
 
+    old_ids = dict(zip(old_idx.tolist(), drawn.docs["id"]))
+
     def texts_of(idx: np.ndarray) -> list:
         new = np.asarray([k for k in idx.tolist() if k not in old_texts], dtype=np.int64)
+        both = np.union1d(new, old_idx)  # the drawn documents too: each must still be at its place
         try:
-            ids, texts = _read_rows(d.corpus, new, batch_size=batch_size, id_field=id_field,
-                                    text_field=text_field)
+            ids, texts = _read_rows(corpus, both, batch_size=batch_size, id_field=id_field, text_field=text_field)
         except ApplyError as exc:
             raise DrawError(str(exc)) from None
-        read_ids.update(zip(new.tolist(), ids))
-        got = dict(zip(new.tolist(), texts))
+        for k, x, t in zip(both.tolist(), ids, texts):
+            if k in old_ids and (x != old_ids[k] or t != old_texts[k]):
+                raise DrawError(f"{corpus}: non-empty document {k + 1:,} is {x!r}, the drawn set's document there is "
+                                f"{old_ids[k]!r}{'' if x != old_ids[k] else ' with another text'}: the corpus "
+                                "changed since the draw")
+        read_ids.update(zip(both.tolist(), ids))
+        got = dict(zip(both.tolist(), texts))
         return [old_texts[k] if k in old_texts else got[k] for k in idx.tolist()]
 
     s, later_v, need, need_texts = exact_pairs(cand["i"], cand["j"], i, j, texts_of, rep, d.floor)

@@ -11,7 +11,8 @@ code: the same corpus and seed give the same drawn pairs and design.json as
 
 from __future__ import annotations
 
-from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, VERIFY_MARGIN, Scan, draw_scan)
+from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, VERIFY_MARGIN, Scan, corpus_identity,
+                                       draw_scan)
 from calib.labeling.drawn import DEFAULT_REP, DrawError, DrawnSet, check_options
 from calib.production.engines.corpus import ApplyError
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
@@ -34,6 +35,7 @@ def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_
     cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
     from calib.production.engines.spark_draw import loose_scan
     try:
+        corpus, sha = corpus_identity(corpus)
         s = loose_scan(str(corpus), rep=rep, b=b, r=r, verify=VERIFY_HASHES, cut=cut,
                        max_pairs=max_pairs, batch_size=batch_size, id_field=id_field, text_field=text_field,
                        scheme=scheme, spark=spark, progress=progress)
@@ -42,7 +44,7 @@ def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_
     if len(s.ids) < 2:
         raise DrawError(f"{corpus}: {len(s.ids)} non-empty document{'s' if len(s.ids) != 1 else ''}; a draw needs 2")
     sc = Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, s.ids, s.ci, s.cj,
-              s.agree / float(VERIFY_HASHES), s.n_cand, s.skipped_empty, {})
+              s.agree / float(VERIFY_HASHES), s.n_cand, s.skipped_empty, {}, sha)
     return sc, s.fetch
 
 

@@ -12,12 +12,10 @@ import numpy as np
 import pandas as pd
 
 from calib.reading.design import Design
+from calib.reading.drawn_check import CAND_DTYPE, CANDIDATES  # noqa: F401 (public here too)
 from calib.sketches.represent import Representation
 
 DEFAULT_REP = Representation(shingle="char", k=5)
-CANDIDATES = "candidates.npy"  # beside design.json, documents.jsonl, pairs.csv in a corpus-scale draw
-# J: the band key of a candidate (its verify estimate; its exact J in draws written before)
-CAND_DTYPE = np.dtype([("i", "<i8"), ("j", "<i8"), ("J", "<f8")])
 
 
 class DrawError(ValueError):
@@ -75,13 +73,3 @@ def candidates_bytes(cand: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(cand, dtype=CAND_DTYPE), allow_pickle=False)
     return buf.getvalue()
-
-
-def read_candidates(path) -> np.ndarray:
-    try:
-        cand = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DrawError(f"{path}: not a candidates file written by calib draw ({exc})") from None
-    if cand.dtype != CAND_DTYPE:
-        raise DrawError(f"{path}: fields {cand.dtype.names}, expected {CAND_DTYPE.names}")
-    return cand

@@ -79,6 +79,22 @@ def _as_text(v, where: str, field: str) -> str:
     return v
 
 
+def corpus_digest(path) -> str:
+    """sha256 of the corpus file's bytes (as stored: a .gz file's compressed bytes)."""
+    import hashlib
+    path = Path(path)
+    h = hashlib.sha256()
+    try:
+        with open_input(path, single_link=False) as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+    except SampleError as exc:
+        raise ApplyError(f"{path}: {exc.detail}") from None
+    except OSError as exc:
+        raise ApplyError(f"{path}: cannot read ({exc})") from None
+    return h.hexdigest()
+
+
 def count_documents(path) -> int:
     """Number of documents (non-blank JSONL lines, or Parquet rows); JSONL
     lines are parsed and checked (see :func:`_records`)."""
