@@ -285,3 +285,148 @@ def test_an_edited_candidates_file_is_refused_naming_it(drawn, tmp_path, capsys,
     assert "candidates.npy" in line and text in line, line
     assert _sweep(folder, tmp_path) == 2
     assert "candidates.npy" in _one_line(capsys)
+
+
+# -- crashes, hangs, options ------------------------------------------------------------------
+
+def test_a_bucket_of_a_million_identical_documents_is_refused_without_walking_its_pairs():
+    """1,000,000 identical documents share every band key: 5e11 pairs in one bucket, counted as
+    n(n-1)/2, not walked (the walk took past 900 s)."""
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np\n"
+        "from calib.labeling.loose_pass import LoosePass, TooManyLoosePairs, candidates\n"
+        "n = 1_000_000\n"
+        "lp = LoosePass([str(k) for k in range(n)], np.arange(n), np.zeros((4, n), np.uint32),\n"
+        "               np.zeros((n, 8), np.uint32), np.ones(n, bool), 0)\n"
+        "try:\n"
+        "    candidates(lp, 0.15, 50_000_000)\n"
+        "except TooManyLoosePairs as exc:\n"
+        "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert "collides 499,999,500,000 pairs in band 1 of 4" in out.stdout, out.stderr[-2000:]
+
+
+def _small_corpus(path: Path, n: int = 60, extra=None, blank_at=None) -> Path:
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    lines = []
+    for k in range(n):
+        rec = {"id": f"d{k}", "text": " ".join(words[(k + t) % len(words)] for t in range(8)) + f" doc {k}"}
+        rec.update((extra or {}).get(k, {}))
+        lines.append(json.dumps(rec))
+    if blank_at is not None:
+        lines.insert(blank_at - 1, "")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--pairs", "1000000000000"], "--pairs must be in [1, 1,000,000]"),
+    (["--max-pairs", "-5"], "--max-pairs must be >= 1"),
+    (["--max-pairs", "0"], "--max-pairs must be >= 1"),
+])
+def test_draw_options_are_refused_before_any_pass(tmp_path, capsys, argv, text):
+    corpus = _small_corpus(tmp_path / "c.jsonl", extra={k: {"lang": "en"} for k in range(60)})
+    # the slice pass reads the corpus first: an option refused after it would be refused after a pass
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o"),
+                 "--slice-fields", "lang", *argv]) == 2
+    assert text in _one_line(capsys)
+
+
+def test_more_refuses_its_options_and_files_before_the_sweep(drawn, tmp_path, capsys):
+    folder = _copy(drawn, tmp_path)
+    for budget in ("nan", "-1"):
+        assert main(["draw", "--more", "10", "--out", str(folder), "--budget", budget]) == 2
+        assert "--budget must be a rate in [0, 1]" in _one_line(capsys)
+    (folder / "candidates.npy").unlink()
+    assert main(["draw", "--more", "10", "--out", str(folder)]) == 2
+    line = _one_line(capsys)  # refused before the recommendation's sweep printed anything
+    assert "candidates.npy" in line and "no such file" in line
+
+
+def _corrupt_gz(path: Path) -> Path:
+    raw = bytearray(CORPUS.read_bytes())
+    for k in range(1000, 1064):  # inside the first deflate block: zlib's "invalid distance too far back"
+        raw[k] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_a_corrupt_gzip_corpus_is_one_line_with_the_byte_offset(tmp_path, capsys):
+    bad = _corrupt_gz(tmp_path / "bad.jsonl.gz")
+    assert main(["draw", "--design", "corpus", "--corpus", str(bad), "--out", str(tmp_path / "o")]) == 2
+    line = _one_line(capsys)
+    assert str(bad) in line and "corrupt gzip data at compressed byte 1,0" in line, line
+    assert main(["apply", "--config", str(_config(tmp_path)), "--corpus", str(bad), "--out",
+                 str(tmp_path / "a")]) == 2
+    line = _one_line(capsys)
+    assert str(bad) in line and "corrupt gzip data at compressed byte 1,0" in line, line
+
+
+@pytest.mark.parametrize("value, text", [("(missing)", "names the documents without a value"),
+                                         (["en", "de"], "a list, not one value"),
+                                         ({"a": 1}, "an object, not one value")])
+def test_a_slice_value_that_is_not_one_value_is_refused_before_the_draw(tmp_path, capsys, value, text):
+    extra = {k: {"lang": "en" if k % 2 else "de"} for k in range(60)}
+    extra[41] = {"lang": value}
+    corpus = _small_corpus(tmp_path / "c.jsonl", extra=extra)
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o"),
+                 "--slice-fields", "lang"]) == 2
+    line = _one_line(capsys)
+    assert f"{corpus}:42: field 'lang'" in line and text in line, line
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("design", ["corpus", "sample"])
+def test_an_id_holding_nul_is_refused_when_drawing(tmp_path, capsys, design):
+    corpus = _small_corpus(tmp_path / "c.jsonl", extra={7: {"id": "d\u00007"}})
+    assert main(["draw", "--design", design, "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
+    line = _one_line(capsys)
+    assert f"{corpus}:8: field 'id'" in line and "NUL" in line, line
+
+
+def test_export_from_sweep_refuses_a_recommended_row_over_the_budget(tmp_path, capsys):
+    sample = str(ROOT / "data" / "sample")
+    res = tmp_path / "r.csv"
+    assert main(["sweep", "--sample", sample, "--out", str(res), *SMALL_GRID]) == 0
+    t = pd.read_csv(res)
+    other = int(np.flatnonzero(~t["recommended"] & t["status"].eq("ok"))[0])
+    t["recommended"] = False
+    t.loc[other, "recommended"] = True
+    t.loc[other, "false_removal_rate"] = 0.074  # the edit the probe made: a row over the budget marked
+    t.to_csv(res, index=False)
+    capsys.readouterr()
+    assert main(["export", "--sample", sample, "--from-sweep", str(res), "--out", str(tmp_path / "e")]) == 2
+    line = _one_line(capsys)
+    assert "marked recommended" in line and "0.0740 exceeds --budget 0.01" in line, line
+    assert not (tmp_path / "e").exists()
+
+
+def test_a_duplicate_id_is_named_by_its_lines(tmp_path, capsys):
+    corpus = _small_corpus(tmp_path / "c.jsonl", extra={48: {"id": "d3"}}, blank_at=2)
+    assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
+    assert "duplicate document id 'd3' (lines 5 and 50)" in _one_line(capsys)
+
+
+def test_a_corrupt_parquet_corpus_names_the_file(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    docs = [json.loads(x) for x in gzip.open(CORPUS, "rt")][:2000]
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"id": [d["id"] for d in docs], "text": [d["text"] for d in docs]}), path,
+                   compression="snappy")
+    raw = bytearray(path.read_bytes())
+    for k in range(2000, 2400):
+        raw[k] ^= 0x5A
+    path.write_bytes(bytes(raw))
+    assert main(["draw", "--design", "corpus", "--corpus", str(path), "--out", str(tmp_path / "o")]) == 2
+    line = _one_line(capsys)
+    assert str(path) in line and "not a readable Parquet file" in line, line
+
+
+def test_a_corpus_design_of_a_newer_format_says_so(drawn, tmp_path, capsys):
+    folder = _copy(drawn, tmp_path)
+    _edit_design(folder, lambda d: d.update(format=2))
+    assert _sweep(folder, tmp_path) == 2
+    assert "written by a newer calib" in _one_line(capsys)

@@ -140,19 +140,26 @@ class Scan:
         return len(self.ids)
 
 
+def check_scan_options(rep: Representation, edges, loose, scheme: str, max_pairs) -> tuple[int, int, float]:
+    """The pass's options (both engines), refused in one line before any work: (b, r, the verify cut)."""
+    b, r = (int(x) for x in loose)
+    if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
+        raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
+    if scheme not in ("prefix", "oph"):
+        raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
+    if max_pairs is not None and max_pairs < 1:
+        raise DrawError(f"--max-pairs must be >= 1, got {max_pairs}")
+    Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
+    return b, r, max(float(edges[0]) - VERIFY_MARGIN, 0.0)
+
+
 def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
          loose: tuple[int, int] = DEFAULT_LOOSE, max_pairs: int | None = 50_000_000, batch_size: int = 10_000,
          id_field: str = "id", text_field: str = "text", bar=None, scheme: str = "oph") -> Scan:
     """The pass over the corpus and the candidates (see the module docstring): the expensive
     part, independent of the seed."""
     bar = bar or _no_bar
-    b, r = (int(x) for x in loose)
-    if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
-        raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
-    if scheme not in ("prefix", "oph"):
-        raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
-    Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
-    cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
+    b, r, cut = check_scan_options(rep, edges, loose, scheme, max_pairs)
     try:
         corpus, sha = corpus_identity(corpus)
         n_total = count_documents(corpus)

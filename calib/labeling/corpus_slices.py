@@ -80,7 +80,7 @@ def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, i
     seen: dict = {f: False for f in fields}
     try:
         for _, texts, extras in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field,
-                                            extra_fields=tuple(fields)):
+                                            extra_fields=tuple(fields), drawing=True):
             keep = [k for k, x in enumerate(texts) if x.strip()]
             for f in fields:
                 col = extras[f]

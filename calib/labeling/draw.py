@@ -65,7 +65,8 @@ def reservoir(corpus, n: int, seed: int, *, batch_size: int = 10_000, id_field: 
     texts: list[str] = []
     pos: list[int] = []
     t = skipped = 0
-    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
+    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field,
+                                         drawing=True):
         keep = [k for k, x in enumerate(b_texts) if x.strip()]
         skipped += len(b_texts) - len(keep)
         if not keep:

@@ -16,6 +16,7 @@ from calib.reading.drawn_check import CAND_DTYPE, CANDIDATES  # noqa: F401 (publ
 from calib.sketches.represent import Representation
 
 DEFAULT_REP = Representation(shingle="char", k=5)
+MAX_PAIRS = 1_000_000  # a draw's --pairs: far beyond what people label, far below a corpus's pairs
 
 
 class DrawError(ValueError):
@@ -24,8 +25,9 @@ class DrawError(ValueError):
 
 def check_options(pairs: int, uniform_share: float, seed: int) -> None:
     """The options both draws share, refused in one line before any work."""
-    if pairs < 1:
-        raise DrawError(f"--pairs must be >= 1, got {pairs}")
+    if not 1 <= pairs <= MAX_PAIRS:
+        raise DrawError(f"--pairs must be in [1, {MAX_PAIRS:,}] (pairs people label; every drawn pair's exact J is "
+                        f"computed), got {pairs:,}")
     if not 0.0 <= uniform_share <= 1.0:
         raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
     if not 0 <= seed < 2**63:

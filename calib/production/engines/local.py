@@ -40,7 +40,7 @@ from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.reading.files import MISSING_VALUES
 # the corpus reader's names stay reachable as calib.production.engines.local.X (the public API, e.g. calib.production.engines.corpus.iter_corpus)
-from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, iter_corpus,  # noqa: F401
+from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, duplicate_id, iter_corpus,  # noqa: F401
                                              parse_jsonl_record)
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
@@ -171,14 +171,14 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     sizes = np.empty(n_total, dtype=np.int64)
     digests = np.zeros((n_total, 2), dtype=np.uint64)
     ids: list[str] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     pb = bar("pass 1/2 signatures", n_total)
     row = 0
     for bids, btexts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
         for k, d in enumerate(bids):
             if d in seen:
-                raise ApplyError(f"{corpus}: duplicate document id {d!r} (document {row + k})")
-            seen.add(d)
+                raise duplicate_id(corpus, d, seen[d], row + k)
+            seen[d] = row + k
         m = len(bids)
         if row + m > n_total:
             raise ApplyError(f"{corpus}: the file changed while it was read")
