@@ -254,7 +254,7 @@ def read_drawn(directory) -> DrawnSet:
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
     try:
-        with open(d / "documents.jsonl", encoding="utf-8") as fh:  # as written: no type guessed (slice values stay text)
+        with open(d / "documents.jsonl", encoding="utf-8") as fh:  # as written: no type guessed (slice values text)
             docs = pd.DataFrame([json.loads(line) for line in fh if line.strip()], dtype=object)
         if not {"id", "text"} <= set(docs.columns):
             raise ValueError("no id and text fields")

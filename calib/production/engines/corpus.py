@@ -185,7 +185,8 @@ def count_documents(path) -> int:
 
 
 def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_field: str = "text",
-                extra_fields: tuple[str, ...] = (), drawing: bool = False) -> Iterator[tuple[list[str], list[str], dict]]:
+                extra_fields: tuple[str, ...] = (),
+                drawing: bool = False) -> Iterator[tuple[list[str], list[str], dict]]:
     """Batches ``(ids, texts, extras)`` of at most ``batch_size`` documents, in file order.
     ``drawing``: the documents of a draw (:func:`check_drawn_values`)."""
     path = Path(path)
@@ -211,8 +212,9 @@ def check_drawn_values(where: str, id_field: str, doc_id: str, extra_fields, val
                          "does not hold: its pairs could never be labeled")
     for f, v in zip(extra_fields, values):
         if isinstance(v, (list, dict)):
-            raise ApplyError(f"{where}: field {f!r}: {'a list' if isinstance(v, list) else 'an object'}, not one value: "
-                             "a slice field holds one text or number per document")
+            kind = "a list" if isinstance(v, list) else "an object"
+            raise ApplyError(f"{where}: field {f!r}: {kind}, not one value: a slice field holds one text or number "
+                             "per document")
         if v == MISSING_TEXT:
             raise ApplyError(f"{where}: field {f!r}: the text {MISSING_TEXT!r} names the documents without a value; "
                              "give this value another name (or leave the field out)")

@@ -40,8 +40,8 @@ from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.reading.files import MISSING_VALUES
 # the corpus reader's names stay reachable as calib.production.engines.local.X (the public API, e.g. calib.production.engines.corpus.iter_corpus)
-from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, duplicate_id, iter_corpus,  # noqa: F401
-                                             parse_jsonl_record)
+from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, duplicate_id,  # noqa: F401
+                                             iter_corpus, parse_jsonl_record)
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
 from calib.sketches.weighted_minhash import weigh
