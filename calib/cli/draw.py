@@ -165,8 +165,8 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
     try:
         from calib.base.budget import MemoryBudgetError
         from calib.labeling.corpus_draw import check_scan_options
-        from calib.labeling.drawn import check_options
-        check_options(options["pairs"], options["uniform_share"], options["seed"])  # every number before any pass
+        from calib.labeling.drawn import MAX_PAIRS, check_options
+        check_options(options["pairs"], options["uniform_share"], options["seed"], MAX_PAIRS)  # before any pass
         check_scan_options(rep, options["edges"], options["loose"], options["scheme"], options["max_pairs"])
         fields = parse_fields(a.slice_fields, id_field=a.id_field, text_field=a.text_field)
         if fields and a.engine == "spark" and "://" in a.corpus:

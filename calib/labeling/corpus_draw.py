@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from calib.base.budget import check_memory
-from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,
+from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, allocate,
                                   check_options)
 from calib.labeling.loose_pass import TooManyLoosePairs, candidates, stream
 from calib.production.engines.corpus import ApplyError, corpus_digest, count_documents, iter_corpus
@@ -234,7 +234,7 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     """The seeded part: strata by Jv, SRS per band, uniform pairs, then the exact J of the drawn
     pairs. ``fetch(indices)`` -> texts of documents (sorted non-empty indices): those of the drawn
     pairs and the earlier candidate neighbours of their later documents (default: one more corpus pass)."""
-    check_options(pairs, uniform_share, seed)
+    check_options(pairs, uniform_share, seed, MAX_PAIRS)
     n, edges = sc.n, sc.edges
     rng = np.random.default_rng([seed, 1])
     total_pairs = n * (n - 1) // 2
@@ -294,7 +294,7 @@ def draw_corpus(corpus, *, pairs: int = 500, seed: int = 0, rep: Representation 
                 max_pairs: int | None = 50_000_000, batch_size: int = 10_000, id_field: str = "id",
                 text_field: str = "text", bar=None, scheme: str = "oph") -> DrawnSet:
     """A draw of ``pairs`` pairs from every document of ``corpus`` (see the module docstring)."""
-    check_options(pairs, uniform_share, seed)  # before the passes
+    check_options(pairs, uniform_share, seed, MAX_PAIRS)  # before the passes
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
     sc = scan(corpus, rep=rep, edges=edges, loose=loose, max_pairs=max_pairs, bar=bar, scheme=scheme, **read)
     return draw_scan(sc, pairs=pairs, seed=seed, uniform_share=uniform_share, bar=bar, **read)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, Scan, check_scan_options, corpus_identity,
                                        draw_scan)
-from calib.labeling.drawn import DEFAULT_REP, DrawError, DrawnSet, check_options
+from calib.labeling.drawn import DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, check_options
 from calib.production.engines.corpus import ApplyError
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
 from calib.sketches.represent import Representation
@@ -49,7 +49,7 @@ def draw_corpus_spark(corpus: str, *, pairs: int = 500, seed: int = 0, uniform_s
                       spark=None, progress=None, **scan_options) -> DrawnSet:
     """:func:`calib.labeling.corpus_draw.draw_corpus` with the passes on Spark (``scan_options``: those of
     :func:`scan_spark`)."""
-    check_options(pairs, uniform_share, seed)  # before the job
+    check_options(pairs, uniform_share, seed, MAX_PAIRS)  # before the job
     sc, fetch = scan_spark(corpus, spark=spark, progress=progress, **scan_options)
 
     def texts(idx):

@@ -16,18 +16,22 @@ from calib.reading.drawn_check import CAND_DTYPE, CANDIDATES  # noqa: F401 (publ
 from calib.sketches.represent import Representation
 
 DEFAULT_REP = Representation(shingle="char", k=5)
-MAX_PAIRS = 1_000_000  # a draw's --pairs: far beyond what people label, far below a corpus's pairs
+MAX_PAIRS = 1_000_000  # a corpus draw's --pairs: far beyond what people label, far below a corpus's pairs
 
 
 class DrawError(ValueError):
     """Bad input or options for a draw: one readable line."""
 
 
-def check_options(pairs: int, uniform_share: float, seed: int) -> None:
-    """The options both draws share, refused in one line before any work."""
-    if not 1 <= pairs <= MAX_PAIRS:
-        raise DrawError(f"--pairs must be in [1, {MAX_PAIRS:,}] (pairs people label; every drawn pair's exact J is "
-                        f"computed), got {pairs:,}")
+def check_options(pairs: int, uniform_share: float, seed: int, most_pairs: int | None = None) -> None:
+    """The options both draws share, refused in one line before any work. ``most_pairs``: the
+    most ``--pairs`` a draw takes (the corpus draw's uniform stratum holds every corpus pair; the
+    document-sample draw takes every pair of its sample beyond what its strata hold)."""
+    if pairs < 1:
+        raise DrawError(f"--pairs must be >= 1, got {pairs}")
+    if most_pairs is not None and pairs > most_pairs:
+        raise DrawError(f"--pairs must be in [1, {most_pairs:,}] (pairs people label; every drawn pair's exact J "
+                        f"is computed), got {pairs:,}")
     if not 0.0 <= uniform_share <= 1.0:
         raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
     if not 0 <= seed < 2**63:
