@@ -55,6 +55,10 @@ document without one) counts the corpus's N non-empty documents per value of eac
 given to the draw (``--slice-fields``): the denominators of the per-slice shares of
 :mod:`calib.estimates.corpus_slices`. A design.json written before it has none (``{}``).
 
+``corpus`` is the corpus file's absolute path and ``corpus_sha256`` its sha256 (``--more``
+re-reads it from any folder and refuses another file); ``digests`` seal the drawn set's four
+files (:mod:`calib.reading.drawn_check`, which checks them against each other).
+
 An old design.json (no ``kind``: the document-sample design of
 :mod:`calib.reading.design`) still loads as that design (:func:`load_design`).
 """
