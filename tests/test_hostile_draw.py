@@ -430,3 +430,26 @@ def test_a_corpus_design_of_a_newer_format_says_so(drawn, tmp_path, capsys):
     _edit_design(folder, lambda d: d.update(format=2))
     assert _sweep(folder, tmp_path) == 2
     assert "written by a newer calib" in _one_line(capsys)
+
+
+@pytest.mark.slow
+def test_the_label_page_refuses_an_edited_drawn_set_in_one_line(drawn, tmp_path, monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
+    folder = _copy(drawn, tmp_path)
+    _edit_design(folder, _raise_population)
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+        at.switch_page("pages/7_Label.py").run()
+        at.text_input(key="label_folder_input").input(str(folder)).run()
+        assert not at.exception, at.exception
+        errors = [e.value for e in at.error]
+        assert any("design.json" in e and "population" in e for e in errors), errors
+        assert not any("drawn pairs decided" in s.value for s in at.subheader)
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
