@@ -188,6 +188,13 @@ def test_documents_removed_is_clipped_to_the_corpus():
     row = rates(frame, design)
     assert row["documents_removed"] == N and row["documents_removed_high"] == N
     assert row["documents_removed_share"] == 1.0
+    # per slice: at most the slice's documents (design.json's slice_docs)
+    from dataclasses import replace
+    from calib.estimates.corpus_slices import slice_table
+    design = replace(design, slice_docs={"lang": {"en": 4, "de": 6}})
+    t = slice_table(frame.assign(i=[0], j=[1]), design, pd.DataFrame({"lang": ["en", "en"]}))
+    en = t[t["value"] == "en"].iloc[0]
+    assert en["documents_removed"] == 4 and en["documents_removed_high"] == 4 and en["documents_removed_share"] == 1
 
 
 # -- draw --more: the corpus by its path and digest, documents by id ------------------------------

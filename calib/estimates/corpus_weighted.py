@@ -114,6 +114,11 @@ def corpus_total(frame: pd.DataFrame, design, x) -> tuple[float, float, float]:
     return X, max(X - half, 0.0), X + half
 
 
+def at_most(n, *values) -> tuple[float, ...]:
+    """A total of documents and its interval bounds, each at most the ``n`` documents it counts among."""
+    return tuple(min(float(v), float(n)) for v in values)
+
+
 def earlier_links(design, id_a, id_b, threshold: float) -> np.ndarray:
     """d per pair: the later document's earlier links with J >= ``threshold`` (at least 1)."""
     out = np.ones(len(id_a))
@@ -156,7 +161,7 @@ def rates(frame: pd.DataFrame, design) -> dict:
                     f"{name}_unweighted": float(np.sum(y * (xs > 0)) / xs.sum()) if xs.sum() else float("nan")})
     total, lo, hi = corpus_total(frame, design, frame["removal"].to_numpy(float))
     N = max(design.corpus_docs, 1)
-    total, lo, hi = (min(v, float(design.corpus_docs)) for v in (total, lo, hi))  # documents of the corpus: at most N
+    total, lo, hi = at_most(design.corpus_docs, total, lo, hi)
     row.update({"documents_removed": total, "documents_removed_low": lo, "documents_removed_high": hi,
                 "documents_removed_share": total / N, "documents_removed_share_low": lo / N,
                 "documents_removed_share_high": hi / N})
