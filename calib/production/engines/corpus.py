@@ -152,10 +152,13 @@ def record_places(path, positions) -> list[str]:
     return [f"line {found[int(p)]}" if int(p) in found else f"document {int(p) + 1}" for p in positions]
 
 
-def duplicate_id(corpus, doc_id: str, first: int, second: int) -> ApplyError:
+def duplicate_id(corpus, doc_id: str, first: int | None, second: int, **read) -> ApplyError:
     """The one message for an id two documents share (0-based places ``first``, ``second`` in file
-    order), named by their lines (a local JSONL file) or rows; a file on object storage by its
-    documents counted from 1."""
+    order; ``first`` None: found by reading the file again by ``read``'s fields), named by their
+    lines (a local JSONL file) or rows; a file on object storage by its documents counted from 1."""
+    if first is None:
+        first = next((t for t, x in enumerate(x for ids, _, _ in iter_corpus(corpus, **read) for x in ids)
+                      if x == doc_id), second)
     a, b = f"document {first + 1}", f"document {second + 1}"
     if "://" not in str(corpus) and Path(corpus).is_file():
         try:

@@ -171,14 +171,14 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     sizes = np.empty(n_total, dtype=np.int64)
     digests = np.zeros((n_total, 2), dtype=np.uint64)
     ids: list[str] = []
-    seen: dict[str, int] = {}
+    seen: set[str] = set()
     pb = bar("pass 1/2 signatures", n_total)
     row = 0
     for bids, btexts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
         for k, d in enumerate(bids):
-            if d in seen:
-                raise duplicate_id(corpus, d, seen[d], row + k)
-            seen[d] = row + k
+            if d in seen:  # the first one's place found by reading again: a set of ids, not a dict, is held
+                raise duplicate_id(corpus, d, None, row + k, id_field=id_field, text_field=text_field)
+            seen.add(d)
         m = len(bids)
         if row + m > n_total:
             raise ApplyError(f"{corpus}: the file changed while it was read")
