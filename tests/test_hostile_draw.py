@@ -414,6 +414,9 @@ def test_a_duplicate_id_is_named_by_its_lines(tmp_path, capsys):
     corpus = _small_corpus(tmp_path / "c.jsonl", extra={48: {"id": "d3"}}, blank_at=2)
     assert main(["draw", "--design", "corpus", "--corpus", str(corpus), "--out", str(tmp_path / "o")]) == 2
     assert "duplicate document id 'd3' (lines 5 and 50)" in _one_line(capsys)
+    assert main(["apply", "--config", str(_config(tmp_path)), "--corpus", str(corpus), "--out",
+                 str(tmp_path / "a")]) == 2
+    assert "duplicate document id 'd3' (lines 5 and 50)" in _one_line(capsys)
 
 
 def test_a_corrupt_parquet_corpus_names_the_file(tmp_path, capsys):
