@@ -169,6 +169,31 @@ def test_a_drawn_documents_text_replaced_is_refused(drawn, tmp_path, capsys):
     assert "documents.jsonl" in _one_line(capsys)
 
 
+def test_a_replaced_text_under_recomputed_digests_is_refused_by_its_similarity(drawn, tmp_path, capsys):
+    """A forger who also rewrites design.json's digests: each row's J is recomputed from its texts."""
+    from calib.reading.corpus_design import load_design
+    from calib.reading.drawn_check import digests
+    folder = _copy(drawn, tmp_path)
+    p = pd.read_csv(folder / "pairs.csv", dtype=str, keep_default_na=False)
+    top = p[p["stratum"].eq("J0.90-1.00")].iloc[0]
+    docs = [json.loads(x) for x in (folder / "documents.jsonl").read_text().splitlines()]
+    for d in docs:
+        if d["id"] == top["id_b"]:
+            d["text"] = "a text put in its place"
+    (folder / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    design = load_design((folder / "design.json").read_text())
+    pairs = p.assign(similarity=p["similarity"].astype(float))
+    cand = np.load(folder / "candidates.npy")
+    sealed = json.loads((folder / "design.json").read_text())
+    sealed["digests"] = digests(design, [d["id"] for d in docs], [d["text"] for d in docs], pairs, cand)
+    (folder / "design.json").write_text(json.dumps(sealed))
+    assert _sweep(folder, tmp_path) == 2
+    line = _one_line(capsys)
+    assert "pairs.csv" in line and "field 'similarity'" in line and "documents.jsonl texts give J" in line, line
+    assert main(["draw", "--more", "5", "--out", str(folder), "--config", str(_config(tmp_path))]) == 2
+    assert "documents.jsonl texts give J" in _one_line(capsys)
+
+
 def test_labels_alone_may_change_and_the_estimate_stays_within_the_corpus(drawn, tmp_path, capsys):
     folder = _copy(drawn, tmp_path)
     assert _sweep(folder, tmp_path) == 0

@@ -75,6 +75,15 @@ def _fill(alloc: np.ndarray, room: np.ndarray, total: int) -> np.ndarray:
     return alloc
 
 
+def exact_similarity(rep: dict, texts: list, i, j) -> np.ndarray:
+    """Exact J of pairs (i, j) of ``texts`` under the representation document ``rep`` (design.json's):
+    the similarity a drawn set's rows were drawn with."""
+    from calib.sketches.shingles import shingle_hashes
+    from calib.verification.jaccard import pairs_jaccard
+    sets = shingle_hashes(texts, Representation.from_dict(rep), unique=True)
+    return pairs_jaccard(sets, np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64))
+
+
 def candidates_bytes(cand: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(cand, dtype=CAND_DTYPE), allow_pickle=False)

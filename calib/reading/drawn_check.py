@@ -114,12 +114,14 @@ def digests(design, ids, texts, pairs, cand) -> dict:
 
 # -- the check --------------------------------------------------------------------------------
 
-def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None) -> None:
+def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None, exact_j=None) -> None:
     """Refuse (:class:`DrawnSetError`) a corpus draw whose files disagree (see the module docstring).
 
     ``ids``, ``texts``: documents.jsonl in file order; ``pairs``: pairs.csv's ``id_a, id_b,
     stratum, similarity`` (``lines``: each row's line, default the row's place + 2);
-    ``cand``: candidates.npy's array, or None when the folder has none."""
+    ``cand``: candidates.npy's array, or None when the folder has none; ``exact_j(rep, texts, i,
+    j)``: the exact J of pairs of ``texts`` (from the sketching stage, above this one), when given
+    every row's similarity is recomputed from its documents' texts, digests or not."""
     at = (lambda name: str(Path(folder) / name)) if folder else (lambda name: name)
     D = at("design.json")
     ids = [str(x) for x in ids]
@@ -165,6 +167,15 @@ def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None) 
         raise DrawnSetError(f"stratum {design.strata[h]!r} has {int(rows_per[h]):,} rows in pairs.csv, "
                             f"design.json says {design.drawn[h]:,} drawn", file=D, field="drawn")
     _check_later(design, a, b, sim, D)
+    if exact_j is not None and len(a):
+        row_of = {d: k for k, d in enumerate(ids)}
+        J = np.asarray(exact_j(design.rep, list(texts), [row_of[x] for x in a], [row_of[y] for y in b]), dtype=float)
+        off = np.flatnonzero(np.abs(J - sim) > 1e-9)
+        if len(off):
+            r = int(off[0])
+            raise DrawnSetError(f"pair ({a[r]!r}, {b[r]!r}): the documents.jsonl texts give J {J[r]:.6g}, not its drawn "
+                                f"similarity {sim[r]:.6g}: a text (or design.json's rep) changed since the draw",
+                                file=at("pairs.csv"), line=lines[r], field="similarity")
     if design.digests:
         _check_digests(design, ids, texts, a, b, strata, sim, cand, at)
 
