@@ -161,7 +161,7 @@ def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None, 
     if cand is not None:
         _check_candidates(design, cand, at(CANDIDATES), D)
         _check_bands(design, cand, [place[x] for x in a], [place[y] for y in b], strata, lines, at)
-    rows_per = np.bincount([design.strata.index(s) for s in strata], minlength=H + 1)
+    rows_per = np.bincount(np.asarray([design.strata.index(s) for s in strata], dtype=np.int64), minlength=H + 1)
     if tuple(int(x) for x in rows_per) != tuple(design.drawn):
         h = int(np.flatnonzero(rows_per != np.asarray(design.drawn))[0])
         raise DrawnSetError(f"stratum {design.strata[h]!r} has {int(rows_per[h]):,} rows in pairs.csv, "
