@@ -46,6 +46,12 @@ def load(path: str, pairs: str | None = None, missing: tuple[str, ...] | None = 
     check_input(pairs, "--pairs")
     try:
         sample = load_sample(path, pairs, missing_values=MISSING_VALUES if missing is None else missing)
+        if getattr(sample.design, "kind", "") == "corpus" and pairs is None:  # and each row's J from its texts
+            from calib.labeling.draw import DrawError, read_drawn
+            try:
+                read_drawn(path)
+            except DrawError as exc:
+                raise CliError(str(exc))
         for w in sample.warnings:  # e.g. one group holding most documents
             print(f"warning: {path}: {w}", file=sys.stderr)
         return sample

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.base.errors import CliError, check_input, check_out_dir, claim
+from calib.base.errors import CliError, check_input, check_out_dir, check_rate, claim
 from calib.labeling.draw import (CANDIDATES, DEFAULT_REP, FILES, DrawError, draw, inclusion_note, more, read_drawn,
                                  strata_table, write_drawn)
 from calib.reading.design import DEFAULT_EDGES, Design
@@ -48,7 +48,8 @@ def add_parser(sub) -> None:
                                    "stratified by similarity band plus a uniform stratum. Writes documents.jsonl, "
                                    "pairs.csv (label empty) and design.json; fill the labels (or use the Label "
                                    "page) and run calib sweep --sample OUT. --more adds pairs to a drawn set.")
-    d.add_argument("--corpus", help="corpus: .jsonl[.gz] or .parquet with id and text fields")
+    d.add_argument("--corpus", help="corpus: .jsonl[.gz] or .parquet with id and text fields (with --more of a "
+                   "corpus draw: where its corpus is now, if moved; the same bytes, checked by sha256)")
     d.add_argument("--out", required=True, help="output folder (with --more: the drawn set to extend)")
     d.add_argument("--design", choices=("sample", "corpus"), default="sample",
                    help="sample (default): pairs among a uniform sample of --docs documents, exact; corpus: pairs "
@@ -163,6 +164,10 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
                    text_field=a.text_field, scheme=a.loose_scheme)
     try:
         from calib.base.budget import MemoryBudgetError
+        from calib.labeling.corpus_draw import check_scan_options
+        from calib.labeling.drawn import MAX_PAIRS, check_options
+        check_options(options["pairs"], options["uniform_share"], options["seed"], MAX_PAIRS)  # before any pass
+        check_scan_options(rep, options["edges"], options["loose"], options["scheme"], options["max_pairs"])
         fields = parse_fields(a.slice_fields, id_field=a.id_field, text_field=a.text_field)
         if fields and a.engine == "spark" and "://" in a.corpus:
             raise CliError("--slice-fields: the slice pass reads the corpus on this machine; give a local --corpus")
@@ -207,11 +212,19 @@ def cmd_more(a) -> int:
         raise CliError(f"--more must be >= 0, got {a.more}")
     if not 0 < a.width < 0.5:
         raise CliError(f"--width must be in (0, 0.5), got {a.width:g}")
+    check_rate(a.budget, "--budget")
     if Path(a.out).is_dir():  # held from this read to the write: a second --more at once is refused, not lost
         claim(Path(a.out))
     try:
         drawn = read_drawn(a.out)
         sample = load_sample(a.out)
+        corpus = None
+        if getattr(drawn.design, "kind", "") == "corpus":  # what --more reads, checked before the sweep
+            from calib.labeling.corpus_draw import check_same_corpus
+            if drawn.candidates is None:
+                raise DrawError(f"{Path(a.out) / CANDIDATES}: no such file; --more draws a corpus design's band "
+                                "pairs from it")
+            corpus = check_same_corpus(drawn.design, a.corpus)
     except (DrawError, SampleError) as exc:
         raise CliError(str(exc))
     if not sample.pairs["is_duplicate"].any():
@@ -245,7 +258,7 @@ def cmd_more(a) -> int:
     waiting = unlabeled.reindex(list(sample.design.strata)).fillna(0).astype(int)
     new = np.maximum(plan["allocation"].to_numpy() - waiting.to_numpy(), 0)
     try:
-        grown = more(drawn, new)
+        grown = more(drawn, new, corpus=corpus)
     except DrawError as exc:
         raise CliError(str(exc))
     try:
