@@ -56,6 +56,8 @@ import tarfile
 from importlib import metadata
 from pathlib import Path
 
+from calib.base.cache import cache_dir
+
 NOT_SHIPPED = frozenset({"pyspark", "py4j", "streamlit", "altair", "pip", "setuptools", "wheel"})
 ENV_NAME = "env"  # the folder name each executor unpacks the archive under (ARCHIVE#env)
 LIB = f"./{ENV_NAME}/lib"
@@ -136,10 +138,6 @@ def digest(desc: dict | None = None) -> str:
     for d in distributions():
         h.update((d.read_text("RECORD") or "").encode())
     return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("CALIB_CACHE_DIR") or Path.home() / ".cache" / "calib")
 
 
 _SITECUSTOMIZE = r'''"""calib's shipped environment: restore the .py files' times once per executor (see spark_ship)."""
