@@ -1,4 +1,4 @@
-"""A multilingual benchmark corpus: Debian's manual pages in 16 languages, as plain text.
+"""A multilingual benchmark corpus: Debian's manual pages in 16 languages (English and 15 translations), as plain text.
 
 The pages are downloaded as Debian packages (``apt-get download manpages manpages-de ...``,
 the machine's own package sources), unpacked with ``dpkg-deb -x`` and stripped of their
@@ -26,8 +26,9 @@ def cache_folder() -> Path:
     return Path(os.environ.get("CALIB_CACHE_DIR") or Path.home() / ".cache" / "calib") / "bench" / "manpages"
 
 
-def _package(lang: str) -> str:
-    return "manpages" if lang == "en" else f"manpages-{lang}"
+def packages() -> list[str]:
+    """The Debian packages of the pages: English (user and developer pages) and the translations."""
+    return ["manpages", "manpages-dev"] + [f"manpages-{lang}" for lang in LANGUAGES if lang != "en"]
 
 
 _REQUEST = re.compile(r"^[.'][ \t]*(\S+)[ \t]*(.*)$")
@@ -78,7 +79,7 @@ def build(folder: Path | None = None) -> Path:
     debs, tree = folder / "debs", folder / "tree"
     debs.mkdir(parents=True, exist_ok=True)
     tree.mkdir(parents=True, exist_ok=True)
-    missing = [_package(lang) for lang in LANGUAGES if not list(debs.glob(f"{_package(lang)}_*.deb"))]
+    missing = [p for p in packages() if not list(debs.glob(f"{p}_*.deb"))]
     if missing:
         subprocess.run(["apt-get", "download", *missing], cwd=debs, check=True)
     for deb in sorted(debs.glob("*.deb")):

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from calib.sketches.unicode_tables import (CASED, COMPLEX, CP_MASK, DOTTED_I, IGNORABLE, MAYBE, PUNCT, SIGMA, SPACE,
-                                           T_CASED, T_IGNORABLE)
+from calib.sketches.unicode_tables import (CASED, COMPLEX, CP_MASK, DOTTED_I, IGNORABLE, INERT, MAYBE, NONSTARTER,
+                                           PUNCT, SIGMA, SPACE, T_SHIFT)
 
 CONTEXT = -1   # normalize_cps: the text needs Python (NFKC across code points)
 NO_ROOM = -2   # normalize_cps: dst is too short
@@ -49,26 +49,28 @@ def _put(dst, o, cp, pending):
 
 
 @njit(inline="always")
-def _cased_before(src, i, q, word, pool_off, pool, flags):
-    """Whether the last code point of the NFKC before pool entry q of src[i] (entries
-    pool_off[k]..q-1 of it, then src[i-1], ...) that is not case-ignorable is cased."""
+def _flags_before(src, i, q, word, pool_off, pool, flags, skip):
+    """The flags of the last code point of the NFKC before pool entry q of src[i] (entries
+    pool_off[k]..q-1 of it, then src[i-1], ...) that has none of the flags ``skip``; -1 when
+    there is none."""
     k = word[src[i]] & ~np.uint32(COMPLEX)
     for p in range(q - 1, np.int64(pool_off[k]) - 1, -1):
         f = flags[pool[p]]
-        if f & IGNORABLE == 0:
-            return f & CASED != 0
+        if f & skip == 0:
+            return np.int64(f)
     for j in range(i - 1, -1, -1):
         v = word[src[j]]
         if v & COMPLEX == 0:
-            if v & T_IGNORABLE == 0:
-                return v & T_CASED != 0
+            f = (v >> T_SHIFT) & 0x7F
+            if f & skip == 0:
+                return np.int64(f)
             continue
         k = v & ~np.uint32(COMPLEX)
         for p in range(np.int64(pool_off[k + 1]) - 1, np.int64(pool_off[k]) - 1, -1):
             f = flags[pool[p]]
-            if f & IGNORABLE == 0:
-                return f & CASED != 0
-    return False
+            if f & skip == 0:
+                return np.int64(f)
+    return np.int64(-1)
 
 
 @njit(nogil=True)
@@ -85,8 +87,8 @@ def normalize_cps(src, word, pool_off, pool, flags, ccc, lower, lowercase, strip
     for i in range(len(src)):
         v = word[src[i]]
         if v & COMPLEX == 0:
-            if sigma_at >= 0 and v & T_IGNORABLE == 0:
-                if v & T_CASED == 0:
+            if sigma_at >= 0 and (v >> T_SHIFT) & IGNORABLE == 0:
+                if (v >> T_SHIFT) & CASED == 0:
                     dst[sigma_at + 1] = 0x82  # final: ς
                 sigma_at = -1
             last_ccc = 0
@@ -107,8 +109,10 @@ def normalize_cps(src, word, pool_off, pool, flags, ccc, lower, lowercase, strip
             u = pool[q]
             f = flags[u]
             if nfkc:
-                if f & MAYBE:
-                    return CONTEXT
+                if f & MAYBE:  # composes unless its last starter is inert
+                    last = _flags_before(src, i, q, word, pool_off, pool, flags, NONSTARTER)
+                    if last >= 0 and last & INERT == 0:
+                        return CONTEXT
                 cc = ccc[u]
                 if cc != 0 and last_ccc > cc:
                     return CONTEXT
@@ -120,7 +124,8 @@ def normalize_cps(src, word, pool_off, pool, flags, ccc, lower, lowercase, strip
             if lowercase and u == SIGMA:
                 o = _put(dst, o, 0x3C3, pending)
                 pending = False
-                if _cased_before(src, i, q, word, pool_off, pool, flags):
+                before = _flags_before(src, i, q, word, pool_off, pool, flags, IGNORABLE)
+                if before >= 0 and before & CASED:
                     sigma_at = o - 2
                 continue
             if lowercase and u == DOTTED_I:

@@ -8,20 +8,24 @@ data's versions; in memory only when that folder cannot be written):
 * ``ccc``: the canonical combining class;
 * flags: MAYBE (the code point may compose with one before it: the second of a
   two-character canonical decomposition, or a Hangul vowel or trailing consonant; a
-  superset of NFKC_Quick_Check=Maybe), CASED and IGNORABLE (the Cased and
+  superset of NFKC_Quick_Check=Maybe), INERT (a starter nothing composes with: no
+  canonical decomposition, the first of no two-character one, no Hangul syllable or
+  leading consonant), NONSTARTER (combining class not 0), CASED and IGNORABLE (the Cased and
   Case_Ignorable properties CPython's ``str.lower`` reads for the final sigma, found by
   lowering probes), SPACE (``str.isspace``), PUNCT (categories P*, S*);
 * ``lower``: ``ord(chr(c).lower()[0])``.
 
 :func:`kernel_tables` folds them, for one setting of lowercase / nfkc / strip_punct /
-collapse, into one word per code point (its final code point, or "complex" and an index
-into a pool of its NFKC-and-punctuation output), read by :mod:`calib.sketches.unicode_norm`.
+collapse, into one word per code point (its final code point and its NFKC's flags, or
+"complex" and an index into a pool of its NFKC-and-punctuation output), read by
+:mod:`calib.sketches.unicode_norm`.
 
 Why per code point is exact: NFKD(AB) = NFKD(NFKD(A) NFKD(B)) and NFKD(NFKC(c)) = NFKD(c),
 so a text's NFKC is the NFKC of t, the concatenation of each code point's own NFKC. When
 every code point of t passes the quick check (no MAYBE, and combining classes in canonical
 order: no nonzero class after a larger one), t is already NFKC (UAX #15's quick-check YES),
-so NFKC(text) = t. ``str.lower`` is per code point but for U+03A3 (final sigma, decided from
+so NFKC(text) = t. A MAYBE code point whose last starter before it in t is INERT (or that
+has none) composes with nothing either, so it passes too. ``str.lower`` is per code point but for U+03A3 (final sigma, decided from
 the neighbours' Cased / Case_Ignorable) and U+0130 (two code points). Whitespace and the
 punctuation rule are per code point. A text whose t fails the quick check is left to Python.
 """
@@ -38,14 +42,13 @@ from calib.base.atomic import write_bytes_atomic
 from calib.base.cache import cache_dir
 
 N = sys.maxunicode + 1
-MAYBE, CASED, IGNORABLE, SPACE, PUNCT = 1, 2, 4, 8, 16
+MAYBE, CASED, IGNORABLE, SPACE, PUNCT, INERT, NONSTARTER = 1, 2, 4, 8, 16, 32, 64
 COMPLEX = 1 << 31        # kernel word: the code point's output is in the pool
-T_IGNORABLE = 1 << 30    # kernel word of a simple code point: its NFKC is Case_Ignorable
-T_CASED = 1 << 29        # ... is Cased
-CP_MASK = (1 << 21) - 1
+T_SHIFT = 21             # kernel word of a simple code point: its NFKC's flags from this bit on
+CP_MASK = (1 << T_SHIFT) - 1
 SIGMA, DOTTED_I = 0x3A3, 0x130
 _LAST_CASED = 0x1E921  # ADLAM CAPITAL LETTER SHA, the last code point lower() changes
-_VERSION = 1  # of this file's layout
+_VERSION = 2  # of this file's layout
 
 
 def _cache_file():
@@ -62,15 +65,18 @@ def scan() -> dict[str, np.ndarray]:
     changed, pool, lengths = [], [], []
     norm, combining, decomposition = unicodedata.normalize, unicodedata.combining, unicodedata.decomposition
     sig_end, sig_more = "\u03c2", "\u03c3"
+    composes = np.zeros(N, dtype=np.bool_)  # decomposes canonically or is the first of a pair
     for c in range(N):
         ch = chr(c)
         ccc[c] = combining(ch)
         f = 0
         d = decomposition(ch)
         if d and not d.startswith("<"):
+            composes[c] = True
             parts = d.split()
             if len(parts) == 2:
                 flags[int(parts[1], 16)] |= MAYBE
+                composes[int(parts[0], 16)] = True
         k = norm("NFKC", ch)
         if k != ch:
             changed.append(c)
@@ -88,6 +94,10 @@ def scan() -> dict[str, np.ndarray]:
         flags[c] |= f
     flags[0x1161:0x1176] |= MAYBE  # Hangul vowels and trailing consonants compose with the syllable before
     flags[0x11A8:0x11C3] |= MAYBE
+    composes[0x1100:0x1160] = True  # Hangul leading consonants and syllables (decomposed by rule, not by table)
+    composes[0xAC00:0xD7A4] = True
+    flags[(ccc == 0) & ~composes] |= INERT
+    flags[ccc != 0] |= NONSTARTER
     ranges = punct_table.ranges() if punct_table.UNIDATA_VERSION == unicodedata.unidata_version \
         else punct_table.scan()
     for a, b in ranges:
@@ -140,7 +150,7 @@ def kernel_tables(lowercase: bool, nfkc: bool, strip_punct: bool, collapse: bool
 
     word[c] of a simple code point (one code point after punctuation and NFKC, combining class
     0, no MAYBE, not U+03A3 or U+0130 to lowercase) is its final code point (lowercased,
-    punctuation and, with ``collapse``, whitespace as 32) with T_IGNORABLE / T_CASED of its NFKC;
+    punctuation and, with ``collapse``, whitespace as 32) and, from bit T_SHIFT on, its NFKC's flags;
     of any other, COMPLEX | i, its NFKC-and-punctuation output being pool[pool_off[i]:pool_off[i+1]]."""
     t = base()
     flags, ccc, lower = t["flags"], t["ccc"], t["lower"]
@@ -166,9 +176,7 @@ def kernel_tables(lowercase: bool, nfkc: bool, strip_punct: bool, collapse: bool
         final[(flags[final] & PUNCT) != 0] = 32
     if collapse:
         final[(flags[final] & SPACE) != 0] = 32
-    ft = flags[first]
-    word = final | np.where(ft & IGNORABLE, np.uint32(T_IGNORABLE), np.uint32(0)) \
-        | np.where(ft & CASED, np.uint32(T_CASED), np.uint32(0))
+    word = final | (flags[first].astype(np.uint32) << np.uint32(T_SHIFT))
     which = np.flatnonzero(complex_)
     seqs = [[32] if strip_punct and flags[c] & PUNCT else (_nfkc_of(t, c) if nfkc else [c]) for c in which.tolist()]
     pool_off = np.zeros(len(seqs) + 1, dtype=np.int64)
