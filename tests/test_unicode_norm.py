@@ -39,7 +39,8 @@ def compiled(text: str, rep: Representation) -> bytes | int:
     tables = unicode_tables.kernel_tables(rep.lowercase, rep.nfkc, rep.strip_punct, collapse)
     src = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     dst = np.empty(len(src) * unicode_tables.max_growth(tables) + 8, dtype=np.uint8)
-    m = normalize_cps(src, *tables, rep.lowercase, rep.strip_punct, collapse, rep.nfkc, dst)
+    tab = encode_module.ascii_table(rep)[0]
+    m = normalize_cps(src, tab, *tables, rep.lowercase, rep.strip_punct, collapse, rep.nfkc, dst)
     assert m != NO_ROOM
     return m if m == CONTEXT else dst[:m].tobytes()
 

@@ -254,12 +254,12 @@ def normalize_str(address, kind, length, data_at, wide_at, tab, collapse, uni, o
     word, pool_off, pool, flags, ccc, lower = uni
     lowercase, strip_punct, nfkc = opts
     if kind == 1:
-        return normalize_cps(ascii_str_bytes(address, wide_at, length), word, pool_off, pool, flags, ccc, lower,
+        return normalize_cps(ascii_str_bytes(address, wide_at, length), tab, word, pool_off, pool, flags, ccc, lower,
                              lowercase, strip_punct, collapse, nfkc, dst)
     if kind == 2:
-        return normalize_cps(str_ucs2(address, wide_at, length), word, pool_off, pool, flags, ccc, lower,
+        return normalize_cps(str_ucs2(address, wide_at, length), tab, word, pool_off, pool, flags, ccc, lower,
                              lowercase, strip_punct, collapse, nfkc, dst)
-    return normalize_cps(str_ucs4(address, wide_at, length), word, pool_off, pool, flags, ccc, lower,
+    return normalize_cps(str_ucs4(address, wide_at, length), tab, word, pool_off, pool, flags, ccc, lower,
                          lowercase, strip_punct, collapse, nfkc, dst)
 
 

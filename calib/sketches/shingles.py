@@ -199,22 +199,36 @@ def _permute_all(dst, a, b):
 
 
 @njit(inline="always")
-def _xxh32_units(text, starts, k, m, dst):
-    """xxh32 of the char k-grams of a text that is not ASCII (``starts``: its m code points'
-    first bytes, then its end). A run of k-grams of one-byte code points (most of a Latin-script
-    text) is hashed as ASCII (:func:`_xxh32_ascii_k`, vectorized); any other k-gram of fewer than
-    32 bytes inline, with no call and no stripe loop (about 3x a call to :func:`xxh32`)."""
+def _xxh32_chars(text, k, dst, perm, a, b):
+    """xxh32 (with ``perm`` pi(h)) of the char k-grams of a UTF-8 text that is not ASCII, one
+    per element of ``dst``, read in one pass with no array of code point starts: the k-grams
+    inside a run of ASCII bytes (most of a Latin-script text) by the vectorized ASCII loop
+    (:func:`_xxh32_ascii_k`), any other one (fewer than 32 bytes: k <= 7, any script) inline, its
+    end found by stepping over k UTF-8 sequences."""
+    n = len(text)
+    p = 0
     t = 0
     while t < len(dst):
-        s, e = starts[t], starts[min(t + k, m)]
-        if e - s == k:  # k code points of one byte each: a run of them is ASCII text
-            u = t + 1
-            while u < len(dst) and starts[u + k] - starts[u] == k:
-                u += 1
-            _xxh32_ascii_k(text[s:starts[u - 1] + k], k, dst[t:u], False, U(0), U(0))
-            t = u
-            continue
-        dst[t] = xxh32_fixed_any(text, s, e - s) if e - s < 32 else xxh32(text, s, e)
+        if text[p] < 0x80:
+            q = p + 1
+            while q < n and text[q] < 0x80:
+                q += 1
+            run = q - p - k + 1  # k-grams starting at p .. q - k lie inside the run
+            if run > 0:
+                _xxh32_ascii_k(text[p:q], k, dst[t:t + run], perm, a, b)
+                t += run
+                p += run
+                continue
+        e = p
+        for _ in range(k):
+            if e >= n:
+                break
+            c = text[e]
+            e += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
+        h = xxh32_fixed_any(text, p, e - p) if e - p < 32 else xxh32(text, p, e)
+        dst[t] = permute(h, a, b) if perm else h
+        c = text[p]
+        p += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
         t += 1
 
 
@@ -230,17 +244,17 @@ def _hash_doc(text, k, word, code, perm, a, b, dst):
         for t in range(len(dst)):
             end = min(t + k, len(text))
             dst[t] = xxh32(text, t, end) if code == 0 else murmur3_32(text, t, end)
+    elif code == 0 and not word:
+        _xxh32_chars(text, k, dst, perm, a, b)
+        return
     else:
         starts, ends, m = _unit_starts(text, 0, len(text), word)
-        if code == 0 and not word:
-            _xxh32_units(text, starts, k, m, dst)
-        else:
-            for t in range(len(dst)):
-                last = min(t + k, m) - 1
-                if code == 0:
-                    dst[t] = xxh32(text, starts[t], ends[last])
-                else:
-                    dst[t] = murmur3_32(text, starts[t], ends[last])
+        for t in range(len(dst)):
+            last = min(t + k, m) - 1
+            if code == 0:
+                dst[t] = xxh32(text, starts[t], ends[last])
+            else:
+                dst[t] = murmur3_32(text, starts[t], ends[last])
     if perm:
         _permute_all(dst, a, b)
 

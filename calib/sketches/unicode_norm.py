@@ -74,17 +74,50 @@ def _flags_before(src, i, q, word, pool_off, pool, flags, skip):
 
 
 @njit(nogil=True)
-def normalize_cps(src, word, pool_off, pool, flags, ccc, lower, lowercase, strip_punct, collapse, nfkc, dst):
+def normalize_cps(src, tab, word, pool_off, pool, flags, ccc, lower, lowercase, strip_punct, collapse, nfkc, dst):
     """The normalized UTF-8 of the code points ``src`` into ``dst``: the length written, or
     CONTEXT (the text needs Python) or NO_ROOM (``dst`` is too short; see
-    :func:`calib.sketches.unicode_tables.max_growth`). Tables: :func:`calib.sketches.unicode_tables.kernel_tables`."""
+    :func:`calib.sketches.unicode_tables.max_growth`). Tables: ``tab`` the byte map of ASCII
+    (:func:`calib.sketches.encode.ascii_table`), the others :func:`calib.sketches.unicode_tables.kernel_tables`."""
     cap = len(dst)
+    n = len(src)
     o = 0
     pending = False     # collapse: a whitespace run after some text, one space if more text follows
     last_ccc = 0        # combining class of the NFKC's last code point (canonical order check)
     sigma_at = -1       # where a σ (U+03C3, CF 83) waits for the next not case-ignorable code point
     n_lower = len(lower)
-    for i in range(len(src)):
+    i = -1
+    while i + 1 < n:
+        i += 1
+        if src[i] < 0x80 and sigma_at < 0:
+            # a run of ASCII code points (most of a Latin-script text, the spaces of any other): the byte
+            # table, and with collapse the branch-free loop of calib.sketches.encode._map_collapse_ascii
+            if o + (n - i) + 1 > cap:
+                return NO_ROOM
+            last_ccc = 0
+            if collapse:
+                prev = np.int64(1) if o == 0 or pending else np.int64(0)  # after a space: spaces are dropped
+                if pending:
+                    dst[o] = 32
+                    o += 1
+                while i < n and src[i] < 0x80:
+                    c = tab[src[i]]
+                    space = np.int64(c == 32)
+                    dst[o] = c
+                    o += 1 - (space & prev)
+                    prev = space
+                    i += 1
+                pending = o > 0 and dst[o - 1] == 32  # a trailing space is owed only if text follows
+                if pending:
+                    o -= 1
+                    pending = o > 0
+            else:
+                while i < n and src[i] < 0x80:
+                    dst[o] = tab[src[i]]
+                    o += 1
+                    i += 1
+            i -= 1
+            continue
         v = word[src[i]]
         if v & COMPLEX == 0:
             if sigma_at >= 0 and (v >> T_SHIFT) & IGNORABLE == 0:
