@@ -208,6 +208,7 @@ def _xxh32_chars(text, k, dst, perm, a, b):
     n = len(text)
     p = 0
     t = 0
+    e = -1  # the end of the k-gram at p when the one before it was hashed here (it slides by one sequence)
     while t < len(dst):
         if text[p] < 0x80:
             q = p + 1
@@ -218,11 +219,16 @@ def _xxh32_chars(text, k, dst, perm, a, b):
                 _xxh32_ascii_k(text[p:q], k, dst[t:t + run], perm, a, b)
                 t += run
                 p += run
+                e = -1
                 continue
-        e = p
-        for _ in range(k):
-            if e >= n:
-                break
+        if e < 0:
+            e = p
+            for _ in range(k):
+                if e >= n:
+                    break
+                c = text[e]
+                e += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
+        elif e < n:
             c = text[e]
             e += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
         h = xxh32_fixed_any(text, p, e - p) if e - p < 32 else xxh32(text, p, e)
