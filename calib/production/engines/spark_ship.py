@@ -58,6 +58,7 @@ import tarfile
 from importlib import metadata
 from pathlib import Path
 
+from calib.base.cache import cache_dir
 from calib.production.engines import spark_cache
 
 NOT_SHIPPED = frozenset({"pyspark", "py4j", "streamlit", "altair", "pip", "setuptools", "wheel"})
@@ -140,10 +141,6 @@ def digest(desc: dict | None = None) -> str:
     for d in distributions():
         h.update((d.read_text("RECORD") or "").encode())
     return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("CALIB_CACHE_DIR") or Path.home() / ".cache" / "calib")
 
 
 _SITECUSTOMIZE = r'''"""calib's shipped environment: restore the .py files' times once per executor (see spark_ship)."""
