@@ -81,11 +81,17 @@ def cmd_apply(a) -> int:
     finally:
         if store is not None:
             store.close()
-    s = result.summary()
-    print(f"applied {config.fingerprint()} to {s['documents']} documents: {s['candidate_pairs']} candidate pairs, "
-          f"{s['verified_pairs']} verified, {s['proposed_removals']} proposed removals (report only) -> "
-          f"{paths['manifest.csv']}", file=sys.stderr)
+    print(summary_line(result.summary(), paths["manifest.csv"]), file=sys.stderr)
     return 0
+
+
+def summary_line(s: dict, manifest, engine: str = "") -> str:
+    """summary.json's counts in one line: what was compared, what is proposed, and how much of it rests on
+    exact copies or on chaining alone (a removed document that is no verified pair with its representative)."""
+    return (f"applied {s['config_fingerprint']} to {s['documents']:,} documents{engine}: {s['candidate_pairs']:,} "
+            f"candidate pairs, {s['verified_pairs']:,} verified; {s['proposed_removals']:,} proposed removals "
+            f"(report only) in {s['clusters_with_removals']:,} clusters, {s['exact_copies']:,} exact copies, "
+            f"{s['chained_removals']:,} by chaining alone -> {manifest}")
 
 
 def add_parser(sub) -> None:
