@@ -11,7 +11,8 @@ from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir
 from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES, read_regular_text
-from calib.cli._common import _load_exported, _review_store, add_missing_option, check_reviews, fit_default_pairs
+from calib.cli._common import (_load_exported, _review_store, add_missing_option, check_reviews, fit_default_pairs,
+                               summary_line)
 
 
 APPLY_MAX_PAIRS = 50_000_000  # calib apply's default pair budget (lowered to fit memory when it does not)
@@ -83,15 +84,6 @@ def cmd_apply(a) -> int:
             store.close()
     print(summary_line(result.summary(), paths["manifest.csv"]), file=sys.stderr)
     return 0
-
-
-def summary_line(s: dict, manifest, engine: str = "") -> str:
-    """summary.json's counts in one line: what was compared, what is proposed, and how much of it rests on
-    exact copies or on chaining alone (a removed document that is no verified pair with its representative)."""
-    return (f"applied {s['config_fingerprint']} to {s['documents']:,} documents{engine}: {s['candidate_pairs']:,} "
-            f"candidate pairs, {s['verified_pairs']:,} verified; {s['proposed_removals']:,} proposed removals "
-            f"(report only) in {s['clusters_with_removals']:,} clusters, {s['exact_copies']:,} exact copies, "
-            f"{s['chained_removals']:,} by chaining alone -> {manifest}")
 
 
 def add_parser(sub) -> None:

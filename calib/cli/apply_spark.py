@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from calib.cli.apply import summary_line
+from calib.cli._common import summary_line
 from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark import apply_spark, check_supported
 from calib.production.engines.spark_check import SHIP_HINT
