@@ -173,6 +173,22 @@ def report(entries: list[dict]) -> str:
             "\"loaded N\" ran N busy processes beside it.\n\n" + "\n".join(rows) + "\n")
 
 
+def _entry(entries: list[dict], busy: bool) -> dict:
+    return next(e for e in entries if (e["busy_processes"] > 0) == busy)
+
+
+def prose(entries: list[dict]) -> str:
+    """The README's and Getting started's sentence on the first start, from the measured entries (a test
+    checks that both pages hold it as written here)."""
+    idle, loaded = _entry(entries, False), _entry(entries, True)
+    return (f"On a fresh clone the home page showed the shipped sample's summary {idle['summary']:.1f} s after "
+            f"`streamlit run` (load average {idle['load_before']:g} on {idle['cpus']} cores) and "
+            f"{loaded['summary']:.1f} s with {loaded['busy_processes']} busy processes beside it (load "
+            f"{loaded['load_before']:g}); meanwhile the numba kernels compiled in the background "
+            f"in {idle['compiled'] / 60:.1f} and {loaded['compiled'] / 60:.1f} minutes, and only the pages that "
+            f"compute waited for them (`bench/first_start.py`, {idle['date'][:10]}).")
+
+
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     from calib.base.atomic import write_text_atomic

@@ -38,6 +38,11 @@ def _cached_kernels():
                     yield short, obj
 
 
+def kernel_names() -> list[str]:
+    """Every kernel the warm-up compiles (``module.function``), cached or not."""
+    return [name for name, _ in _cached_kernels()]
+
+
 def cold_kernels() -> list[str]:
     """Kernels (``module.function``) with nothing in numba's cache for their
     current source: their first call compiles. Empty when everything is cached."""

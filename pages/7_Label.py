@@ -143,7 +143,8 @@ def next_section(folder: Path) -> None:
     cols = st.columns(2)
     for col, (name, d) in zip(cols, plan["rates"].items()):
         limit = ("a looser pass (calib draw --loose): its misses limit it" if getattr(s.design, "kind", "") == "corpus"
-                 else "more documents (a larger calib draw --docs)")
+                 else "the document sample limits it: draw from every document (calib draw without --design "
+                      "sample)")
         need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         col.metric(labels.word(name).capitalize(), f"{d['estimate']:.3f} ± {d['half_width']:.3f}",
