@@ -73,9 +73,13 @@ def _finish(c: Compilation, state: str, error: str = "") -> None:
 def _run(c: Compilation) -> None:
     try:
         from calib.warmup import cold_kernels  # imports the kernel modules: a second or two
-        if not cold_kernels():
+        cold = cold_kernels()
+        if not cold:
             return _finish(c, "ready")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+        c.cold, c.state, c.message = len(cold), "compiling", f"{len(cold)} kernels to compile: starting the compiler"
+        c.checked.set()
+        path = [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
         with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
             c.started = time.monotonic()
             proc = subprocess.Popen(COMMAND, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
@@ -87,8 +91,7 @@ def _run(c: Compilation) -> None:
                 except ValueError:
                     continue
                 if "cold" in msg:
-                    c.cold, c.message, c.state = len(msg["cold"]), f"{len(msg['cold'])} kernels to compile", "compiling"
-                    c.checked.set()
+                    c.cold = len(msg["cold"])
                 elif "fraction" in msg:
                     c.fraction, c.message = float(msg["fraction"]), str(msg["message"])
                 else:
@@ -97,7 +100,8 @@ def _run(c: Compilation) -> None:
             err.seek(0)
             tail = [x for x in err.read().strip().splitlines() if x.strip()][-1:]
         if code != 0 or result is None:
-            return _finish(c, "failed", f"the compiling process ended with code {code}" + (f": {tail[0]}" if tail else ""))
+            why = f"the compiling process ended with code {code}" + (f": {tail[0]}" if tail else "")
+            return _finish(c, "failed", why)
         c.seconds = float(result["seconds"])
         if result.get("after"):
             return _finish(c, "failed", f"still not cached: {', '.join(result['after'])}")

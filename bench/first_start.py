@@ -1,6 +1,6 @@
 """The first start a newcomer sees: time to the first useful page on a fresh clone, numba's cache cold.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/first_start.py            # idle machine
+    PYTHONPATH=$PWD .venv/bin/python bench/first_start.py            # nothing of ours beside it
     PYTHONPATH=$PWD .venv/bin/python bench/first_start.py --load 2   # with 2 busy processes beside it
 
 Clones this repository's committed HEAD into a temporary folder (a fresh clone has no ``__pycache__``,
@@ -18,8 +18,9 @@ app.py`` in the clone with this virtualenv's Python and visits it. Seconds from 
   The kernel and step counts are read from the progress text shown while it waits.
 
 ``--load N`` runs N busy-loop processes for the whole run (started and stopped here, by PID). The
-machine's 1-minute load average is read before and after. The entry for the mode ("idle" or
-"loaded N") is replaced in bench/results/first_start.json, and first_start.md is rewritten from it.
+machine's 1-minute load average is read before and after. The entry for the mode ("nothing added"
+or "N busy processes added") is replaced in bench/results/first_start.json, and first_start.md is
+rewritten from it. On a machine shared with other work neither mode is idle: read the load average.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def run(load: int) -> dict:
         for b in busy:
             b.kill()
             b.wait()
-    return {"mode": f"loaded {load}" if load else "idle", "busy_processes": load, "load_before": before,
+    return {"mode": f"{load} busy processes added" if load else "nothing added", "busy_processes": load, "load_before": before,
             "load_after": after, "cpus": os.cpu_count(), "commit": commit,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **got}
 
@@ -170,7 +171,8 @@ def report(entries: list[dict]) -> str:
             "(numba's cache cold) until: the health check answers, the sidebar's links appear, the home page's "
             "title, the shipped sample's summary (the first useful page), the Curves page's wait for the background "
             "compilation ends, its chart is drawn. Load: the 1-minute load average before and after the run; "
-            "\"loaded N\" ran N busy processes beside it.\n\n" + "\n".join(rows) + "\n")
+            "\"N busy processes added\" ran N busy loops of ours beside it; the machine is shared, so neither "
+            "mode is idle.\n\n" + "\n".join(rows) + "\n")
 
 
 def _entry(entries: list[dict], busy: bool) -> dict:
@@ -180,20 +182,20 @@ def _entry(entries: list[dict], busy: bool) -> dict:
 def prose(entries: list[dict]) -> str:
     """The README's and Getting started's sentence on the first start, from the measured entries (a test
     checks that both pages hold it as written here)."""
-    idle, loaded = _entry(entries, False), _entry(entries, True)
-    return (f"On a fresh clone the home page showed the shipped sample's summary {idle['summary']:.1f} s after "
-            f"`streamlit run` (load average {idle['load_before']:g} on {idle['cpus']} cores) and "
-            f"{loaded['summary']:.1f} s with {loaded['busy_processes']} busy processes beside it (load "
-            f"{loaded['load_before']:g}); meanwhile the numba kernels compiled in the background "
-            f"in {idle['compiled'] / 60:.1f} and {loaded['compiled'] / 60:.1f} minutes, and only the pages that "
-            f"compute waited for them (`bench/first_start.py`, {idle['date'][:10]}).")
+    alone, busy = _entry(entries, False), _entry(entries, True)
+    return (f"On a fresh clone the home page showed the shipped sample's summary {alone['summary']:.1f} s after "
+            f"`streamlit run` (load average {alone['load_before']:g} on {alone['cpus']} cores) and "
+            f"{busy['summary']:.1f} s with {busy['busy_processes']} busy processes beside it (load "
+            f"{busy['load_before']:g}); meanwhile the numba kernels compiled in the background "
+            f"in {alone['compiled'] / 60:.1f} and {busy['compiled'] / 60:.1f} minutes, and only the pages that "
+            f"compute waited for them (`bench/first_start.py`, {alone['date'][:10]}).")
 
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     from calib.base.atomic import write_text_atomic
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--load", type=int, default=0, help="busy-loop processes beside the run (default 0: idle)")
+    ap.add_argument("--load", type=int, default=0, help="busy-loop processes beside the run (default 0)")
     a = ap.parse_args()
     entry = run(a.load)
     print(json.dumps(entry, indent=1))

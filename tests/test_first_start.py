@@ -20,7 +20,7 @@ def flat(text: str) -> str:
 
 def test_readme_and_getting_started_state_the_measured_first_start():
     entries = json.loads(RESULTS.read_text())
-    assert {e["mode"] for e in entries} >= {"idle"} and any(e["busy_processes"] for e in entries)
+    assert any(e["busy_processes"] == 0 for e in entries) and any(e["busy_processes"] for e in entries)
     for e in entries:
         assert e["summary"] < e["compiled"]  # the summary came before the kernels: the home page did not wait
         assert e["sidebar_lists"][0][1][0] == "Home", e["sidebar_lists"]  # the first links drawn read Home
