@@ -148,6 +148,7 @@ def wait() -> None:
         bar.progress(1.0, text=c.message or "done")
         label, state = _done_words(c)
         box.update(label=label, state=state, expanded=state == "error")
+        st.session_state[_FAILURE_SHOWN] = state == "error"
 
 
 def background_note() -> None:
