@@ -82,7 +82,7 @@ def _run(c: Compilation) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
         with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
             c.started = time.monotonic()
-            proc = subprocess.Popen(COMMAND, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+            proc = subprocess.Popen((*COMMAND, "--parent", str(os.getpid())), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
                                     encoding="utf-8")
             result = None
             for line in proc.stdout:

@@ -118,12 +118,11 @@ def _compiled(cold: set[str]) -> str:
     return f"{len(cold) - len(cold.intersection(cold_kernels()))} of {len(cold)} kernels compiled"
 
 
-def _exit_with_parent() -> None:
-    """In a child process: exit as soon as the parent is gone (reparented), not at the next step's print."""
+def _exit_with_parent(parent: int) -> None:
+    """In a child process: exit as soon as its parent ``parent`` is gone (the child was reparented, maybe
+    before it got here), not at the next step's print."""
     import os
     import threading
-
-    parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -133,12 +132,13 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _main_json() -> None:
-    """``--json``: one JSON object a line on stdout, {"cold": [...]} first, then {"fraction", "message"} a
-    step, then {"seconds", "after"}: what the app's background compilation reads."""
+def _main_json(parent: int) -> None:
+    """``--json [--parent PID]``: one JSON object a line on stdout, {"cold": [...]} first, then {"fraction",
+    "message"} a step, then {"seconds", "after"}: what the app's background compilation reads. It exits
+    when process PID (default: its parent at start) is no longer its parent."""
     import json
     import sys
-    _exit_with_parent()
+    _exit_with_parent(parent)
 
     def say(obj: dict) -> None:
         sys.stdout.write(json.dumps(obj) + "\n")
@@ -155,7 +155,8 @@ if __name__ == "__main__":
     import json
     import sys
     if "--json" in sys.argv:
-        _main_json()
+        import os
+        _main_json(int(sys.argv[sys.argv.index("--parent") + 1]) if "--parent" in sys.argv else os.getppid())
         sys.exit(0)
     record = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else None
     cold = cold_kernels()

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,24 @@ def test_a_failed_compilation_leaves_the_pages_working(compilation, monkeypatch)
     assert at.get("vega_lite_chart")  # the page drew its chart all the same
     at.switch_page("pages/4_Clusters.py").run()  # said once a session
     assert not any("background compilation" in w.value for w in at.warning)
+
+
+def test_the_compiling_child_exits_with_its_parent(tmp_path):
+    """The app's child (``python -m calib.warmup --json --parent PID``) on a cold cache outlives no server: its
+    parent exits at once (before the child has even imported), and the child is gone within seconds instead of
+    compiling on for minutes."""
+    parent = ("import subprocess, sys\n"
+              "import os\n"
+              "p = subprocess.Popen([sys.executable, '-m', 'calib.warmup', '--json', '--parent', str(os.getpid())],\n"
+              "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+              "print(p.pid, flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    pid = int(subprocess.run([sys.executable, "-c", parent], env=env, cwd=ROOT, capture_output=True, text=True,
+                             check=True, timeout=60).stdout)
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    gone = not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    if not gone:
+        os.kill(pid, 9)
+    assert gone, "the warm-up child went on compiling after its parent exited"
