@@ -149,6 +149,8 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
         raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
     if scheme not in ("prefix", "oph"):
         raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
+    if max_pairs is not None and max_pairs < 0:
+        raise DrawError(f"--max-pairs must be >= 0, got {max_pairs}")
     Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
     cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
     try:
