@@ -183,10 +183,11 @@ def prose(entries: list[dict]) -> str:
     """The README's and Getting started's sentence on the first start, from the measured entries (a test
     checks that both pages hold it as written here)."""
     alone, busy = _entry(entries, False), _entry(entries, True)
+    load = lambda e: "-".join(f"{x:g}" for x in sorted({e["load_before"], e["load_after"]}))  # noqa: E731
     return (f"On a fresh clone the home page showed the shipped sample's summary {alone['summary']:.1f} s after "
-            f"`streamlit run` (load average {alone['load_before']:g} on {alone['cpus']} cores) and "
+            f"`streamlit run` (load average {load(alone)} before and after, on {alone['cpus']} cores) and "
             f"{busy['summary']:.1f} s with {busy['busy_processes']} busy processes beside it (load "
-            f"{busy['load_before']:g}); meanwhile the numba kernels compiled in the background "
+            f"{load(busy)}); meanwhile the numba kernels compiled in the background "
             f"in {alone['compiled'] / 60:.1f} and {busy['compiled'] / 60:.1f} minutes, and only the pages that "
             f"compute waited for them (`bench/first_start.py`, {alone['date'][:10]}).")
 
