@@ -216,3 +216,13 @@ def check_reviews(target: str | None, flag: str = "--reviews") -> None:
         _review_store(target, flag).close()
     else:
         check_input(target, flag)
+
+
+def summary_line(s: dict, manifest, engine: str = "") -> str:
+    """summary.json's counts in one line: what was compared, what is proposed, and how much of it rests on
+    exact copies or on chaining alone (a removed document that is no verified pair with its representative)."""
+    return (f"applied {s['config_fingerprint']} to {s['documents']:,} documents{engine}: {s['candidate_pairs']:,} "
+            f"candidate pairs, {s['verified_pairs']:,} verified; {s['proposed_removals']:,} proposed removals "
+            f"(report only) in {s['clusters_with_removals']:,} clusters, {s['exact_copies']:,} exact copies, "
+            f"{s['chained_removals']:,} by chaining alone -> {manifest}")
+

@@ -201,7 +201,8 @@ class CorpusDesign:
         sim = np.asarray(sim, dtype=float)
         frac = self._fractions(drawn)
         pi_l = self.route_matrix(sim) @ frac[:-1]
-        return (1.0 - (1.0 - pi_l) * (1.0 - frac[-1])).reshape(sim.shape)
+        # at most 1: with every band taken whole the routes' sum is 1 up to rounding (1.0000000000000002)
+        return np.minimum(1.0 - (1.0 - pi_l) * (1.0 - frac[-1]), 1.0).reshape(sim.shape)
 
     def loose_term(self, sim, drawn=None) -> np.ndarray:
         """Per drawn band pair: (sum_h p_h f_h^2 - pi_L^2) / pi_L^3, so that the loose pass's
