@@ -1,19 +1,28 @@
-"""Home page: what the workbench does, the current sample and configuration, links."""
+"""Home page: what the workbench does, the current sample and configuration, links.
+
+Drawn in the order a newcomer reads it, before anything slow: the title and the intro need
+Streamlit only; the engine's modules load after them, then the sample's summary. The numba
+kernels compile in the background meanwhile (appui/kernels.py): this page does not wait.
+"""
 
 import streamlit as st
 
-from appui import frame, state
-from appui.errors import guard
-from appui.text import md
+from appui import frame
+
+frame.head("MinHash-LSH calibration workbench")
+st.markdown(
+    "Choose a near-duplicate configuration **on a labeled sample before deleting anything**.  \n"
+    "Sweep shingles, hash counts, LSH splits (b bands x r rows), verification thresholds and clustering "
+    "policies; measure recall and false removals with intervals.  \n"
+    "Check the chosen configuration's S-curve, risky clusters and hard pairs, then export it.")
+compiling = st.container()  # the background compilation's line, filled last: below the intro, above the sample
+
+from appui import kernels, state  # noqa: E402  (after the first paint: these load the engine's modules)
+from appui.errors import guard  # noqa: E402
+from appui.text import md  # noqa: E402
 
 with guard("The home page"):
-    frame.page("MinHash-LSH calibration workbench")
-    st.markdown(
-        "Choose a near-duplicate configuration **on a labeled sample before deleting anything**.  \n"
-        "Sweep shingles, hash counts, LSH splits (b bands x r rows), verification thresholds and clustering "
-        "policies; measure recall and false removals with intervals.  \n"
-        "Check the chosen configuration's S-curve, risky clusters and hard pairs, then export it.")
-
+    frame.setup("Home", kernels=False)
     s, cfg = state.sample(), state.config()
     npos = int(s.pairs["is_duplicate"].sum()) if len(s.pairs) else 0
     st.subheader("Current sample")
@@ -31,3 +40,5 @@ with guard("The home page"):
     st.subheader("Pages")
     for path, label, what in state.PAGES:
         st.page_link(path, label=f"{label}: {what}")
+    with compiling:
+        kernels.background_note()

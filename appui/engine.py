@@ -26,7 +26,6 @@ from calib.reading.sample import Sample
 from calib.search.grid import Grid
 from calib.search.sweep import collision_curve, evaluate, Evaluation, sweep
 from calib.search.workspace import Workspace
-from calib.warmup import cold_kernels, warm_up
 
 from . import state
 
@@ -51,35 +50,6 @@ def _handle(content_hash: str, _sample: Sample) -> Handle:
     with _BUILDS_LOCK:
         BUILDS[content_hash] += 1
     return h
-
-
-_KERNELS_READY = threading.Event()
-COMPILE_TIME = "about 45 s of CPU: 1 to 2.5 minutes"  # measured cold compiles: README, Performance
-
-
-@st.cache_resource(show_spinner=False)
-def _warm_up(_progress=None) -> float:
-    return warm_up(progress=_progress)
-
-
-def ensure_kernels() -> None:
-    """Before a page's first engine call in this server process: when numba's
-    on-disk cache lacks kernels (first run after install or an update), compile
-    them now under a progress bar (step and kernels compiled so far) instead of
-    a silent spinner later. A second session arriving meanwhile waits for the
-    first one's compilation under the same message, without the bar's steps."""
-    if _KERNELS_READY.is_set():
-        return
-    cold = cold_kernels()
-    if cold:
-        with st.status(f"Compiling {len(cold)} numba kernels: first run after installing or updating only "
-                       f"({COMPILE_TIME} on 2 shared cores); later runs load them from the cache",
-                       expanded=True) as box:
-            bar = st.progress(0.0, text="Starting the compilation...")
-            seconds = _warm_up(lambda fraction, text: bar.progress(min(max(fraction, 0.0), 1.0), text=text))
-            box.update(label=f"Compiled the numba kernels in {seconds:.0f} s (cached for the next runs)",
-                       state="complete", expanded=False)
-    _KERNELS_READY.set()
 
 
 def handle() -> Handle:

@@ -1,26 +1,40 @@
 """The frame every page shares: page config, state, title, kernels, sidebar status.
 
-Apart from :mod:`appui.state` because it needs the engine (compiled kernels)
-as well as the state, and the engine reads the state.
+Apart from :mod:`appui.state` because it needs the compiled kernels as well as
+the state. Its imports are light (Streamlit only) so that a page can draw its
+title before the engine's modules load; :func:`setup` imports those.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from appui import state
-from appui.engine import ensure_kernels
 from appui.text import md
 
 
-def page(title: str, caption: str | None = None) -> None:
-    """Page set-up shared by every page: config, state, title, sidebar status."""
+def head(title: str, caption: str | None = None) -> None:
+    """The page's config, title and caption: drawn before anything slow."""
     st.set_page_config(page_title=f"{title} - LSH calibration", layout="wide")
-    state.ensure()
     st.title(title)
     if caption:
         st.caption(caption)
-    ensure_kernels()
+
+
+def page(title: str, caption: str | None = None, *, kernels: bool = True) -> None:
+    """Page set-up shared by every page: config, title, state, kernels, sidebar status. ``kernels``:
+    the page computes, so it waits for the background compilation (:mod:`appui.kernels`)."""
+    head(title, caption)
+    setup(title, kernels=kernels)
+
+
+def setup(title: str, *, kernels: bool = True) -> None:
+    """After :func:`head`: the shipped sample and default configuration unless set, the kernels (waited
+    for when ``kernels``, else only started in the background), the banner and the sidebar."""
+    from appui import kernels as compiled, state
+    state.ensure()
+    compiled.start()
+    if kernels:
+        compiled.wait()
     s, cfg = state.sample(), state.config()
     if st.session_state.get(state.FLASH):
         st.success(md(st.session_state.pop(state.FLASH)))

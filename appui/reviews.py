@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from calib.review.labels import with_review_labels as merge_review_labels  # noqa: F401 (re-exported)
-from calib.review.urls import check_unambiguous, conninfo, is_postgres_url, redact_url
+from calib.review.urls import check_unambiguous, conninfo, is_postgres_url, redact_url, without_cleartext
 from calib.reading.sample import REPO_ROOT, Sample
 from calib.reading.writing import pair_frame
 from calib.search.sweep import Evaluation
@@ -121,22 +121,20 @@ def shown(target: str) -> str:
 
 
 def no_cleartext(target: str) -> str:
-    """A PostgreSQL URL as the app opens it: with ``require_auth=!password`` (libpq 16 or later), so that
-    a server named in a link's query string or a typed URL cannot ask libpq for the cleartext password
-    of a ``~/.pgpass`` line (a line with ``*`` for the host would hand it to any server). SCRAM, md5,
-    certificates and trust still work. Anything else is returned as it is."""
-    from urllib.parse import urlsplit, urlunsplit
-    if not is_postgres_url(target) or "require_auth" in target:
+    """A PostgreSQL URL as the app opens it: rebuilt from libpq's parse with ``require_auth`` refusing a
+    cleartext password (:func:`calib.review.urls.without_cleartext`; libpq 16 or later), so that a server
+    named in a link's query string or a typed URL cannot ask libpq for the password of a ``~/.pgpass``
+    line (a line with ``*`` for the host would hand it to any server). SCRAM, md5, certificates and
+    trust still work. Anything else (a SQLite path) is returned as it is."""
+    if not is_postgres_url(target):
         return target
     try:
         import psycopg
-        if psycopg.pq.version() < 160000:
+        if psycopg.pq.version() < 160000:  # libpq before 16 knows no require_auth (docs: libpq 16 or later)
             return target
     except ImportError:
         return target
-    parts = urlsplit(target.strip())
-    query = f"{parts.query}&require_auth=%21password" if parts.query else "require_auth=%21password"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+    return without_cleartext(target)
 
 
 def open_store(target: str, *, readonly: bool = False):

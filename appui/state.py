@@ -18,6 +18,7 @@ from calib.search.config import Config
 from calib.reading.sample import Sample
 
 from .loading import Loaded, load_shipped
+from .nav import PAGES  # noqa: F401  (pages import it from here)
 
 SAMPLE, SAMPLE_HASH, SAMPLE_SOURCE = "calib_sample", "calib_sample_hash", "calib_sample_source"
 CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
@@ -26,15 +27,6 @@ BUDGET, OBJECTIVE = "calib_budget", "calib_objective"
 REVIEW_DB, REVIEWER = "calib_review_db", "calib_reviewer"
 FLASH = "calib_flash"
 
-PAGES = [
-    ("pages/1_Sample.py", "Sample", "load a labeled sample, check its labels and slices"),
-    ("pages/2_Sweep.py", "Sweep", "evaluate a grid of configurations, pick one under a false-removal budget"),
-    ("pages/3_Curves.py", "Curves", "S-curve vs measured collision rates, MinHash error, optimizer check"),
-    ("pages/4_Clusters.py", "Clusters", "risky clusters, policies, a cluster's graph, document diff"),
-    ("pages/5_Review.py", "Review", "label the most informative pairs by hand"),
-    ("pages/6_Export.py", "Export", "config JSON, production target snippets, the removal manifest (a proposal)"),
-    ("pages/7_Label.py", "Label", "label a drawn set of pairs (calib draw) and see what to label next"),
-]
 
 
 def ensure() -> None:

@@ -32,7 +32,7 @@ from calib.sketches.minhash import _sketcher
 from calib.sketches.represent import Representation
 
 RESULTS = Path(__file__).resolve().parent / "results" / "thread_model.md"
-KERNELS = ("_normalize", "_normalize_ascii_strs", "_shingle_offsets", "_hash_spans", "_signatures")
+KERNELS = ("_normalize", "_normalize_strs", "_shingle_offsets", "_hash_spans", "_signatures")
 
 
 def chunk_times(docs, rep, threads: int) -> list[tuple[float, float]]:

@@ -133,7 +133,7 @@ def calib_stages(docs, rep, threads) -> dict[str, float]:
     t2 = time.perf_counter()
     list(chunks.run(lambda c, _: sketch(*sets[c], rep.num_perm, rep.seed), each, threads))
     t3 = time.perf_counter()
-    t["normalize + encode (calib.encode: compiled for ASCII text, Python for the rest)"] = t1 - t0
+    t["normalize + encode (calib.encode: compiled, any text)"] = t1 - t0
     t["shingle + xxh32 kernel (_shingle_offsets + _hash_spans)"] = t2 - t1
     t[f"signature kernel ({rep.scheme}, 256 values)"] = t3 - t2
     t["_n_shingles"] = float(sum(len(h) for _, h in sets))

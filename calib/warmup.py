@@ -1,13 +1,15 @@
 """Compile the numba kernels ahead of real work.
 
-numba compiles each kernel on its first call (about 45 s of CPU for all of
-calib's: 63-152 s measured on 2 shared cores, see the README's Performance) and keeps the machine code in its on-disk cache
+numba compiles each kernel on its first call (minutes of CPU for all of
+calib's: ``bench/first_start.py`` measures it) and keeps the machine code in its on-disk cache
 (``cache=True``), valid until the source changes. :func:`cold_kernels` says
 which kernels have no cache entry for their current source; :func:`warm_up`
 runs a tiny sample through every step (each scheme, both shingle types,
 banding, exact Jaccard, all-pairs, clustering) so that everything is compiled
-and cached. The app calls it with a message on its first page when the cache
-is cold; ``python -m calib.warmup`` does it at install time.
+and cached. ``python -m calib.warmup`` does it at install time; the app runs
+``python -m calib.warmup --json`` in a child process on its first start when the
+cache is cold (one JSON object a line: the progress, then the result), so its
+pages appear at once and only the pages that compute wait.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ def _cached_kernels():
                 short = f"{mod.rsplit('.', 1)[-1]}.{name}"  # module.function, as the app and the log name it
                 if short not in TEST_ONLY:
                     yield short, obj
+
+
+def kernel_names() -> list[str]:
+    """Every kernel the warm-up compiles (``module.function``), cached or not."""
+    return [name for name, _ in _cached_kernels()]
 
 
 def cold_kernels() -> list[str]:
@@ -70,7 +77,10 @@ def warm_up(progress=None) -> float:
     cold = set(cold_kernels()) if progress else set()
     texts = ["the quick brown fox jumps over the lazy dog", "The quick brown fox jumped over the lazy dog!",
              "Une phrase en français, très différente", "the quick brown fox jumps over the lazy dog",
-             "lorem ipsum dolor sit amet consectetur", "lorem ipsum dolor sit amet, consectetur"]
+             "lorem ipsum dolor sit amet consectetur", "lorem ipsum dolor sit amet, consectetur",
+             # 2- and 4-byte str buffers, a final sigma, and a mark that composes with the letter before it
+             # (that text goes to Python and is spliced back: every Unicode kernel runs)
+             "\u039f\u0394\u039f\u03a3 \ud55c\uad6d\uc5b4 cafe\u0301 \U0001F600"]
     docs = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
     pairs = pd.DataFrame({"id_a": ["d0", "d0", "d4"], "id_b": ["d1", "d2", "d5"],
                           "label": ["duplicate", "not_duplicate", "duplicate"]})
@@ -91,7 +101,7 @@ def warm_up(progress=None) -> float:
         representations=(Representation(shingle="char", k=3),), weightings=("none", "idf"),
         measures=("jaccard", "containment"), **grid)))]
     steps += [("text in, OPH signature out (the corpus draw's loose pass)",
-               lambda: signatures_from_texts(texts[:2],
+               lambda: signatures_from_texts(texts,
                                              Representation(shingle="char", k=3, num_perm=16, scheme="oph")))]
     steps += [("evaluation and collision curve", lambda: (evaluate(ws, cfg), collision_curve(ws, cfg.rep, 4, 4,
                                                                                               random_pairs=10)))]
@@ -111,11 +121,46 @@ def _compiled(cold: set[str]) -> str:
     return f"{len(cold) - len(cold.intersection(cold_kernels()))} of {len(cold)} kernels compiled"
 
 
+def _exit_with_parent(parent: int) -> None:
+    """In a child process: exit as soon as its parent ``parent`` is gone (the child was reparented, maybe
+    before it got here), not at the next step's print."""
+    import os
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _main_json(parent: int) -> None:
+    """``--json [--parent PID]``: one JSON object a line on stdout, {"cold": [...]} first, then {"fraction",
+    "message"} a step, then {"seconds", "after"}: what the app's background compilation reads. It exits
+    when process PID (default: its parent at start) is no longer its parent."""
+    import json
+    import sys
+    _exit_with_parent(parent)
+
+    def say(obj: dict) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    say({"cold": cold_kernels()})
+    seconds = warm_up(progress=lambda fraction, message: say({"fraction": fraction, "message": message}))
+    say({"seconds": seconds, "after": cold_kernels()})
+
+
 if __name__ == "__main__":
     # python -m calib.warmup [--record FILE]: FILE gets {"before", "after", "calls"} as JSON (what was cold, what
     # is still cold, each progress call): .ci/run's cold compile, which tests/test_warmup.py then checks
     import json
     import sys
+    if "--json" in sys.argv:
+        import os
+        _main_json(int(sys.argv[sys.argv.index("--parent") + 1]) if "--parent" in sys.argv else os.getppid())
+        sys.exit(0)
     record = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else None
     cold = cold_kernels()
     print(f"{len(cold)} kernel(s) to compile" + (f": {', '.join(cold)}" if cold else ""), flush=True)

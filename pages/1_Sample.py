@@ -113,6 +113,6 @@ def show_sample() -> None:
 
 
 with guard("The Sample page"):
-    frame.page("Sample", "Load the labeled sample the calibration measures on.")
+    frame.page("Sample", "Load the labeled sample the calibration measures on.", kernels=False)
     choose_source()
     show_sample()

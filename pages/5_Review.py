@@ -12,7 +12,7 @@ from calib.review.adjudication import (adjudication_queue, check_adjudicator, de
 from calib.review.overlap import offered_to
 from calib.review.labels import contradicts
 from calib.review.queue import review_queue
-from calib.review.schema import DECISIONS
+from calib.review.schema import DECISIONS, MAX_NOTE
 from calib.review.sqlite import ReviewStore
 
 LABEL_NAMES = {1: "duplicate", 0: "not duplicate", -1: "unlabeled"}
@@ -38,7 +38,7 @@ def decision_form(store: ReviewStore, row: pd.Series, texts: dict, label: int) -
     for col, (a, b) in zip(c, ((row["id_a"], row["id_b"]), (row["id_b"], row["id_a"]))):
         col.markdown(f"**{md(a)}**")
         diff.show(col, texts[a], texts[b], cfg.rep)
-    note = st.text_input("Note (optional)", key=f"note_{row['id_a']}_{row['id_b']}")
+    note = st.text_input("Note (optional)", key=f"note_{row['id_a']}_{row['id_b']}", max_chars=MAX_NOTE)
     reviewer = reviews.reviewer()
     b = st.columns(4)  # at 1000 px six columns cut "Not duplicate" to "Not d…"
     clicked = None
@@ -166,7 +166,8 @@ def adjudication_section(store: ReviewStore, decisions: pd.DataFrame) -> None:
             diff.show(col, texts[a], texts[b], state.config().rep)
     else:
         st.caption("These documents are not in the current sample: load the sample they come from to read them.")
-    note = st.text_input("Adjudication note (optional)", key=f"adj_note_{row['id_a']}_{row['id_b']}")
+    note = st.text_input("Adjudication note (optional)", key=f"adj_note_{row['id_a']}_{row['id_b']}",
+                         max_chars=MAX_NOTE)
     adjudicator = reviews.reviewer()
     votes = reviewer_votes(decisions)
     why_not = identity.why_not_adjudicate(votes.loc[(votes["id_a"] == row["id_a"]) & (votes["id_b"] == row["id_b"]),

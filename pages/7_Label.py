@@ -146,7 +146,8 @@ def next_section(folder: Path) -> None:
     cols = st.columns(2)
     for col, (name, d) in zip(cols, plan["rates"].items()):
         limit = ("a looser pass (calib draw --loose): its misses limit it" if getattr(s.design, "kind", "") == "corpus"
-                 else "more documents (a larger calib draw --docs)")
+                 else "the document sample limits it: draw from every document (calib draw without --design "
+                      "sample)")
         need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         # the configuration's own result row (the Sweep and Export pages' figure), in words when not measured

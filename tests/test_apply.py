@@ -146,7 +146,15 @@ def test_cli_export_default_sweep_then_apply(tmp_path, capsys, corpus, sub):
     expected = M.manifest(evaluate(sub, cfg), sub)
     assert m["doc_id"].tolist() == expected["doc_id"].tolist()
     assert m["representative_id"].tolist() == expected["representative_id"].tolist()
-    assert json.loads((app / "summary.json").read_text())["proposed_removals"] == len(expected)
+    summary = json.loads((app / "summary.json").read_text())
+    assert summary["proposed_removals"] == len(expected)
+    # the printed line says what summary.json says: clusters, exact copies and removals by chaining alone too
+    assert summary["clusters_with_removals"] == expected["cluster_id"].nunique()
+    assert summary["chained_removals"] == int(expected["chained"].sum())
+    line = [x for x in err.splitlines() if x.startswith("applied ")][-1]
+    assert (f"{summary['proposed_removals']:,} proposed removals (report only) in "
+            f"{summary['clusters_with_removals']:,} clusters, {summary['exact_copies']:,} exact copies, "
+            f"{summary['chained_removals']:,} by chaining alone -> ") in line, line
 
 
 def _one_line_error(code, err, *needles):

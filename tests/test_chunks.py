@@ -163,7 +163,7 @@ def test_per_document_kernels_release_the_gil():
 
     from calib.sketches import oph_texts
 
-    kernels = [encode._normalize, encode._normalize_ascii_strs, encode.compact, shingles._shingle_offsets,
+    kernels = [encode._normalize, encode._normalize_strs, encode._splice, encode.compact, shingles._shingle_offsets,
                shingles._spans, shingles._hash_spans, shingles._sort_unique_segments, minhash._signatures,
                oph._signatures, oph_texts._signatures]
     assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []

@@ -289,3 +289,25 @@ def test_route_probabilities_by_estimate_and_by_exact_j_are_the_hand_formulas():
     assert np.allclose(new.pair_probability(J), 1 - (1 - pl) * (1 - f[2]))
     assert np.allclose(new.loose_term(J), (P * (lo * f[0] ** 2 + hi * f[1] ** 2) - pl ** 2) / pl ** 3)
     assert load_design(new.to_json()) == new and load_design(old.to_json()).strata_by == "exact"
+
+
+def test_a_draw_with_bands_taken_whole_writes_probabilities_the_loader_reads(tmp_path):
+    """The own-corpus tutorial's path on the shipped corpus: 500 pairs, labels, --more 200. After --more every
+    band is taken whole, so many pairs have an inclusion probability of 1 up to rounding; pairs.csv never
+    says more than 1 (it said 1.0000000000000002, which the loader refuses) and the folder loads."""
+    from calib.cli import main
+
+    def label() -> None:
+        p = pd.read_csv(out / "pairs.csv", dtype=str, keep_default_na=False)
+        p["label"] = np.where(p["similarity"].astype(float) >= 0.7, "duplicate", "not_duplicate")
+        p.to_csv(out / "pairs.csv", index=False)
+
+    out = tmp_path / "drawn"
+    assert main(["draw", "--corpus", str(ROOT / "data" / "corpus" / "docs.jsonl.gz"), "--out", str(out),
+                 "--pairs", "500", "--seed", "0"]) == 0
+    label()
+    assert main(["draw", "--more", "200", "--out", str(out), "--width", "0.05"]) == 0
+    label()
+    pi = pd.read_csv(out / "pairs.csv", dtype={"inclusion_probability": str})["inclusion_probability"]
+    assert (pi.astype(float) <= 1).all() and not pi.str.startswith("1.00000000000000").any(), pi.max()
+    assert load_sample(out).n > 0

@@ -1,6 +1,7 @@
 """calib draw: the document reservoir, the strata, the files, and the loader reading them."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,7 +91,7 @@ def test_draw_strata_match_brute_force(tmp_path):
 def test_files_are_deterministic_and_load(tmp_path, oracle):
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):
-        assert main(["draw", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(out), "--docs", "400",
+        assert main(["draw", "--design", "sample", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(out), "--docs", "400",
                      "--pairs", "150", "--seed", "2"]) == 0
     for name in ("documents.jsonl", "pairs.csv", "design.json"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
@@ -164,10 +165,11 @@ def test_cli_errors_are_one_line(tmp_path):
     corpus = _corpus(tmp_path / "c.jsonl", 5)
     cases = [
         (["draw", "--corpus", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")], "does not exist"),
-        (["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "1"], "--docs must be >= 2"),
+        (["draw", "--design", "sample", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "1"],
+         "--docs must be >= 2"),
         (["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--shingle", "para3"], "word<k> or char<k>"),
-        (["draw", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(tmp_path / "o"), "--docs", "2360",
-          "--edges", "0.01,1", "--max-pairs", "1000"], "more than the pair budget"),
+        (["draw", "--design", "sample", "--corpus", str(SAMPLE / "docs.jsonl"), "--out", str(tmp_path / "o"),
+          "--docs", "2360", "--edges", "0.01,1", "--max-pairs", "1000"], "more than the pair budget"),
     ]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')
@@ -229,7 +231,8 @@ def test_printed_inclusion_probability_says_it_holds_the_document_sample_factor(
     is taken whole, yet its inclusion probability is 6*5/(12*11) = 0.2273, the
     chance that a corpus pair is in the document sample; the output says so."""
     corpus = _corpus(tmp_path / "c.jsonl", 12)
-    assert main(["draw", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "6", "--pairs", "100"]) == 0
+    assert main(["draw", "--design", "sample", "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--docs", "6",
+                 "--pairs", "100"]) == 0
     err = capsys.readouterr().err
     assert ("inclusion probability = drawn share (drawn / pairs of the stratum in the document sample) x "
             "document-sample factor 0.2273 (the chance that both documents of a corpus pair are among the 6 of "
@@ -240,7 +243,43 @@ def test_printed_inclusion_probability_says_it_holds_the_document_sample_factor(
                                      "inclusion", "probability"]  # in words, no snake_case
     rows = [line.split() for line in lines[header + 1:]]
     assert sum(int(r[1]) for r in rows) == 15 and sum(int(r[2]) for r in rows) == 15
-    for stratum, pairs, drawn, share, factor, pi in rows:
-        assert float(factor) == pytest.approx(30 / 132, abs=1e-6)
-        assert float(share) == (1.0 if int(pairs) else 0.0) and int(drawn) == int(pairs)
-        assert float(pi) == pytest.approx(float(share) * 30 / 132, abs=1e-6)
+    for stratum, pairs, drawn, share, factor, pi in rows:  # 30/132 = 22.7%, in words
+        assert factor == "22.7%" and int(drawn) == int(pairs)
+        assert (share, pi) == (("all", "22.7%") if int(pairs) else ("0", "0"))
+
+
+def test_fraction_words():
+    from calib.cli.draw import fraction_words
+    cases = {1.0: "1", 0.0: "0", 0.0259: "2.59%", 0.442893: "44.3%", 0.99994: "> 99.9%", 0.999: "99.9%",
+             0.001: "0.1%", 2.590674e-05: "1 in 38,600", 1.020010e-08: "1 in 98,038,255"}
+    assert {x: fraction_words(x) for x in cases} == cases
+    assert fraction_words(1.0, "all") == "all"
+
+
+@pytest.mark.parametrize("design", ["corpus", "sample"])
+def test_draw_prints_counts_and_shares_readably(tmp_path, capsys, design):
+    """The shipped corpus (3,005 documents: 4,513,510 pairs): counts with thousands separators, shares and
+    probabilities in words (no 1.000000, no 2.590674e-02), and the corpus design's uniform stratum says why it
+    has no candidate probability."""
+    extra = ["--design", "sample", "--docs", "2000"] if design == "sample" else []
+    corpus = ROOT / "data" / "corpus" / "docs.jsonl.gz"
+    assert main(["draw", *extra, "--corpus", str(corpus), "--out", str(tmp_path / "o"), "--pairs", "300"]) == 0
+    err = capsys.readouterr().err
+    assert not re.search(r"\d\.\d{5,}|\de-\d", err), err
+    uniform = next(line for line in err.splitlines() if line.split()[:1] == ["uniform"])
+    if design == "corpus":
+        assert uniform.split()[1] == "4,513,510" and uniform.endswith("none needed: drawn from every pair")
+    else:
+        assert uniform.split()[1] == "1,996,345" and re.search(r" 1 in [\d,]+ +44\.3% +1 in [\d,]+$", uniform)
+    assert json.loads((tmp_path / "o" / "design.json").read_text()).get("kind") == (
+        "corpus" if design == "corpus" else None)
+
+
+def test_draw_defaults_to_the_corpus_design_and_refuses_docs_without_the_sample_design(tmp_path):
+    """The corpus design is the default; --docs, which only the document-sample design reads, is refused
+    without --design sample (in one line, before any work) rather than ignored."""
+    proc = _run("draw", "--corpus", str(ROOT / "data" / "corpus" / "docs.jsonl.gz"), "--out", str(tmp_path / "o"),
+                "--docs", "2000")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "--docs sizes the document sample of --design sample" in proc.stderr
+    assert not (tmp_path / "o").exists()

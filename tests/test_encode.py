@@ -106,39 +106,41 @@ def test_str_objects_read_in_place_give_the_copying_paths_bytes(texts, rep):
     chunk normalized in Python beside them; the same texts as str subclass objects go through
     ``"".join(...).encode()``: both give the Python rules' bytes."""
     assert encode_module.STR_DATA > 0  # this CPython's layout passed the import-time check: the fast path runs
-    assert encode_module._encode_ascii_strs(texts, rep) is not None
-    assert encode_module._encode_ascii_strs([Sub(t) for t in texts], rep) is None
+    assert encode_module._encode_strs(texts, rep) is not None
+    assert encode_module._encode_strs([Sub(t) for t in texts], rep) is None
     got = split(*encode(texts, rep))
     assert got == split(*encode([Sub(t) for t in texts], rep)) == reference(texts, rep)
 
 
-def test_only_the_texts_that_are_not_ascii_are_normalized_in_python(monkeypatch):
+def test_only_the_texts_whose_nfkc_needs_their_neighbours_are_normalized_in_python(monkeypatch):
     rep = R(shingle="char")
-    texts = ["Abc  D", "d\u00e9F", "x" * 1000, "\U0001F600 Z", ""]
+    composing = ["e\u0301t\u00e9", "\u1100\u1161"]  # a mark and a Hangul vowel composing with the letter before
+    texts = ["Abc  D", "d\u00e9F", "x" * 1000, composing[0], "\U0001F600 Z \u03a3\u03a3", "", composing[1],
+             "\ufdfa \u00bd \uff21"]
     seen = []
     python_part = encode_module._python_part
     monkeypatch.setattr(encode_module, "_python_part", lambda t, *a: seen.append(t) or python_part(t, *a))
     assert split(*encode(texts, rep)) == reference(texts, rep)
-    assert seen == ["d\u00e9F", "\U0001F600 Z"]
-    address, wide, wide_off = encode_module.str_sources(texts, rep)
-    assert address.tolist() == [id(texts[0]), 0, id(texts[2]), 0, id(texts[4])]
-    assert split(wide, wide_off) == reference([texts[1], texts[3]], rep)
+    assert seen == composing
+    address, wide = encode_module.str_sources(texts)
+    assert address.tolist() == [id(t) for t in texts] and wide
+    assert not encode_module.str_sources([texts[0], texts[2]])[1]  # all ASCII: no Unicode tables needed
     # a chunk holding an object that is not a str itself goes to the copying path before any text is
     # normalized in Python: each text that is not ASCII once, not once a path
     seen.clear()
     others = texts + [Sub("x")]
-    assert encode_module.str_sources(others, rep) is None
+    assert encode_module.str_sources(others) is None
     assert split(*encode(others, rep)) == reference(others, rep)
-    assert seen == ["d\u00e9F", "\U0001F600 Z"]
+    assert seen == [t for t in texts if not t.isascii()]
 
 
 def test_objects_that_are_not_compact_ascii_str_take_the_copying_path():
     rep = R(shingle="char")
     for texts in (["abc", Sub("def")], ["abc", "x" * 100_000, Sub("\U0001F600")], [Sub("d\u00e9f"), "abc"]):
-        assert encode_module._encode_ascii_strs(texts, rep) is None
+        assert encode_module._encode_strs(texts, rep) is None
         assert split(*encode(texts, rep)) == reference(texts, rep)
     for texts in (["abc", None], ["abc", 5, "x"], [b"abc"], ["d\u00e9f", None]):  # only headers are read
-        assert encode_module._encode_ascii_strs(texts, rep) is None
+        assert encode_module._encode_strs(texts, rep) is None
         with pytest.raises(TypeError):
             encode(texts, rep)
 

@@ -143,7 +143,7 @@ def test_a_30k_group_needs_no_triu_allocation(tmp_path):
 def drawn(tmp_path_factory):
     d = tmp_path_factory.mktemp("drawn")
     corpus = write_corpus(d / "c.jsonl", 80)
-    assert cli.main(["draw", "--corpus", str(corpus), "--out", str(d / "set"), "--docs", "60", "--pairs", "60"]) == 0
+    assert cli.main(["draw", "--design", "sample", "--corpus", str(corpus), "--out", str(d / "set"), "--docs", "60", "--pairs", "60"]) == 0
     return d / "set"
 
 
@@ -202,7 +202,7 @@ def test_huge_max_pairs_is_refused_before_the_work(tmp_path, capsys, monkeypatch
     line = one_line(run(capsys, "apply", "--config", cfg, "--corpus", corpus, "--out", tmp_path / "a",
                         "--max-pairs", 10**12), "--max-pairs 1,000,000,000,000", "lower --max-pairs to at most")
     assert f"at most {64 * 2**20 // 130:,}" in line and "CALIB_MAX_MEMORY" in line
-    one_line(run(capsys, "draw", "--corpus", corpus, "--out", tmp_path / "d", "--docs", "2000",
+    one_line(run(capsys, "draw", "--design", "sample", "--corpus", corpus, "--out", tmp_path / "d", "--docs", "2000",
                  "--max-pairs", 10**12), "--max-pairs", "lower --max-pairs")
     assert not (tmp_path / "a").exists() and not (tmp_path / "d").exists()
     # a budget the input cannot reach is no refusal: 120 documents hold 7,140 pairs
@@ -274,7 +274,8 @@ def test_draw_arguments(tmp_path, capsys, corpus, extra, needle):
 
 
 def test_draw_more_pairs_than_the_sample_holds_takes_them_all(tmp_path, capsys, corpus):
-    code, _ = run(capsys, "draw", "--corpus", corpus, "--out", tmp_path / "d", "--pairs", "99999999999999999999",
+    code, _ = run(capsys, "draw", "--design", "sample", "--corpus", corpus, "--out", tmp_path / "d", "--pairs",
+                  "99999999999999999999",
                   "--docs", "30")
     assert code == 0
     pairs = pd.read_csv(tmp_path / "d" / "pairs.csv")
@@ -410,7 +411,7 @@ def _base_argv(command: str, inputs: dict, out: Path) -> list[str]:
     return {"sweep": ["--sample", inputs["sample"], "--out", out / "r.csv", "--overwrite", *TINY_GRID],
             "export": ["--sample", inputs["sample"], "--config", inputs["config"], "--out", out / "e", "--overwrite"],
             "apply": ["--config", inputs["config"], "--corpus", inputs["corpus"], "--out", out / "a", "--overwrite"],
-            "draw": ["--corpus", inputs["corpus"], "--out", out / "d", "--overwrite", "--docs", "30", "--pairs", "10"],
+            "draw": ["--design", "sample", "--corpus", inputs["corpus"], "--out", out / "d", "--overwrite", "--docs", "30", "--pairs", "10"],
             }[command]
 
 
@@ -467,7 +468,7 @@ def labeled_drawn(tmp_path_factory):
     """A drawn set of near-copies with every pair labeled (duplicate when J >= 0.6): what --more needs."""
     d = tmp_path_factory.mktemp("labeled_drawn")
     corpus = write_labeled(d / "src", groups=15) / "docs.jsonl"
-    assert cli.main(["draw", "--corpus", str(corpus), "--out", str(d / "set"), "--docs", "60", "--pairs", "80",
+    assert cli.main(["draw", "--design", "sample", "--corpus", str(corpus), "--out", str(d / "set"), "--docs", "60", "--pairs", "80",
                      "--shingle", "word3"]) == 0
     pairs = pd.read_csv(d / "set" / "pairs.csv", dtype=str, keep_default_na=False)
     pairs["label"] = np.where(pairs["similarity"].astype(float) >= 0.6, "duplicate", "not_duplicate")

@@ -374,7 +374,7 @@ def test_app_review_field_creates_no_database_before_a_decision(tmp_path, monkey
 
 def test_draw_budget_error_names_real_options(tmp_path, capsys):
     corpus = docs_file(tmp_path / "c.jsonl", 30)
-    line = one_line_error(capsys, "draw", "--corpus", corpus, "--out", tmp_path / "o", "--docs", "30",
+    line = one_line_error(capsys, "draw", "--design", "sample", "--corpus", corpus, "--out", tmp_path / "o", "--docs", "30",
                           "--edges", "0.01,1", "--max-pairs", "3")
     assert "more than the pair budget 3" in line and "--floor" not in line
     assert "first of --edges" in line and "--docs" in line and "--max-pairs" in line

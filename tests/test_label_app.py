@@ -81,7 +81,7 @@ def test_label_page_opens_what_calib_draw_wrote_into_work(monkeypatch, tmp_path)
     monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
     monkeypatch.chdir(clone)
     assert main(["draw", "--corpus", str(ROOT / "data" / "corpus" / "docs.jsonl.gz"), "--out", "work/drawn/",
-                 "--docs", "300", "--pairs", "30", "--seed", "0"]) == 0
+                 "--pairs", "30", "--seed", "0"]) == 0  # the corpus design, the default
     try:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
         at.switch_page("pages/7_Label.py").run()

@@ -16,10 +16,12 @@ from calib.sketches.represent import Representation
 from calib.sketches.shingles import chunk_sets
 
 ASCII = st.text(alphabet=st.sampled_from(list("abcXYZ019 .,;!-'\t\n\r\x0b\x0c\x1c")), max_size=80)
-# texts that are not ASCII (normalized in Python first): NFKC, case mappings that change length,
-# Unicode whitespace, 4-byte characters, a lone surrogate
-WIDE = st.text(alphabet=st.sampled_from(list("abc X.\u00a0\u2028\u3000\u00e9\u00c9\ufb01\uff21\u0130\u00df\u03a3"
-                                              "\U0001F600\u6f22\u0301\ud800")), max_size=40)
+# texts that are not ASCII (1-, 2- and 4-byte str buffers): NFKC, case mappings that change length,
+# Unicode whitespace, 4-byte characters, a lone surrogate, final sigmas, marks that compose with the
+# letter before them and Hangul jamo (those texts normalized in Python), spacing accents
+WIDE = st.text(alphabet=st.sampled_from(list("abc X.'\u00a0\u2028\u3000\u00e9\u00c9\ufb01\uff21\u0130\u00df\u03a3"
+                                              "\u0391\U0001F600\u6f22\u0301\u0323\ud800\u1100\u1161\uac00\u00b4"
+                                              "\ufdfa\u0416")), max_size=40)
 
 
 def staged(texts: list[str], rep: Representation) -> np.ndarray:

@@ -1,12 +1,15 @@
 """calib.warmup: on an empty numba cache every kernel is reported cold, and
-after warm_up() none is (so the app's first page compiles everything once,
-under its message and progress bar, and later runs load from the cache)."""
+after warm_up() none is; the app compiles them in a background child process
+(appui/kernels.py) while Home and Sample draw, and the pages that compute wait
+for it under its progress bar; later starts load from the cache."""
 
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -67,35 +70,109 @@ def test_warm_up_progress_on_a_warm_cache():
     assert [f for f, _ in calls] == [k / n for k in range(n)] + [1.0]
 
 
-def test_app_first_page_shows_compile_progress(monkeypatch):
-    """A cold cache on the app's first page: a status naming the kernel count and
-    time range, and a progress bar that the warm-up's callback moves."""
+# a stand-in for ``python -m calib.warmup --json``: two steps, the second only once the gate file exists
+FAKE_CHILD = r"""
+import json, pathlib, sys, time
+gate = pathlib.Path(sys.argv[1])
+say = lambda obj: print(json.dumps(obj), flush=True)
+say({"cold": ["lsh._band_keys", "minhash._signatures"]})
+say({"fraction": 0.0, "message": "step 1 of 2: banding (0 of 2 kernels compiled)"})
+start = time.monotonic()
+while not gate.exists():
+    if time.monotonic() - start > 120:  # the test failed before opening it: do not linger
+        sys.exit(1)
+    time.sleep(0.05)
+say({"fraction": 0.5, "message": "step 2 of 2: signatures (1 of 2 kernels compiled)"})
+say({"fraction": 1.0, "message": "done: 2 of 2 kernels compiled"})
+say({"seconds": 3.0, "after": []})
+"""
+
+
+@pytest.fixture
+def compilation(monkeypatch):
+    """A fresh background compilation whose cache check says two kernels are cold."""
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
-    import appui.engine as engine
-    seen = []
-
-    def fake_warm_up(progress=None):
-        progress(0.0, "step 1 of 2: banding (0 of 2 kernels compiled)")
-        progress(0.5, "step 2 of 2: signatures (1 of 2 kernels compiled)")
-        progress(1.0, "done: 2 of 2 kernels compiled")
-        seen.append(progress)
-        return 3.0
-
+    import appui.kernels as kernels
+    import calib.warmup
+    monkeypatch.setattr(kernels, "_COMPILATION", kernels.Compilation())
+    monkeypatch.setattr(calib.warmup, "cold_kernels", lambda: ["lsh._band_keys", "minhash._signatures"])
     st.cache_resource.clear()
-    monkeypatch.setattr(engine, "cold_kernels", lambda: ["lsh._band_keys", "minhash._signatures"])
-    monkeypatch.setattr(engine, "warm_up", fake_warm_up)
-    monkeypatch.setattr(engine, "_KERNELS_READY", __import__("threading").Event())
-    try:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-        assert not at.exception, at.exception
-        assert len(seen) == 1
-        bars = at.get("progress")
-        assert [(b.proto.value, b.proto.text) for b in bars][:1] == [(100, "done: 2 of 2 kernels compiled")]
-        labels = [b.proto.label for b in at.get("status")]
-        assert any(label.startswith("Compiled the numba kernels in 3 s") for label in labels), labels
-        at.run()  # the next run of the page: compiled once, no second status
-        assert len(seen) == 1
-    finally:
-        st.cache_resource.clear()
+    st.cache_data.clear()
+    yield kernels
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def test_home_page_shows_the_sample_while_the_kernels_compile(compilation, monkeypatch, tmp_path):
+    """A cold cache on the first start: Home draws the shipped sample's summary at once, with the background
+    compilation's progress under the intro; a page that computes waits for it under a status and a progress
+    bar that the child's lines move, and the next run of that page does not wait again."""
+    from streamlit.testing.v1 import AppTest
+    gate = tmp_path / "gate"
+    monkeypatch.setattr(compilation, "COMMAND", (sys.executable, "-c", FAKE_CHILD, str(gate)))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert [(m.label, m.value) for m in at.metric][:2] == [("Documents", "2,396"), ("Labeled pairs", "589")]
+    c = compilation._COMPILATION
+    assert c.state == "compiling" and not c.done.is_set()  # the page did not wait for it
+    bars = [b.proto.text for b in at.get("progress")]
+    assert len(bars) == 1 and re.match(r"Compiling the numba kernels in the background \(first start only\): "
+                                       r"(2 kernels to compile: starting the compiler|step 1 of 2: banding \(0 of 2 "
+                                       r"kernels compiled\)) \(\d+ s so far\)\. ", bars[0]), bars  # as far as the child is
+    assert "Sweep, Curves, Clusters, Review, Export and Label wait for it; Home and Sample do not." in bars[0]
+    assert not at.get("status")
+
+    waiting = compilation.wait
+
+    def wait_then_open_the_gate():  # the child's second step comes while the page waits, not before
+        threading.Timer(0.5, gate.touch).start()
+        waiting()
+
+    monkeypatch.setattr(compilation, "wait", wait_then_open_the_gate)
+    at.switch_page("pages/3_Curves.py").run()
+    assert not at.exception, at.exception
+    assert c.state == "ready" and c.seconds == 3.0
+    assert [(b.proto.value, b.proto.text) for b in at.get("progress")][:1] == [(100, "done: 2 of 2 kernels compiled")]
+    labels = [b.proto.label for b in at.get("status")]
+    assert labels == ["Compiled the numba kernels in 3 s in the background; they are cached for the next starts"]
+    at.run()  # compiled once: no second wait
+    assert not at.get("status") and not at.exception
+
+
+def test_a_failed_compilation_leaves_the_pages_working(compilation, monkeypatch):
+    """The child dies: the page that waited says so in one line (its last stderr line) and computes anyway,
+    each kernel compiling on its first use."""
+    from streamlit.testing.v1 import AppTest
+    monkeypatch.setattr(compilation, "COMMAND", (sys.executable, "-c", "import sys; print('boom', file=sys.stderr); "
+                                                 "sys.exit(3)"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/3_Curves.py").run()
+    assert not at.exception, at.exception
+    said = [w.value for w in at.warning] + [b.proto.label for b in at.get("status")]  # ended before or while waiting
+    assert ("The background compilation stopped (the compiling process ended with code 3: boom): each kernel "
+            "compiles on its first use instead, without progress") in said, said
+    assert at.get("vega_lite_chart")  # the page drew its chart all the same
+    at.switch_page("pages/4_Clusters.py").run()  # said once a session
+    assert not any("background compilation" in w.value for w in at.warning)
+
+
+def test_the_compiling_child_exits_with_its_parent(tmp_path):
+    """The app's child (``python -m calib.warmup --json --parent PID``) on a cold cache outlives no server: its
+    parent exits at once (before the child has even imported), and the child is gone within seconds instead of
+    compiling on for minutes."""
+    parent = ("import subprocess, sys\n"
+              "import os\n"
+              "p = subprocess.Popen([sys.executable, '-m', 'calib.warmup', '--json', '--parent', str(os.getpid())],\n"
+              "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+              "print(p.pid, flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    pid = int(subprocess.run([sys.executable, "-c", parent], env=env, cwd=ROOT, capture_output=True, text=True,
+                             check=True, timeout=60).stdout)
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    gone = not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    if not gone:
+        os.kill(pid, 9)
+    assert gone, "the warm-up child went on compiling after its parent exited"

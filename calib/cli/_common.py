@@ -46,6 +46,12 @@ def load(path: str, pairs: str | None = None, missing: tuple[str, ...] | None = 
     check_input(pairs, "--pairs")
     try:
         sample = load_sample(path, pairs, missing_values=MISSING_VALUES if missing is None else missing)
+        if getattr(sample.design, "kind", "") == "corpus" and pairs is None:  # and each row's J from its texts
+            from calib.labeling.draw import DrawError, read_drawn
+            try:
+                read_drawn(path)
+            except DrawError as exc:
+                raise CliError(str(exc))
         for w in sample.warnings:  # e.g. one group holding most documents
             print(f"warning: {path}: {w}", file=sys.stderr)
         return sample
@@ -210,3 +216,23 @@ def check_reviews(target: str | None, flag: str = "--reviews") -> None:
         _review_store(target, flag).close()
     else:
         check_input(target, flag)
+
+
+def say_applied(s: dict, manifest, evidence: dict | None, engine: str = "") -> None:
+    """Print :func:`summary_line`, and a warning when the corpus removes a larger share by chaining alone
+    than the sample the configuration was chosen on (:func:`calib.clusters.growth.chained_share_warning`)."""
+    from calib.clusters.growth import chained_share_warning
+    print(summary_line(s, manifest, engine), file=sys.stderr)
+    growth = chained_share_warning(evidence, s["chained_removals"], s["proposed_removals"])
+    if growth:
+        print(growth, file=sys.stderr)
+
+
+def summary_line(s: dict, manifest, engine: str = "") -> str:
+    """summary.json's counts in one line: what was compared, what is proposed, and how much of it rests on
+    exact copies or on chaining alone (a removed document that is no verified pair with its representative)."""
+    return (f"applied {s['config_fingerprint']} to {s['documents']:,} documents{engine}: {s['candidate_pairs']:,} "
+            f"candidate pairs, {s['verified_pairs']:,} verified; {s['proposed_removals']:,} proposed removals "
+            f"(report only) in {s['clusters_with_removals']:,} clusters, {s['exact_copies']:,} exact copies, "
+            f"{s['chained_removals']:,} by chaining alone -> {manifest}")
+

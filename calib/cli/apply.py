@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir
-from calib.clusters.growth import chained_share_warning
 from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES, read_regular_text
-from calib.cli._common import _load_exported, _review_store, add_missing_option, check_reviews, fit_default_pairs
+from calib.cli._common import (_load_exported, _review_store, add_missing_option, check_reviews, fit_default_pairs,
+                               say_applied)
 
 
 APPLY_MAX_PAIRS = 50_000_000  # calib apply's default pair budget (lowered to fit memory when it does not)
@@ -82,13 +82,7 @@ def cmd_apply(a) -> int:
     finally:
         if store is not None:
             store.close()
-    s = result.summary()
-    print(f"applied {config.fingerprint()} to {s['documents']} documents: {s['candidate_pairs']} candidate pairs, "
-          f"{s['verified_pairs']} verified, {s['proposed_removals']} proposed removals (report only) -> "
-          f"{paths['manifest.csv']}", file=sys.stderr)
-    growth = chained_share_warning(doc.get("evidence"), s["chained_removals"], s["proposed_removals"])
-    if growth:
-        print(growth, file=sys.stderr)
+    say_applied(result.summary(), paths["manifest.csv"], doc.get("evidence"))
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from calib.cli._common import say_applied
 from calib.production.engines.corpus import ApplyError
 from calib.production.engines.spark import apply_spark, check_supported
 from calib.production.engines.spark_check import SHIP_HINT
@@ -78,7 +79,5 @@ def cli_apply(a) -> int:
     finally:
         if store is not None:
             store.close()
-    print(f"applied {config.fingerprint()} to {s['documents']} documents with spark: {s['candidate_pairs']} "
-          f"candidate pairs, {s['verified_pairs']} verified, {s['proposed_removals']} proposed removals (report "
-          f"only) -> {a.out.rstrip('/')}/manifest.parquet", file=sys.stderr)
+    say_applied(s, f"{a.out.rstrip('/')}/manifest.parquet", doc.get("evidence"), engine=" with spark")
     return 0

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.base.errors import CliError, check_input, check_out_dir, claim
+from calib.base.errors import CliError, check_input, check_out_dir, check_rate, claim
 from calib.labeling.draw import (CANDIDATES, DEFAULT_REP, FILES, DrawError, draw, inclusion_note, more, read_drawn,
                                  strata_table, write_drawn)
 from calib.reading.design import DEFAULT_EDGES, Design
@@ -28,8 +28,35 @@ HEADERS = {"drawn_share": "share drawn", "x_document_factor": "x document factor
            "inclusion_probability": "inclusion probability", "P_candidate_at_lower_edge": "P(candidate) at lower edge"}
 
 
+def fraction_words(x: float, whole: str = "1") -> str:
+    """A share or a probability as read aloud: ``whole`` at 1, 0 at 0, a percentage (three significant
+    digits, never rounded up to 100%) down to 0.1%, "1 in N" below."""
+    if x >= 1:
+        return whole
+    if x <= 0:
+        return "0"
+    if x < 0.001:
+        return f"1 in {round(1 / x):,}"
+    pct = f"{100 * x:.3g}"
+    return "> 99.9%" if float(pct) >= 100 else f"{pct}%"
+
+
 def _in_words(table: pd.DataFrame) -> str:
-    return table.rename(columns=HEADERS).to_string(index=False)
+    """A strata table as printed: counts with thousands separators, shares and probabilities in words; the
+    uniform stratum of a corpus draw needs no loose pass (it is drawn from every corpus pair), said so."""
+    t = table.copy()
+    for c in ("pairs", "drawn", "labeled"):
+        if c in t:
+            t[c] = [f"{int(v):,}" for v in t[c]]
+    if "drawn_share" in t:
+        t["drawn_share"] = [fraction_words(v, "all") for v in t["drawn_share"]]
+    for c in ("x_document_factor", "inclusion_probability"):
+        if c in t:
+            t[c] = [fraction_words(v) for v in t[c]]
+    if "P_candidate_at_lower_edge" in t:
+        t["P_candidate_at_lower_edge"] = ["none needed: drawn from every pair" if s == "uniform" else fraction_words(v)
+                                          for s, v in zip(t["stratum"], t["P_candidate_at_lower_edge"])]
+    return t.rename(columns=HEADERS).to_string(index=False)
 
 def _edges(text: str) -> tuple[float, ...]:
     try:
@@ -43,17 +70,20 @@ def _edges(text: str) -> tuple[float, ...]:
 def add_parser(sub) -> None:
     """``calib draw``: its options and handler."""
     d = sub.add_parser("draw", help="draw pairs to label from an unlabeled corpus (stratified by similarity)",
-                       description="Streams the corpus once, keeps a seeded uniform sample of --docs documents, "
-                                   "finds their pairs with exact J >= the floor and draws --pairs pairs "
-                                   "stratified by similarity band plus a uniform stratum. Writes documents.jsonl, "
-                                   "pairs.csv (label empty) and design.json; fill the labels (or use the Label "
-                                   "page) and run calib sweep --sample OUT. --more adds pairs to a drawn set.")
-    d.add_argument("--corpus", help="corpus: .jsonl[.gz] or .parquet with id and text fields")
+                       description="Streams the corpus, finds candidate pairs among all its documents with a "
+                                   "loose LSH pass and draws --pairs pairs stratified by similarity band plus a "
+                                   "uniform stratum of all corpus pairs (--design sample: among a uniform sample of "
+                                   "--docs documents instead). Writes documents.jsonl, pairs.csv (label empty) and "
+                                   "design.json; fill the labels (or use the Label page) and run calib sweep "
+                                   "--sample OUT. --more adds pairs to a drawn set.")
+    d.add_argument("--corpus", help="corpus: .jsonl[.gz] or .parquet with id and text fields (with --more of a "
+                   "corpus draw: where its corpus is now, if moved; the same bytes, checked by sha256)")
     d.add_argument("--out", required=True, help="output folder (with --more: the drawn set to extend)")
-    d.add_argument("--design", choices=("sample", "corpus"), default="sample",
-                   help="sample (default): pairs among a uniform sample of --docs documents, exact; corpus: pairs "
-                        "from every document, through a loose LSH pass over the whole corpus (for corpora far "
-                        "larger than --docs: see docs/corpus-draw.md)")
+    d.add_argument("--design", choices=("corpus", "sample"), default="corpus",
+                   help="corpus (default): pairs from every document, through a loose LSH pass over the whole "
+                        "corpus (docs/corpus-draw.md); sample: pairs among a uniform sample of --docs documents, "
+                        "every pair above the floor enumerated exactly with no loose pass: for a corpus of at most "
+                        "a few thousand documents, where the sample is the whole corpus")
     d.add_argument("--loose", default="120x5", help="with --design corpus: the loose pass's split BxR "
                    "(default 120x5: P(0.4) = 0.71, P(0.5) = 0.98, P(0.6) = 1.00)")
     d.add_argument("--loose-scheme", choices=("prefix", "oph"), default="oph",
@@ -64,7 +94,8 @@ def add_parser(sub) -> None:
                    help="with --design corpus: local (default), or spark: the same passes as a Spark job, the same "
                         "drawn pairs for the same seed (pip install 'calib[spark]' and a Java runtime; master from "
                         "CALIB_SPARK_MASTER, default local[*]; docs/spark-cluster.md)")
-    d.add_argument("--docs", type=int, default=2000, help="documents in the uniform sample (default 2000)")
+    d.add_argument("--docs", type=int, default=None,
+                   help="with --design sample: documents in the uniform sample (default 2000)")
     d.add_argument("--pairs", type=int, default=500, help="pairs to draw (default 500)")
     d.add_argument("--seed", type=int, default=0, help="seed of the document sample and the draw (default 0)")
     d.add_argument("--shingle", default="char5", help="representation whose exact J defines the strata, e.g. "
@@ -124,11 +155,14 @@ def cmd_draw(a) -> int:
         except ValueError as exc:
             raise CliError(str(exc))
         if a.design == "corpus":
+            if a.docs is not None:
+                raise CliError("--docs sizes the document sample of --design sample; the corpus design (the "
+                               "default) draws from every document: drop --docs, or add --design sample")
             return _draw_corpus(a, rep, out)
         if a.slice_fields:
             raise CliError("--slice-fields needs --design corpus (a document-sample draw's estimates are for the "
                            "whole corpus)")
-        drawn = draw(a.corpus, docs=a.docs, pairs=a.pairs, seed=a.seed, rep=rep,
+        drawn = draw(a.corpus, docs=2000 if a.docs is None else a.docs, pairs=a.pairs, seed=a.seed, rep=rep,
                      edges=DEFAULT_EDGES if a.edges is None else a.edges,
                      uniform_share=0.2 if a.uniform_share is None else a.uniform_share,
                      max_pairs=5_000_000 if a.max_pairs is None else a.max_pairs,
@@ -138,8 +172,8 @@ def cmd_draw(a) -> int:
         raise CliError(str(exc))
     d = drawn.design
     if d.corpus_docs > d.sample_docs:
-        print(f"note: pairs were drawn among {d.sample_docs:,} of {d.corpus_docs:,} documents; --design corpus "
-              "draws from every document", file=sys.stderr)
+        print(f"note: pairs were drawn among {d.sample_docs:,} of {d.corpus_docs:,} documents; the corpus design "
+              "(the default, without --design sample) draws from every document", file=sys.stderr)
     print(f"{d}\nwrote {Path(out) / 'documents.jsonl'} ({d.sample_docs:,} documents), pairs.csv ({len(drawn.pairs):,} pairs, "
           f"label empty), design.json", file=sys.stderr)
     print(inclusion_note(d), file=sys.stderr)
@@ -163,6 +197,10 @@ def _draw_corpus(a, rep: Representation, out: Path) -> int:
                    text_field=a.text_field, scheme=a.loose_scheme)
     try:
         from calib.base.budget import MemoryBudgetError
+        from calib.labeling.corpus_draw import check_scan_options
+        from calib.labeling.drawn import MAX_PAIRS, check_options
+        check_options(options["pairs"], options["uniform_share"], options["seed"], MAX_PAIRS)  # before any pass
+        check_scan_options(rep, options["edges"], options["loose"], options["scheme"], options["max_pairs"])
         fields = parse_fields(a.slice_fields, id_field=a.id_field, text_field=a.text_field)
         if fields and a.engine == "spark" and "://" in a.corpus:
             raise CliError("--slice-fields: the slice pass reads the corpus on this machine; give a local --corpus")
@@ -207,11 +245,19 @@ def cmd_more(a) -> int:
         raise CliError(f"--more must be >= 0, got {a.more}")
     if not 0 < a.width < 0.5:
         raise CliError(f"--width must be in (0, 0.5), got {a.width:g}")
+    check_rate(a.budget, "--budget")
     if Path(a.out).is_dir():  # held from this read to the write: a second --more at once is refused, not lost
         claim(Path(a.out))
     try:
         drawn = read_drawn(a.out)
         sample = load_sample(a.out)
+        corpus = None
+        if getattr(drawn.design, "kind", "") == "corpus":  # what --more reads, checked before the sweep
+            from calib.labeling.corpus_draw import check_same_corpus
+            if drawn.candidates is None:
+                raise DrawError(f"{Path(a.out) / CANDIDATES}: no such file; --more draws a corpus design's band "
+                                "pairs from it")
+            corpus = check_same_corpus(drawn.design, a.corpus)
     except (DrawError, SampleError) as exc:
         raise CliError(str(exc))
     if not sample.pairs["is_duplicate"].any():
@@ -235,7 +281,8 @@ def cmd_more(a) -> int:
     print(f"configuration: {config}", file=sys.stderr)
     for r, d in plan["rates"].items():
         limit = ("the loose pass's misses limit it (a looser --loose)" if getattr(sample.design, "kind", "") == "corpus"
-                 else "more documents (a larger --docs): the document sample limits it")
+                 else "the document sample limits it: draw from every document (calib draw without --design "
+                      "sample)")
         need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
         print(f"{r.replace('_', ' ')}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}",
@@ -245,7 +292,7 @@ def cmd_more(a) -> int:
     waiting = unlabeled.reindex(list(sample.design.strata)).fillna(0).astype(int)
     new = np.maximum(plan["allocation"].to_numpy() - waiting.to_numpy(), 0)
     try:
-        grown = more(drawn, new)
+        grown = more(drawn, new, corpus=corpus)
     except DrawError as exc:
         raise CliError(str(exc))
     try:

@@ -13,7 +13,8 @@ from calib.labeling.corpus_draw_spark import draw_corpus_spark
 from calib.labeling.drawn import DrawError, DrawnSet
 from calib.production.engines.spark_check import SHIP_HINT
 from calib.production.engines.spark_draw import STAGES
-from calib.production.engines.spark_io import SparkApplyError, check_environment, root_cause, session
+from calib.production.engines.corpus import ApplyError
+from calib.production.engines.spark_io import check_environment, root_cause, session
 from calib.production.engines.spark_progress import Progress
 
 
@@ -21,9 +22,9 @@ def spark_draw(corpus: str, **options) -> DrawnSet:
     """The draw of ``corpus`` on Spark (``options``: :func:`draw_corpus_spark`'s); a failed job is a DrawError."""
     try:
         check_environment()
-    except SparkApplyError as exc:
+        spark = session(app_name="calib draw")
+    except ApplyError as exc:  # SparkApplyError, the environment archive's ArchiveError
         raise DrawError(str(exc)) from None
-    spark = session(app_name="calib draw")
     spark.sparkContext.setLogLevel("OFF")  # a failed task's Java stack is not logged: its cause is reported
     try:
         with Progress(spark, stages=STAGES) as progress:

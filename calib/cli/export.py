@@ -59,6 +59,24 @@ def row_from_sweep(path: str, fingerprint: str | None):
     return rows.iloc[0]
 
 
+def check_within_budget(path: str, row, budget: float) -> None:
+    """The recommended row of a results table still fits ``--budget``: its false-removal rate measured
+    and at most the budget (a table edited to mark another row is refused, not exported as a recommendation)."""
+    rate = pd_number(row.get("false_removal_rate"))
+    if not rate <= budget:
+        shown = "not measured" if rate != rate else f"{rate:.4f}"
+        raise CliError(f"--from-sweep {path}: row {row.get('config_fingerprint')} is marked recommended, but its "
+                       f"false-removal rate {shown} exceeds --budget {budget:g}: pass the sweep's --budget, or "
+                       "--fingerprint to export it as a chosen row")
+
+
+def pd_number(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
 def check_swept_row(path: str, row, config, sample) -> None:
     """The row describes ``config`` (its recorded fingerprint is the recomputed one: no edited
     cell) and was swept on ``sample`` (its recorded sample_hash, when the table has one)."""
@@ -129,6 +147,8 @@ def cmd_export(a) -> int:
             raise CliError(f"--from-sweep {a.from_sweep}: row {row.get('config_fingerprint')}: {exc}")
         selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
                      "config_fingerprint": config.fingerprint()}
+        if not a.fingerprint:
+            check_within_budget(a.from_sweep, row, a.budget)
     sample = load(a.sample, a.pairs, a.missing_values)
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
@@ -160,6 +180,8 @@ def cmd_export(a) -> int:
     evaluation = evaluate(ws, config)
     if evaluation.clustering is None:
         raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
+    if a.from_sweep and not a.fingerprint:  # the rate measured now, not the table's cell
+        check_within_budget(a.from_sweep, evaluation.row, a.budget)
     store = _review_store(a.reviews)
     try:
         paths = write_export(out, config, evaluation=evaluation, sample=sample, review_store=store,

@@ -96,11 +96,12 @@ def cmd_init(a) -> int:
 
 def cmd_add(a) -> int:
     from calib.review.team import add_member, person_url, pgpass_line
-    password = None
-    if a.password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-        if not password:
-            raise CliError("--password-stdin: the first line of stdin is empty")
+    from calib.review.team import check_role_name
+    try:
+        check_role_name(a.name, "person")
+    except ValueError as exc:
+        raise CliError(str(exc))
+    password = _stdin_password() if a.password_stdin else None
     with _opened(a.reviews) as store:
         secret = add_member(store, a.name, a.role, password)
         url = person_url(store, a.name)
@@ -114,6 +115,27 @@ def cmd_add(a) -> int:
     return 0
 
 
+def _stdin_password() -> str:
+    """The first line of stdin as a password: its line end (``\\n`` or ``\\r\\n``) cut, read as bytes so that a
+    NUL, a control character or bytes that are not UTF-8 are refused by name, never cut or mangled."""
+    stream = getattr(sys.stdin, "buffer", None)
+    raw = stream.readline() if stream is not None else sys.stdin.readline().encode()
+    raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+    if not raw:
+        raise CliError("--password-stdin: the first line of stdin is empty")
+    if b"\x00" in raw:
+        raise CliError(f"--password-stdin: the password holds a NUL byte (at byte {raw.index(0)}), which "
+                       "PostgreSQL cannot keep; nothing was changed")
+    try:
+        password = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"--password-stdin: the password is not valid UTF-8 (byte {exc.start}); nothing was changed") from None
+    if not password.isprintable():
+        raise CliError("--password-stdin: the password holds a control character (libpq and ~/.pgpass would not "
+                       "keep it); nothing was changed")
+    return password
+
+
 def cmd_remove(a) -> int:
     from calib.review.team import remove_member
     with _opened(a.reviews) as store:
@@ -121,6 +143,11 @@ def cmd_remove(a) -> int:
         print(f"{a.name} is out of the team's groups: they can no longer read or write its decisions (the role "
               f"and its past decisions stay; DROP ROLE as a superuser to end the login)", file=sys.stderr)
     return 0
+
+
+def _printable(name: str) -> str:
+    """A role name on one line: quoted with escapes when it holds a control character (made by hand)."""
+    return name if name.isprintable() else repr(name)
 
 
 def cmd_show(a) -> int:
@@ -131,9 +158,9 @@ def cmd_show(a) -> int:
             raise CliError(f"{store.where}: no team in this review store (calib reviews team init, as its owner)")
         people = members(store)
         history = settings_history(store)
-        print(f"connected as {me.user} ({', '.join(me.groups) or 'in no group of the team'})")
+        print(f"connected as {_printable(me.user)} ({', '.join(me.groups) or 'in no group of the team'})")
         for group in ("reviewer", "adjudicator", "viewer"):
-            print(f"{group}s ({me.team.of(group)}): {', '.join(people[group]) or '-'}")
+            print(f"{group}s ({me.team.of(group)}): {', '.join(map(_printable, people[group])) or '-'}")
         share, by, at = history[-1] if history else (me.share, "-", "-")
         print(f"overlap share: {share:g} (set by {by} at {at})")
     return 0

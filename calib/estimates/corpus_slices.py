@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from calib.estimates.corpus_weighted import _yx, corpus_ratio, corpus_total
+from calib.estimates.corpus_weighted import _yx, at_most, corpus_ratio, corpus_total
 from calib.estimates.ratio import RATES
 from calib.estimates.slices import MISSING
 
@@ -72,8 +72,8 @@ def slice_table(frame: pd.DataFrame, design, slices: pd.DataFrame) -> pd.DataFra
                 est = corpus_ratio(frame, design, np.asarray(y, float) * mask, np.asarray(x, float) * mask)
                 row.update({name: est.estimate, f"{name}_low": est.low, f"{name}_high": est.high})
             total, lo, hi = corpus_total(frame, design, removal * rem)
-            if np.isfinite(docs):
-                hi = min(hi, float(docs))
+            if np.isfinite(docs):  # documents of the slice: at most its count
+                total, lo, hi = at_most(docs, total, lo, hi)
             with np.errstate(divide="ignore", invalid="ignore"):
                 share = np.array([total, lo, hi]) / docs if docs else np.full(3, np.nan)
             row.update({"documents_removed": total, "documents_removed_low": lo, "documents_removed_high": hi,

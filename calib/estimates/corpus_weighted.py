@@ -32,7 +32,9 @@ keep-first rule, one of j's ``d`` verified links to earlier documents, so it
 counts x = 1/d removed documents (d from the design's ``later`` J of j's earlier
 candidates at the configuration's threshold); y = x when the pair is labeled
 not duplicate. X^ is then the expected number of corpus documents removed
-(``documents_removed``, with a normal interval on the total).
+(``documents_removed``, with a normal interval on the total), it and its interval
+clipped to the corpus's N documents: a Horvitz-Thompson total of a rare uniform pair
+can exceed what it counts, a count of the corpus's documents cannot.
 """
 
 from __future__ import annotations
@@ -112,6 +114,11 @@ def corpus_total(frame: pd.DataFrame, design, x) -> tuple[float, float, float]:
     return X, max(X - half, 0.0), X + half
 
 
+def at_most(n, *values) -> tuple[float, ...]:
+    """A total of documents and its interval bounds, each at most the ``n`` documents it counts among."""
+    return tuple(min(float(v), float(n)) for v in values)
+
+
 def earlier_links(design, id_a, id_b, threshold: float) -> np.ndarray:
     """d per pair: the later document's earlier links with J >= ``threshold`` (at least 1)."""
     out = np.ones(len(id_a))
@@ -154,6 +161,7 @@ def rates(frame: pd.DataFrame, design) -> dict:
                     f"{name}_unweighted": float(np.sum(y * (xs > 0)) / xs.sum()) if xs.sum() else float("nan")})
     total, lo, hi = corpus_total(frame, design, frame["removal"].to_numpy(float))
     N = max(design.corpus_docs, 1)
+    total, lo, hi = at_most(design.corpus_docs, total, lo, hi)
     row.update({"documents_removed": total, "documents_removed_low": lo, "documents_removed_high": hi,
                 "documents_removed_share": total / N, "documents_removed_share_low": lo / N,
                 "documents_removed_share_high": hi / N})

@@ -28,16 +28,17 @@ The drawn set is written as :mod:`calib.labeling.draw` writes it, plus
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from calib.base.budget import check_memory
-from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,
+from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, allocate,
                                   check_options)
 from calib.labeling.loose_pass import TooManyLoosePairs, candidates, stream
-from calib.production.engines.corpus import ApplyError, count_documents, iter_corpus
+from calib.production.engines.corpus import ApplyError, corpus_digest, count_documents, iter_corpus
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
 from calib.reading.design import Design
 from calib.sketches.represent import Representation
@@ -132,10 +133,24 @@ class Scan:
     n_cand: int                # loose candidates before the verify cut
     skipped_empty: int
     texts: dict                # document index -> text already at hand (the draw re-reads the others)
+    corpus_sha256: str = ""    # the corpus file's sha256 ("" for object storage): --more refuses another file
 
     @property
     def n(self) -> int:
         return len(self.ids)
+
+
+def check_scan_options(rep: Representation, edges, loose, scheme: str, max_pairs) -> tuple[int, int, float]:
+    """The pass's options (both engines), refused in one line before any work: (b, r, the verify cut)."""
+    b, r = (int(x) for x in loose)
+    if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
+        raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
+    if scheme not in ("prefix", "oph"):
+        raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
+    if max_pairs is not None and max_pairs < 1:
+        raise DrawError(f"--max-pairs must be >= 1, got {max_pairs}")
+    Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
+    return b, r, max(float(edges[0]) - VERIFY_MARGIN, 0.0)
 
 
 def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGES,
@@ -144,14 +159,9 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
     """The pass over the corpus and the candidates (see the module docstring): the expensive
     part, independent of the seed."""
     bar = bar or _no_bar
-    b, r = (int(x) for x in loose)
-    if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
-        raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
-    if scheme not in ("prefix", "oph"):
-        raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
-    Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
-    cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
+    b, r, cut = check_scan_options(rep, edges, loose, scheme, max_pairs)
     try:
+        corpus, sha = corpus_identity(corpus)
         n_total = count_documents(corpus)
         check_memory(n_total * (4 * (b + VERIFY_HASHES) + 120) + (max_pairs or 0) * 26,
                      f"the corpus draw of {corpus} ({n_total:,} documents, b={b}, up to {max_pairs or 0:,} pairs)",
@@ -177,7 +187,29 @@ def scan(corpus, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_CORPUS_EDGE
         raise DrawError(str(exc)) from None
     ids = np.asarray(lp.ids, dtype=object)
     return Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, ids, ci, cj,
-                agree / float(VERIFY_HASHES), int(n_cand), lp.skipped_empty, {})
+                agree / float(VERIFY_HASHES), int(n_cand), lp.skipped_empty, {}, sha)
+
+
+def corpus_identity(corpus) -> tuple[str, str]:
+    """(absolute path, sha256) of a local corpus file, as design.json keeps it: ``--more`` re-reads
+    it from any folder and refuses a file whose bytes changed. Object storage: (the URL, "")."""
+    if "://" in str(corpus):
+        return str(corpus), ""
+    path = os.path.abspath(corpus)
+    return path, corpus_digest(path)
+
+
+def check_same_corpus(design: CorpusDesign, corpus=None) -> str:
+    """The corpus ``--more`` reads (``corpus``, default design.json's): the file drawn from, by its
+    sha256 when design.json keeps one. Returns its path."""
+    path = str(corpus or design.corpus)
+    try:
+        if design.corpus_sha256 and corpus_digest(path) != design.corpus_sha256:
+            raise DrawError(f"{path}: not the corpus this set was drawn from (its sha256 differs from design.json's "
+                            "corpus_sha256): the drawn documents' places would point at other documents")
+    except ApplyError as exc:
+        raise DrawError(f"{exc} (the corpus this set was drawn from; --corpus names where it is now)") from None
+    return path
 
 
 def exact_pairs(ci: np.ndarray, cj: np.ndarray, i: np.ndarray, j: np.ndarray, texts_of, rep: Representation,
@@ -202,14 +234,14 @@ def draw_scan(sc: Scan, *, pairs: int = 500, seed: int = 0, uniform_share: float
     """The seeded part: strata by Jv, SRS per band, uniform pairs, then the exact J of the drawn
     pairs. ``fetch(indices)`` -> texts of documents (sorted non-empty indices): those of the drawn
     pairs and the earlier candidate neighbours of their later documents (default: one more corpus pass)."""
-    check_options(pairs, uniform_share, seed)
+    check_options(pairs, uniform_share, seed, MAX_PAIRS)
     n, edges = sc.n, sc.edges
     rng = np.random.default_rng([seed, 1])
     total_pairs = n * (n - 1) // 2
     ua, ub = _uniform(n, pairs, rng)  # enough for any allocation; the first alloc[-1] are used
     probe = CorpusDesign(sc.rep.to_dict(), edges, n, 0, (0,) * (len(edges) - 1) + (total_pairs,),
                          (0,) * len(edges), seed, sc.b, sc.r, VERIFY_HASHES, sc.cut, scheme=sc.scheme,
-                         strata_by="estimate")
+                         strata_by="estimate", corpus_sha256=sc.corpus_sha256)
     h = probe.stratum_index(sc.ce)
     H = len(edges) - 1
     population = np.append(np.bincount(h, minlength=H)[:H], total_pairs).astype(np.int64)
@@ -262,7 +294,7 @@ def draw_corpus(corpus, *, pairs: int = 500, seed: int = 0, rep: Representation 
                 max_pairs: int | None = 50_000_000, batch_size: int = 10_000, id_field: str = "id",
                 text_field: str = "text", bar=None, scheme: str = "oph") -> DrawnSet:
     """A draw of ``pairs`` pairs from every document of ``corpus`` (see the module docstring)."""
-    check_options(pairs, uniform_share, seed)  # before the passes
+    check_options(pairs, uniform_share, seed, MAX_PAIRS)  # before the passes
     read = dict(batch_size=batch_size, id_field=id_field, text_field=text_field)
     sc = scan(corpus, rep=rep, edges=edges, loose=loose, max_pairs=max_pairs, bar=bar, scheme=scheme, **read)
     return draw_scan(sc, pairs=pairs, seed=seed, uniform_share=uniform_share, bar=bar, **read)
@@ -275,13 +307,16 @@ def _rows(design: CorpusDesign, ids_arr, i, j, s, strata) -> pd.DataFrame:
 
 
 def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: int = 10_000,
-                id_field: str = "id", text_field: str = "text") -> DrawnSet:
+                id_field: str = "id", text_field: str = "text", corpus=None) -> DrawnSet:
     """``drawn`` plus ``alloc[h]`` new pairs per stratum of a corpus design: bands from the kept
     candidates (``candidates.npy``), the uniform stratum from new random pairs; the corpus
-    (design.json's ``corpus``) is re-read once for the new documents' texts."""
+    (design.json's ``corpus``, or ``corpus`` where it is now: the same bytes, by its sha256) is
+    re-read once for the new documents' texts, and every drawn document must still be the one
+    at its place (its id and text), so no place points at another document."""
     d: CorpusDesign = drawn.design
     if drawn.candidates is None:
         raise DrawError(f"the drawn set has no {CANDIDATES}: it is needed to draw more from a corpus design")
+    corpus = check_same_corpus(d, corpus)
     cand = drawn.candidates
     n = d.corpus_docs
     pos = {x: k for k, x in zip(d.doc_index, drawn.docs["id"])}
@@ -308,15 +343,22 @@ def more_corpus(drawn: DrawnSet, alloc, *, seed: int | None = None, batch_size: 
     rep = Representation.from_dict(d.rep)
     read_ids: dict = {}
 
+    old_ids = dict(zip(old_idx.tolist(), drawn.docs["id"]))
+
     def texts_of(idx: np.ndarray) -> list:
         new = np.asarray([k for k in idx.tolist() if k not in old_texts], dtype=np.int64)
+        both = np.union1d(new, old_idx)  # the drawn documents too: each must still be at its place
         try:
-            ids, texts = _read_rows(d.corpus, new, batch_size=batch_size, id_field=id_field,
-                                    text_field=text_field)
+            ids, texts = _read_rows(corpus, both, batch_size=batch_size, id_field=id_field, text_field=text_field)
         except ApplyError as exc:
             raise DrawError(str(exc)) from None
-        read_ids.update(zip(new.tolist(), ids))
-        got = dict(zip(new.tolist(), texts))
+        for k, x, t in zip(both.tolist(), ids, texts):
+            if k in old_ids and (x != old_ids[k] or t != old_texts[k]):
+                raise DrawError(f"{corpus}: non-empty document {k + 1:,} is {x!r}, the drawn set's document there is "
+                                f"{old_ids[k]!r}{'' if x != old_ids[k] else ' with another text'}: the corpus "
+                                "changed since the draw")
+        read_ids.update(zip(both.tolist(), ids))
+        got = dict(zip(both.tolist(), texts))
         return [old_texts[k] if k in old_texts else got[k] for k in idx.tolist()]
 
     s, later_v, need, need_texts = exact_pairs(cand["i"], cand["j"], i, j, texts_of, rep, d.floor)

@@ -11,11 +11,11 @@ code: the same corpus and seed give the same drawn pairs and design.json as
 
 from __future__ import annotations
 
-from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, VERIFY_MARGIN, Scan, draw_scan)
-from calib.labeling.drawn import DEFAULT_REP, DrawError, DrawnSet, check_options
+from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, Scan, check_scan_options, corpus_identity,
+                                       draw_scan)
+from calib.labeling.drawn import DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, check_options
 from calib.production.engines.corpus import ApplyError
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
-from calib.reading.design import Design
 from calib.sketches.represent import Representation
 
 
@@ -25,24 +25,23 @@ def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_
                progress=None) -> tuple[Scan, object]:
     """The local ``scan`` of ``corpus`` computed on Spark: (the Scan, a fetch of documents' texts for
     ``draw_scan``). Options are checked as locally, before the job."""
-    b, r = (int(x) for x in loose)
-    if b < 1 or r < 1 or b * r + VERIFY_HASHES > 8192:
-        raise DrawError(f"--loose {b}x{r}: b, r >= 1 and b*r <= {8192 - VERIFY_HASHES} expected")
-    if scheme not in ("prefix", "oph"):
-        raise DrawError(f"loose scheme must be prefix or oph, got {scheme!r}")
-    Design(rep.to_dict(), tuple(edges), 2, 2, (0,) * len(edges), (0,) * len(edges), 0)  # checks the edges first
-    cut = max(float(edges[0]) - VERIFY_MARGIN, 0.0)
+    b, r, cut = check_scan_options(rep, edges, loose, scheme, max_pairs)
     from calib.production.engines.spark_draw import loose_scan
     try:
+        corpus, sha = corpus_identity(corpus)
         s = loose_scan(str(corpus), rep=rep, b=b, r=r, verify=VERIFY_HASHES, cut=cut,
                        max_pairs=max_pairs, batch_size=batch_size, id_field=id_field, text_field=text_field,
                        scheme=scheme, spark=spark, progress=progress)
     except ApplyError as exc:
         raise DrawError(str(exc)) from None
+    nul = next((k for k, x in enumerate(s.ids) if "\x00" in x), None)  # the local pass refuses these by line
+    if nul is not None:
+        raise DrawError(f"{corpus}: non-empty document {nul + 1:,}: field {id_field!r}: the id holds a NUL character "
+                        "(\\x00), which a review store does not hold: its pairs could never be labeled")
     if len(s.ids) < 2:
         raise DrawError(f"{corpus}: {len(s.ids)} non-empty document{'s' if len(s.ids) != 1 else ''}; a draw needs 2")
     sc = Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, s.ids, s.ci, s.cj,
-              s.agree / float(VERIFY_HASHES), s.n_cand, s.skipped_empty, {})
+              s.agree / float(VERIFY_HASHES), s.n_cand, s.skipped_empty, {}, sha)
     return sc, s.fetch
 
 
@@ -50,7 +49,7 @@ def draw_corpus_spark(corpus: str, *, pairs: int = 500, seed: int = 0, uniform_s
                       spark=None, progress=None, **scan_options) -> DrawnSet:
     """:func:`calib.labeling.corpus_draw.draw_corpus` with the passes on Spark (``scan_options``: those of
     :func:`scan_spark`)."""
-    check_options(pairs, uniform_share, seed)  # before the job
+    check_options(pairs, uniform_share, seed, MAX_PAIRS)  # before the job
     sc, fetch = scan_spark(corpus, spark=spark, progress=progress, **scan_options)
 
     def texts(idx):

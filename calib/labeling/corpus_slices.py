@@ -80,7 +80,7 @@ def count_slices(corpus, fields: tuple[str, ...], *, batch_size: int = 10_000, i
     seen: dict = {f: False for f in fields}
     try:
         for _, texts, extras in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field,
-                                            extra_fields=tuple(fields)):
+                                            extra_fields=tuple(fields), drawing=True):
             keep = [k for k, x in enumerate(texts) if x.strip()]
             for f in fields:
                 col = extras[f]
@@ -140,7 +140,7 @@ def _with_columns(docs: pd.DataFrame, values: dict) -> pd.DataFrame:
 
 
 def with_slice_values(drawn: DrawnSet, *, batch_size: int = 10_000, id_field: str = "id",
-                      text_field: str = "text") -> DrawnSet:
+                      text_field: str = "text", corpus=None) -> DrawnSet:
     """A corpus draw whose documents lack some slice values (after ``--more``): the slice fields of
     design.json's ``slice_docs`` re-read from the corpus for every document of the set."""
     design = drawn.design
@@ -151,7 +151,7 @@ def with_slice_values(drawn: DrawnSet, *, batch_size: int = 10_000, id_field: st
     got: dict = {f: [] for f in fields}
     t = 0
     try:
-        for _, texts, extras in iter_corpus(design.corpus, batch_size=batch_size, id_field=id_field,
+        for _, texts, extras in iter_corpus(corpus or design.corpus, batch_size=batch_size, id_field=id_field,
                                             text_field=text_field, extra_fields=fields):
             keep = [k for k, x in enumerate(texts) if x.strip()]
             lo, hi = np.searchsorted(idx, [t, t + len(keep)])

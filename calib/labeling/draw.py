@@ -38,9 +38,10 @@ from calib.production.engines.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
 from calib.labeling.drawn import (CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,  # noqa: F401 (public)
-                                  check_options)
+                                  check_options, exact_similarity)
 from calib.reading.corpus_design import load_design
 from calib.reading.design import DEFAULT_EDGES, UNIFORM, Design
+from calib.reading.drawn_check import DrawnSetError, check_corpus_set, digests, read_candidates
 from calib.verification.jaccard import TooManyPairs, all_pairs_above, pairs_jaccard
 from calib.sketches.represent import Representation
 from calib.sketches.shingles import shingle_hashes
@@ -64,7 +65,8 @@ def reservoir(corpus, n: int, seed: int, *, batch_size: int = 10_000, id_field: 
     texts: list[str] = []
     pos: list[int] = []
     t = skipped = 0
-    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
+    for b_ids, b_texts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field,
+                                         drawing=True):
         keep = [k for k, x in enumerate(b_texts) if x.strip()]
         skipped += len(b_texts) - len(keep)
         if not keep:
@@ -215,10 +217,19 @@ def pairs_bytes(pairs: pd.DataFrame) -> bytes:
 def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
     """documents.jsonl, pairs.csv and design.json, replacing ``out_dir`` as a set."""
     out = Path(out_dir)
+    design = drawn.design
+    if getattr(design, "kind", "") == "corpus":  # sealed with its parts' digests, checked as every reader checks it
+        design = replace(design, digests=digests(design, drawn.docs["id"], drawn.docs["text"], drawn.pairs,
+                                                 drawn.candidates))
+        try:
+            check_corpus_set(design, drawn.docs["id"], drawn.docs["text"], drawn.pairs, drawn.candidates,
+                             exact_j=exact_similarity)
+        except DrawnSetError as exc:
+            raise DrawError(f"{out}: the drawn set does not hold together ({exc}): not written") from None
     with atomic_folder(out) as tmp:
         write_bytes_atomic(tmp / "documents.jsonl", _docs_bytes(drawn.docs))
         write_bytes_atomic(tmp / "pairs.csv", pairs_bytes(drawn.pairs))
-        write_bytes_atomic(tmp / "design.json", drawn.design.to_json().encode("utf-8"))
+        write_bytes_atomic(tmp / "design.json", design.to_json().encode("utf-8"))
         if drawn.candidates is not None:
             from calib.labeling.drawn import candidates_bytes
             write_bytes_atomic(tmp / CANDIDATES, candidates_bytes(drawn.candidates))
@@ -231,7 +242,8 @@ def representation(design: Design) -> Representation:
 
 
 def read_drawn(directory) -> DrawnSet:
-    """A drawn set as written (labels as text; empty = unlabeled)."""
+    """A drawn set as written (labels as text; empty = unlabeled); a corpus draw's files checked
+    against each other (:func:`calib.reading.drawn_check.check_corpus_set`)."""
     from calib.reading.files import read_input
     d = Path(directory)
     for name in FILES:
@@ -239,11 +251,16 @@ def read_drawn(directory) -> DrawnSet:
             raise DrawError(f"{d}: no {name}: not a folder written by calib draw")
     try:
         design = load_design(read_input(d / "design.json", root=d).decode("utf-8"))
-        design = replace(design, rep=representation(design).to_dict())  # checked, and as draw writes it
+        representation(design)  # checked
     except (ValueError, KeyError, TypeError) as exc:
         raise DrawError(f"{d / 'design.json'}: not a calib draw design ({exc})") from None
-    with open(d / "documents.jsonl", encoding="utf-8") as fh:  # as written: no type guessed (slice values stay text)
-        docs = pd.DataFrame([json.loads(line) for line in fh if line.strip()], dtype=object)
+    try:
+        with open(d / "documents.jsonl", encoding="utf-8") as fh:  # as written: no type guessed (slice values text)
+            docs = pd.DataFrame([json.loads(line) for line in fh if line.strip()], dtype=object)
+        if not {"id", "text"} <= set(docs.columns):
+            raise ValueError("no id and text fields")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DrawError(f"{d / 'documents.jsonl'}: not the documents calib draw wrote ({exc})") from None
     docs = docs.assign(id=docs["id"].astype(str), text=docs["text"].astype(str))
     pairs = csv_values(pd.read_csv(d / "pairs.csv", dtype={"id_a": str, "id_b": str, "stratum": str, "label": str},
                                    keep_default_na=False))
@@ -252,21 +269,28 @@ def read_drawn(directory) -> DrawnSet:
         raise DrawError(f"{d / 'pairs.csv'}: line 1: missing column {missing[0]!r}")
     cand = None
     if getattr(design, "kind", "") == "corpus":
-        from calib.labeling.drawn import read_candidates
-        cand = read_candidates(d / CANDIDATES) if (d / CANDIDATES).is_file() else None
+        try:
+            cand = read_candidates(d / CANDIDATES) if (d / CANDIDATES).is_file() else None
+            check_corpus_set(design, docs["id"], docs["text"], pairs, cand, folder=d, exact_j=exact_similarity)
+        except DrawnSetError as exc:
+            raise DrawError(str(exc)) from None
+        cand = None if cand is None else np.array(cand)  # read whole: --more draws from it
+    design = replace(design, rep=representation(design).to_dict())  # as draw writes it
     return DrawnSet(docs, pairs, design, cand)
 
 
-def more(drawn: DrawnSet, alloc, *, seed: int | None = None) -> DrawnSet:
+def more(drawn: DrawnSet, alloc, *, seed: int | None = None, corpus=None) -> DrawnSet:
     """``drawn`` plus ``alloc[h]`` new pairs from each stratum h, every
     stratum still a simple random sample (of its old and new pairs together),
-    inclusion probabilities updated; existing rows and labels are kept first."""
+    inclusion probabilities updated; existing rows and labels are kept first.
+    ``corpus``: where a corpus draw's corpus is now (default design.json's path)."""
     d = drawn.design
     if getattr(d, "kind", "") == "corpus":
         from calib.labeling.corpus_draw import more_corpus
         from calib.labeling.corpus_slices import with_slice_values
         read = dict(id_field=d.id_field, text_field=d.text_field)  # the fields the corpus was drawn by
-        return with_slice_values(more_corpus(drawn, alloc, seed=seed, **read), **read)
+        grown = more_corpus(drawn, alloc, seed=seed, corpus=corpus, **read)
+        return with_slice_values(grown, corpus=corpus, **read)
     st = _Strata(drawn.docs["text"].tolist(), representation(d), d.edges, None)
     pos = {x: k for k, x in enumerate(drawn.docs["id"])}
     a = np.array([pos[x] for x in drawn.pairs["id_a"]], dtype=np.int64)

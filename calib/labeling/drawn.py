@@ -12,22 +12,26 @@ import numpy as np
 import pandas as pd
 
 from calib.reading.design import Design
+from calib.reading.drawn_check import CAND_DTYPE, CANDIDATES  # noqa: F401 (public here too)
 from calib.sketches.represent import Representation
 
 DEFAULT_REP = Representation(shingle="char", k=5)
-CANDIDATES = "candidates.npy"  # beside design.json, documents.jsonl, pairs.csv in a corpus-scale draw
-# J: the band key of a candidate (its verify estimate; its exact J in draws written before)
-CAND_DTYPE = np.dtype([("i", "<i8"), ("j", "<i8"), ("J", "<f8")])
+MAX_PAIRS = 1_000_000  # a corpus draw's --pairs: far beyond what people label, far below a corpus's pairs
 
 
 class DrawError(ValueError):
     """Bad input or options for a draw: one readable line."""
 
 
-def check_options(pairs: int, uniform_share: float, seed: int) -> None:
-    """The options both draws share, refused in one line before any work."""
+def check_options(pairs: int, uniform_share: float, seed: int, most_pairs: int | None = None) -> None:
+    """The options both draws share, refused in one line before any work. ``most_pairs``: the
+    most ``--pairs`` a draw takes (the corpus draw's uniform stratum holds every corpus pair; the
+    document-sample draw takes every pair of its sample beyond what its strata hold)."""
     if pairs < 1:
         raise DrawError(f"--pairs must be >= 1, got {pairs}")
+    if most_pairs is not None and pairs > most_pairs:
+        raise DrawError(f"--pairs must be in [1, {most_pairs:,}] (pairs people label; every drawn pair's exact J "
+                        f"is computed), got {pairs:,}")
     if not 0.0 <= uniform_share <= 1.0:
         raise DrawError(f"uniform share must be in [0, 1], got {uniform_share}")
     if not 0 <= seed < 2**63:
@@ -71,17 +75,16 @@ def _fill(alloc: np.ndarray, room: np.ndarray, total: int) -> np.ndarray:
     return alloc
 
 
+def exact_similarity(rep: dict, texts: list, i, j) -> np.ndarray:
+    """Exact J of pairs (i, j) of ``texts`` under the representation document ``rep`` (design.json's):
+    the similarity a drawn set's rows were drawn with."""
+    from calib.sketches.shingles import shingle_hashes
+    from calib.verification.jaccard import pairs_jaccard
+    sets = shingle_hashes(texts, Representation.from_dict(rep), unique=True)
+    return pairs_jaccard(sets, np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64))
+
+
 def candidates_bytes(cand: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(cand, dtype=CAND_DTYPE), allow_pickle=False)
     return buf.getvalue()
-
-
-def read_candidates(path) -> np.ndarray:
-    try:
-        cand = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DrawError(f"{path}: not a candidates file written by calib draw ({exc})") from None
-    if cand.dtype != CAND_DTYPE:
-        raise DrawError(f"{path}: fields {cand.dtype.names}, expected {CAND_DTYPE.names}")
-    return cand

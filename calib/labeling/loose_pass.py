@@ -99,7 +99,7 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
     chunk over :func:`calib.sketches.chunks.num_threads` threads (text in, signature out: no
     batch-sized shingle array). A document without a shingle has every value 2^32 - 1 (no
     minimum): it takes no part in banding."""
-    from calib.production.engines.corpus import iter_corpus
+    from calib.production.engines.corpus import duplicate_id, iter_corpus
     num_perm = b * r + verify
     sig_rep = replace(rep, num_perm=num_perm, scheme=scheme)
     keys = np.empty((b, n_hint), dtype=np.uint32)
@@ -109,7 +109,7 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
     ids: list[str] = []
     seen: dict[str, int] = {}
     n = pos = skipped = 0
-    batches = iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field)
+    batches = iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field, drawing=True)
     with closing(_prefetch(batches)) as ahead:  # an error below stops the reader thread at once
         for b_ids, b_texts, _ in ahead:
             keep = [k for k, x in enumerate(b_texts) if x.strip()]
@@ -120,8 +120,7 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
             for k in keep:
                 d = b_ids[k]
                 if d in seen:
-                    raise ValueError(f"{corpus}: duplicate document id {d!r} (documents {seen[d]} and {pos + k}); "
-                                     f"ids must be unique")
+                    raise duplicate_id(corpus, d, seen[d], pos + k)
                 seen[d] = pos + k
                 ids.append(d)
             if m:
@@ -185,6 +184,15 @@ def _agreements(vsig, i, j):
     return out
 
 
+def bucket_pairs(sorted_keys: np.ndarray) -> int:
+    """Pairs sharing a key, sum of n(n-1)/2 over the runs of equal ``sorted_keys``, without walking them."""
+    if len(sorted_keys) < 2:
+        return 0
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    n = np.diff(np.r_[starts, len(sorted_keys)]).astype(np.int64)
+    return int((n * (n - 1) // 2).sum())
+
+
 def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
                update: Callable[[int], None] = lambda m: None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Kept candidate pairs (i < j, indices into ``lp.ids``, sorted), their agreements on the
@@ -196,6 +204,11 @@ def candidates(lp: LoosePass, cut: float, max_pairs: int | None,
     kept_i, kept_j, kept_a, total = [], [], [], 0
     for band in range(b):
         order = np.argsort(lp.keys[band], kind="stable")
+        most = bucket_pairs(lp.keys[band][order][lp.active[order]])  # n(n-1)/2 per bucket: no walk over them
+        if max_pairs is not None and band == 0 and most > max_pairs:  # the first band's pairs are all new
+            raise TooManyLoosePairs(f"the loose pass collides {most:,} pairs in band 1 of {b}, more than "
+                                    f"{max_pairs:,}: the corpus holds many near-identical documents; raise "
+                                    f"--max-pairs or take a stricter loose split (--loose)")
         c = _band_pairs(lp.keys, band, order, lp.active, False, empty, empty, 0)
         total += c
         if max_pairs is not None and total > max_pairs:

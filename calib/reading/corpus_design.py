@@ -55,6 +55,10 @@ document without one) counts the corpus's N non-empty documents per value of eac
 given to the draw (``--slice-fields``): the denominators of the per-slice shares of
 :mod:`calib.estimates.corpus_slices`. A design.json written before it has none (``{}``).
 
+``corpus`` is the corpus file's absolute path and ``corpus_sha256`` its sha256 (``--more``
+re-reads it from any folder and refuses another file); ``digests`` seal the drawn set's four
+files (:mod:`calib.reading.drawn_check`, which checks them against each other).
+
 An old design.json (no ``kind``: the document-sample design of
 :mod:`calib.reading.design`) still loads as that design (:func:`load_design`).
 """
@@ -67,7 +71,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from calib.reading.design import FORMAT, Design, _check_count, check_fields
+from calib.reading.design import Design, _check_count, check_fields, check_format
 
 KIND = "corpus"
 DEFAULT_CORPUS_EDGES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -117,6 +121,8 @@ class CorpusDesign:
     slice_docs: dict = field(default_factory=dict, hash=False)  # {field: {value: documents}} over the N
     id_field: str = "id"             # the corpus's id and text fields (--more re-reads the corpus by them)
     text_field: str = "text"
+    corpus_sha256: str = ""          # sha256 of the corpus file drawn from (--more refuses another); "" if unknown
+    digests: dict = field(default_factory=dict, hash=False, compare=False)  # the set's parts: calib.reading.drawn_check
 
     def __post_init__(self) -> None:
         Design(self.rep, self.edges, 2, 2, (0,) * len(self.edges), (0,) * len(self.edges), 0)  # edges' rule
@@ -142,6 +148,7 @@ class CorpusDesign:
         if self.scheme not in ("prefix", "oph"):
             raise ValueError(f"scheme must be 'prefix' or 'oph', got {self.scheme!r}")
         _check_slice_docs(self.slice_docs, self.corpus_docs)
+        _check_types(self)
         for name in ("id_field", "text_field"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ValueError(f"{name} must be a field name, got {getattr(self, name)!r}")
@@ -194,7 +201,8 @@ class CorpusDesign:
         sim = np.asarray(sim, dtype=float)
         frac = self._fractions(drawn)
         pi_l = self.route_matrix(sim) @ frac[:-1]
-        return (1.0 - (1.0 - pi_l) * (1.0 - frac[-1])).reshape(sim.shape)
+        # at most 1: with every band taken whole the routes' sum is 1 up to rounding (1.0000000000000002)
+        return np.minimum(1.0 - (1.0 - pi_l) * (1.0 - frac[-1]), 1.0).reshape(sim.shape)
 
     def loose_term(self, sim, drawn=None) -> np.ndarray:
         """Per drawn band pair: (sum_h p_h f_h^2 - pi_L^2) / pi_L^3, so that the loose pass's
@@ -218,7 +226,7 @@ class CorpusDesign:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CorpusDesign":
-        d = check_fields(cls, d, objects=("rep", "later", "extra", "slice_docs"),
+        d = check_fields(cls, d, objects=("rep", "later", "extra", "slice_docs", "digests"),
                          arrays=("edges", "population", "drawn", "doc_index"))
         if isinstance(d.get("verify_cut"), bool) or not isinstance(d.get("verify_cut", 0.0), (int, float)):
             raise ValueError("field 'verify_cut' must be a number")
@@ -231,6 +239,28 @@ class CorpusDesign:
                 f"(loose LSH b={self.b} r={self.r} {self.scheme}, "
                 f"P(J={self.floor:g}) = {float(self.p_candidate(self.floor)):.3f}, "
                 f"P(0.5) = {float(self.p_candidate(0.5)):.3f})")
+
+
+def _check_types(d: CorpusDesign) -> None:
+    """Every field's type and range, and the counts against the corpus's size: an edited
+    design.json is refused here, not deep in an estimate (its parts: calib.reading.drawn_check)."""
+    n = d.corpus_docs
+    if d.sample_docs > n:
+        raise ValueError(f"sample_docs {d.sample_docs:,} is more than corpus_docs {n:,}")
+    if not 1 <= d.verify_hashes or d.b * d.r + d.verify_hashes > 8192:
+        raise ValueError(f"verify_hashes {d.verify_hashes:,} with b={d.b}, r={d.r}: verify_hashes >= 1 and "
+                         "b*r + verify_hashes <= 8192 expected")
+    for name in ("corpus", "corpus_sha256"):
+        if not isinstance(getattr(d, name), str):
+            raise ValueError(f"{name} must be text, got {getattr(d, name)!r}")
+    if any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < n for x in d.doc_index):
+        raise ValueError(f"doc_index must hold places in [0, corpus_docs {n:,})")
+    for key, vals in d.later.items():
+        if not isinstance(vals, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                 and 0.0 <= v <= 1.0 for v in vals):
+            raise ValueError(f"later[{key!r}] must be a list of J values in [0, 1]")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in d.digests.items()):
+        raise ValueError("digests must map file names to sha256 text")
 
 
 def _check_slice_docs(slice_docs: dict, n: int) -> None:
@@ -249,8 +279,6 @@ def load_design(text: str):
     :class:`~calib.reading.design.Design` (no ``kind``: every design.json written before)."""
     d = json.loads(text)
     if isinstance(d, dict) and "kind" in d:
-        fmt = d.pop("format", None)
-        if fmt != FORMAT:
-            raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads")
+        check_format(d.pop("format", None))
         return CorpusDesign.from_dict(d)
     return Design.from_json(text)

@@ -67,6 +67,14 @@ def check_fields(cls, d: dict, *, objects: tuple[str, ...], arrays: tuple[str, .
     return d
 
 
+def check_format(fmt) -> None:
+    """design.json's ``format``: this calib's, or one line saying whose it is."""
+    if fmt != FORMAT:
+        newer = isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > FORMAT
+        raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads"
+                         + (" (written by a newer calib: upgrade it)" if newer else ""))
+
+
 def band_names(edges) -> tuple[str, ...]:
     """``J0.10-0.20`` ... one name per band between consecutive edges."""
     return tuple(f"J{lo:.2f}-{hi:.2f}" for lo, hi in zip(edges[:-1], edges[1:]))
@@ -151,11 +159,7 @@ class Design:
             raise ValueError(f"a design is a JSON object, got {kind}")
         if "format" not in d:
             raise ValueError(f"no 'format' field (a design written by calib draw has \"format\": {FORMAT})")
-        fmt = d.pop("format")
-        if fmt != FORMAT:
-            newer = isinstance(fmt, int) and fmt > FORMAT
-            raise ValueError(f"design format {fmt!r} is not {FORMAT}, the format this calib reads"
-                             + (" (written by a newer calib: upgrade it)" if newer else ""))
+        check_format(d.pop("format"))
         design = cls(**check_fields(cls, d, objects=("rep",), arrays=("edges", "population", "drawn")))
         pairs = design.sample_docs * (design.sample_docs - 1) // 2
         if sum(design.population) != pairs:  # a draw's strata partition the sample's pairs

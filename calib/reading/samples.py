@@ -21,6 +21,7 @@ import pandas as pd
 from calib.base.atomic import csv_cell_value
 from calib.reading.clough import load_clough
 from calib.reading.corpus_design import load_design
+from calib.reading.drawn_check import CANDIDATES, DrawnSetError, check_corpus_set, read_candidates
 from calib.reading.files import MISSING_VALUES, SampleError, decode_text, missing_set
 from calib.reading.records import (Docs, PairRow, as_category, as_id, as_label, as_text, collect_docs, docs_frame,
     pairs_from_table, resolve_pairs)
@@ -99,6 +100,8 @@ def load_sample(path, pairs=None, *, name: str | None = None, missing_values=MIS
                           file=r.file, line=r.line, field="stratum")
     if design is not None:
         _check_drawn_rows(design, rows, len(table.records), table.file)
+    if getattr(design, "kind", "") == "corpus":
+        _check_corpus_parts(path, design, table, rows)
     return _assemble(docs, table.file, table.typed, rows, name, missing, design)
 
 
@@ -121,6 +124,20 @@ def _check_drawn_rows(design, rows: list[PairRow], n_docs: int, docs_file: str) 
         if r.stratum != name:
             raise SampleError(f"stratum {r.stratum!r} contradicts the row's similarity {r.similarity:g} "
                               f"(stratum {name!r})", file=r.file, line=r.line, field="stratum")
+
+
+def _check_corpus_parts(directory: Path, design, table: Table, rows: list[PairRow]) -> None:
+    """A corpus draw's design.json, candidates.npy, pairs.csv and documents against each other
+    (:func:`calib.reading.drawn_check.check_corpus_set`), before any estimate."""
+    ids = [as_id(rec.get("id"), table.file, line, "id") for rec, line in zip(table.records, table.lines)]
+    texts = [rec.get("text") for rec in table.records]
+    pairs = {"id_a": [r.a for r in rows], "id_b": [r.b for r in rows], "stratum": [r.stratum for r in rows],
+             "similarity": [np.nan if r.similarity is None else r.similarity for r in rows]}
+    try:
+        cand = read_candidates(directory / CANDIDATES) if os.path.lexists(directory / CANDIDATES) else None
+        check_corpus_set(design, ids, texts, pairs, cand, lines=[r.line for r in rows])
+    except DrawnSetError as exc:
+        raise SampleError(exc.detail, file=Path(exc.file).name, line=exc.line, field=exc.field) from None
 
 
 def _read_design(directory: Path):

@@ -22,11 +22,15 @@ import pandas as pd
 
 SCHEMA_VERSION = 2
 MAX_REVIEWER = 200  # characters of a reviewer name (a name, not a document: both backends refuse more)
+MAX_NOTE = 10_000  # characters of a note: a reviewer's remark, not a document
+MAX_ID = 2_000  # characters of a document id (a long URL fits)
+MAX_SHORT = 200  # characters of a configuration fingerprint
 DECISIONS = ("duplicate", "not_duplicate", "unsure")
 KINDS = ("review", "adjudication")
 COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at")
 ALL_COLUMNS = COLUMNS + ("kind",)
-_INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
+INSERTED = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
+_INSERTED = INSERTED
 KIND_COLUMN_SQL = f"kind TEXT NOT NULL DEFAULT 'review' CHECK (kind IN {KINDS!r})"
 
 
@@ -35,18 +39,19 @@ def decision_columns_sql(id_type: str = "TEXT", nul_free: str | None = None) -> 
     the document ids: it must compare by code point, as Python's ``min``/``max`` that sort a
     pair do (SQLite's TEXT does; PostgreSQL passes ``TEXT COLLATE "C"``, else the database's
     collation could order 'B' after 'a' and refuse the pair). A reviewer name holds 1 to
-    :data:`MAX_REVIEWER` characters. ``nul_free``: the backend's test that a text column
+    :data:`MAX_REVIEWER` characters, a note at most :data:`MAX_NOTE`, a document id :data:`MAX_ID`, a
+    fingerprint and a time :data:`MAX_SHORT` (a store stays small enough for every reader). ``nul_free``: the backend's test that a text column
     (``{}``) holds no NUL (SQLite's; PostgreSQL's TEXT cannot hold one at all)."""
     def no_nul(col: str) -> str:
         return f" CHECK ({nul_free.format(col)})" if nul_free else ""
     return f"""
-    id_a {id_type} NOT NULL{no_nul('id_a')},
-    id_b {id_type}{no_nul('id_b')},
+    id_a {id_type} NOT NULL CHECK (length(id_a) <= {MAX_ID}){no_nul('id_a')},
+    id_b {id_type} CHECK (length(id_b) <= {MAX_ID}){no_nul('id_b')},
     decision TEXT NOT NULL CHECK (decision IN {DECISIONS!r}),
     reviewer TEXT NOT NULL CHECK (length(reviewer) > 0 AND length(reviewer) <= {MAX_REVIEWER}){no_nul('reviewer')},
-    note TEXT NOT NULL DEFAULT ''{no_nul('note')},
-    config_fingerprint TEXT,
-    created_at TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '' CHECK (length(note) <= {MAX_NOTE}){no_nul('note')},
+    config_fingerprint TEXT CHECK (length(config_fingerprint) <= {MAX_SHORT}),
+    created_at TEXT NOT NULL CHECK (length(created_at) <= {MAX_SHORT}),
     {KIND_COLUMN_SQL},
     CHECK (id_b IS NULL OR id_a < id_b)"""
 
@@ -54,8 +59,14 @@ def decision_columns_sql(id_type: str = "TEXT", nul_free: str | None = None) -> 
 DECISIONS_INDEX_SQL = "CREATE INDEX IF NOT EXISTS decisions_pair ON decisions (id_a, id_b, created_at, id)"
 APPEND_ONLY = "decisions are append-only"
 
-_LATEST = """
-SELECT id, id_a, id_b, decision, reviewer, note, config_fingerprint, created_at FROM (
+# Every read cuts a note at MAX_NOTE on the server: a store written before the bound (or by hand) can hold
+# notes of hundreds of MB, which no reader should have to hold; reads that need no note leave it out.
+_NOTE_READ = f"substr(note, 1, {MAX_NOTE}) AS note"
+_READ = ", ".join(_NOTE_READ if c == "note" else c for c in COLUMNS)
+VOTE_COLUMNS = ("id", "id_a", "id_b", "decision", "reviewer", "created_at", "kind")  # no note, no fingerprint
+
+_LATEST = f"""
+SELECT {_READ} FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id_a, id_b ORDER BY id DESC) AS rn
     FROM decisions) AS ranked
 WHERE rn = 1 ORDER BY id_a, id_b NULLS FIRST
@@ -70,7 +81,13 @@ def _doc_id(name: str, value) -> str:
     if not isinstance(value, str) or value == "":
         raise ValueError(f"{name} must be a non-empty string document id, got {value!r}")
     _no_nul(name, value)
+    _bounded(name, value, MAX_ID)
     return value
+
+
+def _bounded(name: str, value: str, most: int) -> None:
+    if len(value) > most:
+        raise ValueError(f"{name} holds {len(value):,} characters, more than a review store keeps ({most:,})")
 
 
 def _no_nul(name: str, value: str) -> None:
@@ -100,10 +117,13 @@ def _validated(id_a, id_b, decision, reviewer, note, config_fingerprint, kind="r
     if not isinstance(note, str):
         raise ValueError(f"note must be a string, got {note!r}")
     _no_nul("note", note)
+    _bounded("note", note, MAX_NOTE)
     if isinstance(config_fingerprint, float) and np.isnan(config_fingerprint):
         config_fingerprint = None
     if config_fingerprint is not None and not isinstance(config_fingerprint, str):
         raise ValueError(f"config_fingerprint must be a string or None, got {config_fingerprint!r}")
+    if config_fingerprint is not None:
+        _bounded("config_fingerprint", config_fingerprint, MAX_SHORT)
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     return a, b, decision, reviewer.strip(), note, config_fingerprint, kind
@@ -179,28 +199,37 @@ class DecisionStore:
             except ValueError as e:
                 raise ValueError(f"row {k}: {e}") from None
         with self._transaction() as cur:
-            cur.executemany(self._q(_INSERT), values)
+            self._insert_many(cur, values)
         return len(values)
+
+    def _insert_many(self, cur, values: list[tuple]) -> None:
+        """Insert validated rows (:data:`INSERTED` order) in the transaction of ``cur``."""
+        cur.executemany(self._q(_INSERT), values)
 
     # -- reads
     def all(self) -> pd.DataFrame:
-        """Every decision ever recorded, in insertion order (the COLUMNS, without kind)."""
-        return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions ORDER BY id")
+        """Every decision ever recorded, in insertion order (the COLUMNS, without kind; notes cut at :data:`MAX_NOTE`)."""
+        return self._frame(f"SELECT {_READ} FROM decisions ORDER BY id")
 
-    def all_decisions(self) -> pd.DataFrame:
-        """Every decision row (not only the latest per pair): COLUMNS plus ``kind``, in insertion order."""
+    def all_decisions(self, *, notes: bool = True) -> pd.DataFrame:
+        """Every decision row (not only the latest per pair): COLUMNS plus ``kind``, in insertion order, notes
+        cut at :data:`MAX_NOTE`. ``notes=False``: only :data:`VOTE_COLUMNS`, what the label rule and agreement
+        read (a store's notes never cross the network for them)."""
         kind = "kind" if self._has_kind else "'review' AS kind"
-        return self._frame(f"SELECT {', '.join(COLUMNS)}, {kind} FROM decisions ORDER BY id", columns=ALL_COLUMNS)
+        if not notes:
+            return self._frame(f"SELECT {', '.join(VOTE_COLUMNS[:-1])}, {kind} FROM decisions ORDER BY id",
+                               columns=VOTE_COLUMNS)
+        return self._frame(f"SELECT {_READ}, {kind} FROM decisions ORDER BY id", columns=ALL_COLUMNS)
 
     def history(self, id_a: str, id_b: str | None = None) -> pd.DataFrame:
         """All decisions on one pair (or one single removal), oldest first."""
         a = _doc_id("id_a", id_a)
         if id_b is None:
-            return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b IS NULL"
+            return self._frame(f"SELECT {_READ} FROM decisions WHERE id_a = ? AND id_b IS NULL"
                                " ORDER BY id", (a,))
         b = _doc_id("id_b", id_b)
         a, b = min(a, b), max(a, b)
-        return self._frame(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id_a = ? AND id_b = ?"
+        return self._frame(f"SELECT {_READ} FROM decisions WHERE id_a = ? AND id_b = ?"
                            " ORDER BY id", (a, b))
 
     def latest(self) -> pd.DataFrame:

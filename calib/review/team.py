@@ -19,8 +19,23 @@ Each person then gets a LOGIN role of their own in one group (:func:`add_member`
 2. stamps ``created_at`` with the server's clock (``clock_timestamp()`` in UTC), whatever the client sent;
 3. refuses ``kind = 'adjudication'`` from anyone not a member of the adjudicator group, and on a
    pair that person reviewed; and a review on a pair that person adjudicated (an adjudicator is a
-   third person). A per-person advisory lock held to the end of the transaction makes the check
-   and the insert one step against the same person's other connections.
+   third person);
+4. refuses a person's decision beyond :data:`MAX_DECISIONS_PER_PERSON` (or their notes beyond
+   :data:`MAX_NOTES_PER_PERSON` characters together), and texts longer than the
+   schema's bounds (:data:`calib.review.schema.MAX_NOTE`, :data:`calib.review.schema.MAX_ID`): one
+   reviewer cannot make every teammate's reads slow or large.
+
+Before the checks of 3 the trigger locks the person's row of ``team_people`` (``FOR UPDATE``), a
+table no role but its owner may read, lock or write (the triggers run as its owner: SECURITY
+DEFINER; ``session_user`` stays the person). That row lock makes the check and the insert one step
+against the same person's other connections, and no teammate can take it (an advisory lock, which
+any role may take, let one reviewer block another's decisions for good). A statement-level trigger
+then adds the statement's decisions and note characters to that row (the counts of 4). It holds at
+every isolation level: at READ COMMITTED the checks' fresh reads see what the person's previous
+transaction committed while this one waited; at REPEATABLE READ and SERIALIZABLE, whose snapshot
+could predate that commit, locking a row another transaction changed (counted) after the snapshot is
+a serialization failure, so the insert is refused (retry it) rather than checked against a stale view. A wait on that row (the same
+person's other open transaction) is bounded: :data:`LOCK_WAIT_S` seconds, then a one-line refusal.
 
 The trigger functions name every table with its schema and run with ``search_path = pg_catalog,
 pg_temp`` (pg_temp last), so a temporary table cannot stand in for the team table. The team
@@ -38,10 +53,13 @@ from dataclasses import dataclass
 
 from calib.review.overlap import DEFAULT_SHARE, check_share
 from calib.review.postgres import PostgresReviewStore
+from calib.review.schema import MAX_ID, MAX_NOTE, MAX_SHORT
 
 GROUPS = ("reviewer", "adjudicator", "viewer")
+MAX_DECISIONS_PER_PERSON = 100_000  # decisions one person may write in a team store (hours of reading per 1,000)
+MAX_NOTES_PER_PERSON = 10_000_000  # characters of notes one person may write in a team store, all notes together
+LOCK_WAIT_S = 10  # how long a decision waits for the same person's other open transaction
 MAX_NAME_BYTES = 63  # PostgreSQL's NAMEDATALEN - 1: a longer role name is cut, not refused, by the server
-_LOCK = "calib.team"  # first key of the per-person advisory lock (hashtext of it)
 _INSERTABLE = ("id_a", "id_b", "decision", "reviewer", "note", "config_fingerprint", "created_at", "kind")
 _SERVER_NOW = """to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
 
@@ -86,6 +104,9 @@ def check_role_name(name: str, what: str = "name") -> str:
         raise ValueError(f"{what}: a role name must be non-empty, without spaces around it, got {name!r}")
     if "\x00" in name:
         raise ValueError(f"{what}: a role name cannot contain a NUL character")
+    if not name.isprintable():  # a newline breaks the printed ~/.pgpass line and every listing in two
+        bad = next(c for c in name if not c.isprintable())
+        raise ValueError(f"{what}: {name!r}: a role name cannot contain a control character ({bad!r})")
     if len(name.encode()) > MAX_NAME_BYTES:
         raise ValueError(f"{what}: {name[:20]!r}...: a role name is at most {MAX_NAME_BYTES} bytes "
                          f"(this one is {len(name.encode())})")
@@ -106,10 +127,9 @@ def _schema_sql(store: PostgresReviewStore, roles: TeamRoles, share: float) -> l
     s = sql.Identifier(schema)
     database = sql.Identifier(con.info.dbname)
     rv, ad, vw = (sql.Identifier(r) for r in (roles.reviewer, roles.adjudicator, roles.viewer))
-    lock = sql.Literal(_LOCK)
 
     def q(text: str, **kw):
-        return sql.SQL(text).format(s=s, db=database, rv=rv, ad=ad, vw=vw, lock=lock, **kw)
+        return sql.SQL(text).format(s=s, db=database, rv=rv, ad=ad, vw=vw, **kw)
     out = [q("CREATE TABLE IF NOT EXISTS {s}.team (single BOOLEAN PRIMARY KEY DEFAULT true CHECK (single), "
              "reviewer_role TEXT NOT NULL, adjudicator_role TEXT NOT NULL, viewer_role TEXT NOT NULL)"),
            q("INSERT INTO {s}.team (reviewer_role, adjudicator_role, viewer_role) VALUES ({r}, {a}, {v}) "
@@ -120,16 +140,42 @@ def _schema_sql(store: PostgresReviewStore, roles: TeamRoles, share: float) -> l
              "overlap_share DOUBLE PRECISION NOT NULL CHECK (overlap_share >= 0 AND overlap_share <= 1), "
              "changed_by TEXT NOT NULL DEFAULT session_user, changed_at TEXT NOT NULL DEFAULT " + _SERVER_NOW + ")"),
            q("ALTER TABLE {s}.decisions ALTER COLUMN reviewer SET DEFAULT session_user"),
+           # one row per person: the row the rule locks, and their decision count; no grant to any role
+           q("CREATE TABLE IF NOT EXISTS {s}.team_people (person TEXT PRIMARY KEY, decisions BIGINT NOT NULL, "
+             "notes BIGINT NOT NULL)"),
+           q("REVOKE ALL ON {s}.team_people FROM PUBLIC"),
+           q("INSERT INTO {s}.team_people AS p (person, decisions, notes) SELECT d.reviewer, count(*), "
+             "coalesce(sum(length(d.note)), 0) FROM {s}.decisions d GROUP BY d.reviewer "
+             "ON CONFLICT (person) DO UPDATE SET decisions = EXCLUDED.decisions, notes = EXCLUDED.notes"),
            q("""CREATE OR REPLACE FUNCTION {s}.decisions_vouched() RETURNS trigger LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp AS $$
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = {wait} AS $$
 DECLARE adjudicators TEXT;
 BEGIN
     IF NEW.reviewer IS DISTINCT FROM session_user::text THEN
         RAISE EXCEPTION 'reviewer % is not the connected role %: a decision records who wrote it',
             quote_literal(NEW.reviewer), quote_literal(session_user::text) USING ERRCODE = 'insufficient_privilege';
     END IF;
+    IF length(NEW.note) > {max_note} OR length(NEW.id_a) > {max_id} OR length(NEW.id_b) > {max_id}
+            OR length(NEW.config_fingerprint) > {max_short} THEN
+        RAISE EXCEPTION 'a decision holds at most % characters of note, % of a document id and % of a fingerprint',
+            {max_note}, {max_id}, {max_short} USING ERRCODE = 'string_data_right_truncation';
+    END IF;
     NEW.created_at := """ + _SERVER_NOW + """;
-    PERFORM pg_advisory_xact_lock(hashtext({lock}), hashtext(session_user::text));
+    BEGIN  -- the person's row, locked to the end of the transaction (see the module's docstring)
+        PERFORM 1 FROM {s}.team_people p WHERE p.person = session_user::text FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO {s}.team_people (person, decisions, notes) VALUES (session_user::text, 0, 0)
+                ON CONFLICT (person) DO NOTHING;
+            PERFORM 1 FROM {s}.team_people p WHERE p.person = session_user::text FOR UPDATE;
+        END IF;
+    EXCEPTION
+        WHEN serialization_failure THEN
+            RAISE EXCEPTION '% wrote a decision in another transaction since this one began: retry it (the rule '
+                'is checked against what that transaction wrote)', session_user USING ERRCODE = 'serialization_failure';
+        WHEN lock_not_available THEN
+            RAISE EXCEPTION 'another open transaction of % is writing a decision (for over % s): commit or end it, '
+                'then retry', session_user, {wait_s} USING ERRCODE = 'lock_not_available';
+    END;
     IF NEW.kind = 'adjudication' THEN
         SELECT t.adjudicator_role INTO adjudicators FROM {s}.team t;
         IF adjudicators IS NULL OR NOT pg_has_role(session_user, adjudicators, 'MEMBER') THEN
@@ -147,10 +193,32 @@ BEGIN
             NEW.id_a, NEW.id_b USING ERRCODE = 'insufficient_privilege';
     END IF;
     RETURN NEW;
-END $$"""),
+END $$""", wait=sql.Literal(f"{LOCK_WAIT_S}s"), wait_s=sql.Literal(LOCK_WAIT_S), max_note=sql.Literal(MAX_NOTE),
+             max_id=sql.Literal(MAX_ID), max_short=sql.Literal(MAX_SHORT)),
            q("DROP TRIGGER IF EXISTS decisions_vouched ON {s}.decisions"),
            q("CREATE TRIGGER decisions_vouched BEFORE INSERT ON {s}.decisions FOR EACH ROW "
              "EXECUTE FUNCTION {s}.decisions_vouched()"),
+           # the counts, once per statement (a row updated once per decision would grow a chain of versions
+           # within one transaction that every next decision walks: 50,000 in one statement took over 10 min)
+           q("""CREATE OR REPLACE FUNCTION {s}.decisions_counted() RETURNS trigger LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE n BIGINT; chars BIGINT; written BIGINT; noted BIGINT;
+BEGIN
+    SELECT count(*), coalesce(sum(length(i.note)), 0) INTO n, chars FROM inserted i;
+    IF n > 0 THEN
+        UPDATE {s}.team_people p SET decisions = p.decisions + n, notes = p.notes + chars
+            WHERE p.person = session_user::text RETURNING p.decisions, p.notes INTO written, noted;
+        IF written > {max_decisions} OR noted > {max_notes} THEN
+            RAISE EXCEPTION '% would have % decisions and % characters of notes; one person may have at most % '
+                'and %', session_user, written, noted, {max_decisions}, {max_notes}
+                USING ERRCODE = 'program_limit_exceeded';
+        END IF;
+    END IF;
+    RETURN NULL;
+END $$""", max_decisions=sql.Literal(MAX_DECISIONS_PER_PERSON), max_notes=sql.Literal(MAX_NOTES_PER_PERSON)),
+           q("DROP TRIGGER IF EXISTS decisions_counted ON {s}.decisions"),
+           q("CREATE TRIGGER decisions_counted AFTER INSERT ON {s}.decisions REFERENCING NEW TABLE AS inserted "
+             "FOR EACH STATEMENT EXECUTE FUNCTION {s}.decisions_counted()"),
            q("""CREATE OR REPLACE FUNCTION {s}.team_settings_vouched() RETURNS trigger LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE adjudicators TEXT;
@@ -287,17 +355,27 @@ def members(store) -> dict[str, list[str]]:
 def add_member(store: PostgresReviewStore, name: str, group: str, password: str | None = None) -> str | None:
     """Give person ``name`` a LOGIN role in ``group`` (created with ``password``, a new random one when
     None; the server gets it as a SCRAM verifier, never in clear). An existing role only joins the
-    group (its password unchanged). Returns the password set, or None for an existing role."""
+    group (its password unchanged); an existing role that cannot log in or has members (a group, perhaps
+    another team's: its members would get this team's rights) and PostgreSQL's own ``pg_`` roles are
+    refused. Returns the password set, or None for an existing role."""
     sql = _sql()
     roles = _require_team(store)
     check_role_name(name, "person")
     group_role = roles.of(group)
     if name in (roles.reviewer, roles.adjudicator, roles.viewer):
         raise ValueError(f"person {name!r} is one of the team's group roles: choose a person's own name")
+    if name.startswith("pg_"):
+        raise ValueError(f"person {name!r}: pg_ names are PostgreSQL's own roles, not a person's")
     con = store._con
 
     def run():
-        exists = con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+        exists = con.execute("SELECT r.rolcanlogin, EXISTS (SELECT 1 FROM pg_auth_members a WHERE a.roleid = r.oid) "
+                             "FROM pg_roles r WHERE r.rolname = %s", (name,)).fetchone()
+        if exists and (not exists[0] or exists[1]):
+            raise ValueError(f"{store.where}: {name} is an existing role that " +
+                             ("cannot log in (a group role, perhaps another team's)" if not exists[0] else
+                              "other roles are members of (a group)") +
+                             ": its members would get this team's rights; add each person by name")
         with con.transaction():
             if exists:
                 con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group_role), sql.Identifier(name)))

@@ -15,11 +15,14 @@ is a Unix-socket folder), and nothing is echoed from the URL's text:
   that libpq would read as part of the host, port or database although it was
   meant as part of a password (``user:sl/ash@host``, ``user:at@sign@host``):
   such a URL could never be shown safely, and libpq would connect elsewhere;
-* :func:`scrub` takes a URL's secrets out of a driver or server message.
+* :func:`scrub` takes a URL's secrets out of a driver or server message;
+* :func:`without_cleartext` rebuilds a URL from its parse with ``require_auth`` set so that
+  libpq never sends a password in clear, whatever the URL's text says.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import quote, unquote
 
@@ -122,3 +125,40 @@ def redact_url(url: str) -> str:
     port = f":{info['port']}" if info.get("port") else ""
     db = quote(info.get("dbname", ""), safe="")
     return f"{url.strip().split(':', 1)[0].lower()}://{cred + '@' if cred else ''}{host}{port}/{db}"
+
+
+NO_CLEARTEXT = "!password"
+
+
+def _no_password_methods(methods: str, where: str) -> str:
+    """``require_auth`` with cleartext password refused and nothing else loosened: a list of refused
+    methods (``!md5``) gains ``!password``; a list of allowed ones loses ``password`` (a list that
+    allowed only it is refused: there is nothing left to allow)."""
+    listed = [m.strip() for m in methods.split(",") if m.strip()]
+    if not listed:
+        return NO_CLEARTEXT
+    refused = [m.startswith("!") for m in listed]
+    if all(refused):
+        return ",".join(dict.fromkeys(listed + [NO_CLEARTEXT]))
+    if any(refused):
+        raise ValueError(f"{where}: require_auth mixes allowed and refused methods, which libpq does not accept")
+    kept = [m for m in listed if m != "password"]
+    if not kept:
+        raise ValueError(f"{where}: require_auth allows only a password sent in clear, which is never sent from here "
+                         "(use SCRAM: password_encryption = scram-sha-256 on the server)")
+    return ",".join(dict.fromkeys(kept))
+
+
+def without_cleartext(url: str) -> str:
+    """``url`` rebuilt from libpq's own parse (:func:`conninfo`: the user part, the path and every query
+    parameter, percent-decoded) as ``scheme://?key=value&...``, with ``require_auth`` such that libpq never
+    sends a password in clear (:func:`_no_password_methods` of the URL's own ``require_auth``, else of
+    ``PGREQUIREAUTH``, else ``!password``). A server a link names then cannot ask for the password of a
+    ``~/.pgpass`` line with ``*`` for its host. Decided on the parse, never on the text: a database or an
+    application name spelled ``require_auth`` changes nothing, and a URL's own ``require_auth=password``
+    (or one repeated, the last counting for libpq as for the parse) cannot loosen the rule."""
+    where = redact_url(url)
+    info = conninfo(url)
+    info["require_auth"] = _no_password_methods(info.get("require_auth", os.environ.get("PGREQUIREAUTH", "")), where)
+    query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in info.items())
+    return f"{url.strip().split(':', 1)[0].lower()}://?{query}"

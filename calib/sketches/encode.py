@@ -1,23 +1,24 @@
-"""Normalize and UTF-8 encode a batch of texts, compiled for the common case.
+"""Normalize and UTF-8 encode a batch of texts, compiled.
 
 The result is bit-identical to ``normalize(t, rep).encode("utf-8",
 "surrogatepass")`` for every text (:func:`calib.sketches.represent.normalize` states
-the rules), laid out as one byte buffer plus offsets. Work is split so that
-only what needs Unicode tables runs in Python:
+the rules), laid out as one byte buffer plus offsets. The compiled kernel reads
+each ``str`` in its own buffer (:mod:`calib.sketches.str_objects`):
 
 * an ASCII text (most of them) is NFKC-invariant, and its lowercase,
-  punctuation and whitespace rules are byte-table look-ups: the compiled
-  kernel reads it in its own ``str`` buffer (:mod:`calib.sketches.str_objects`;
-  a copy on other interpreters) and normalizes it;
-* a text with a non-ASCII character goes through NFKC (and the punctuation
-  rule) in Python, then the kernel lowercases it code point by code point
-  (a table of ``str.lower``) and collapses its whitespace (the 25 code points
-  ``str.split()`` splits on). Python lowercases only a text holding a capital
-  sigma (its lowercase depends on the letters around it) or under the
-  punctuation rule (which comes after the lowercase).
+  punctuation and whitespace rules are byte-table look-ups;
+* any other text is read as code points (1, 2 or 4 bytes each) and normalized
+  through per-code-point tables (:mod:`calib.sketches.unicode_norm`), the final
+  sigma included; only a text whose NFKC depends on neighbouring code points (a
+  mark that composes with the letter before it, combining marks out of canonical
+  order) is normalized in Python, alone.
 
-The kernel releases the GIL (numba ``nogil``): :mod:`calib.sketches.chunks` runs
-chunks of documents through it in parallel threads, and the less of a text
+Objects that are not ``str`` themselves (subclasses, ``numpy.str_``) and other
+interpreters take a copying path: NFKC (and the punctuation rule) in Python,
+then a kernel lowercases code point by code point and collapses whitespace.
+
+The kernels release the GIL (numba ``nogil``): :mod:`calib.sketches.chunks` runs
+chunks of documents through them in parallel threads, and the less of a text
 Python touches, the less the threads wait for each other.
 """
 
@@ -29,8 +30,11 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from calib.sketches import unicode_tables
 from calib.sketches.represent import punct_re
-from calib.sketches.str_objects import STR_DATA, ascii_str_bytes, ascii_str_lengths, str_addresses
+from calib.sketches.str_objects import (ASCII, STR_DATA, WIDE_DATA, ascii_str_bytes, str_addresses, str_heads,
+                                        str_ucs2, str_ucs4)
+from calib.sketches.unicode_norm import CONTEXT, NO_ROOM, normalize_cps
 
 # Every code point for which str.isspace() is true (what str.split() splits on);
 # a test recomputes it from the running Python's Unicode tables.
@@ -65,18 +69,9 @@ def _ascii_table(lower: bool, punct: bool, collapse: bool) -> np.ndarray:
 # except U+0130 (-> "i" + U+0307), changes nothing above U+1E921, and is
 # idempotent; a test checks all four against the running Python.
 SIGMA = "\u03a3"
-_DOTTED_I = 0x130
+_DOTTED_I = unicode_tables.DOTTED_I
 _EMPTY_TABLE = np.zeros(0, dtype=np.uint32)
-
-
-_LAST_CASED = 0x1E921  # ADLAM CAPITAL LETTER SHA, the last code point lower() changes
-
-
-@lru_cache(maxsize=1)
-def _lower_table() -> np.ndarray:
-    """ord(chr(c).lower()) for every code point c up to the last one lower()
-    changes (U+0130 maps to 'i'; the kernel adds its U+0307)."""
-    return np.array([ord(chr(c).lower()[0]) for c in range(_LAST_CASED + 1)], dtype=np.uint32)
+_lower_table = unicode_tables.lower_table
 
 
 @njit(inline="always")
@@ -246,29 +241,87 @@ def map_ascii(text, tab, collapse, dst):
     return len(text)
 
 
+@njit(inline="always")
+def normalize_str(address, kind, length, data_at, wide_at, tab, collapse, uni, opts, dst):
+    """The normalized UTF-8 of the compact str at ``address`` (its kind and length from
+    :func:`calib.sketches.str_objects.str_heads`) into ``dst``: the length written, or
+    CONTEXT (Python normalizes it) or NO_ROOM (``dst`` too short). ``uni``:
+    :func:`calib.sketches.unicode_tables.kernel_tables`; ``opts``: (lowercase, strip_punct, nfkc)."""
+    if kind == ASCII:
+        if len(dst) < length:
+            return NO_ROOM
+        return map_ascii(ascii_str_bytes(address, data_at, length), tab, collapse, dst)
+    word, pool_off, pool, flags, ccc, lower = uni
+    lowercase, strip_punct, nfkc = opts
+    if kind == 1:
+        return normalize_cps(ascii_str_bytes(address, wide_at, length), tab, word, pool_off, pool, flags, ccc, lower,
+                             lowercase, strip_punct, collapse, nfkc, dst)
+    if kind == 2:
+        return normalize_cps(str_ucs2(address, wide_at, length), tab, word, pool_off, pool, flags, ccc, lower,
+                             lowercase, strip_punct, collapse, nfkc, dst)
+    return normalize_cps(str_ucs4(address, wide_at, length), tab, word, pool_off, pool, flags, ccc, lower,
+                         lowercase, strip_punct, collapse, nfkc, dst)
+
+
+@njit(inline="always")
+def first_room(kind, length):
+    """Output bytes to try first for a str of this kind and length (its UTF-8 length, most often)."""
+    return length * (1 if kind == ASCII else 2 if kind == 1 else 3 if kind == 2 else 4) + 8
+
+
 @njit(cache=True, nogil=True)
-def _normalize_ascii_strs(address, str_type, data_at, tab, collapse, wide, wide_off):
-    """Like :func:`_normalize` for texts read from the str objects at ``address``,
-    and for address 0 the next of the normalized texts ``wide`` (offsets
-    ``wide_off``). Returns (bytes, offsets, True), or empty arrays and False
-    when an object is not a compact ASCII str (see :func:`ascii_str_lengths`)."""
+def _normalize_strs(address, str_type, data_at, wide_at, tab, collapse, uni, opts, growth):
+    """Like :func:`_normalize` for the texts read from the str objects at ``address``.
+    Returns (bytes, offsets, context, True), ``context`` marking the texts left empty
+    for Python (:data:`calib.sketches.unicode_norm.CONTEXT`); or empty arrays and
+    False when an object is not a compact str (see :func:`str_heads`)."""
     n = len(address)
     new_off = np.zeros(n + 1, dtype=np.int64)
-    length, ok = ascii_str_lengths(address, str_type)
+    context = np.zeros(n, dtype=np.bool_)
+    length, kind, ok = str_heads(address, str_type)
     if not ok:
-        return np.empty(0, dtype=np.uint8), new_off, False
-    res = np.empty(length.sum() + len(wide), dtype=np.uint8)
-    o = j = 0
+        return np.empty(0, dtype=np.uint8), new_off, context, False
+    room = 0
     for d in range(n):
-        if address[d] == 0:
+        room += first_room(kind[d], length[d])
+    res = np.empty(room, dtype=np.uint8)
+    o = 0
+    for d in range(n):
+        m = normalize_str(address[d], kind[d], length[d], data_at, wide_at, tab, collapse, uni, opts, res[o:])
+        if m == NO_ROOM:
+            bigger = np.empty(len(res) + length[d] * growth + 8, dtype=np.uint8)
+            bigger[:o] = res[:o]
+            res = bigger
+            m = normalize_str(address[d], kind[d], length[d], data_at, wide_at, tab, collapse, uni, opts, res[o:])
+        if m == CONTEXT:
+            context[d] = True
+            m = 0
+        o += m
+        new_off[d + 1] = o
+    return res[:o], new_off, context, True
+
+
+@njit(cache=True, nogil=True)
+def _splice(buf, off, at, wide, wide_off):
+    """Documents ``at`` (ascending; empty in buf/off) replaced by the texts of wide/wide_off, in order."""
+    n = len(off) - 1
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    j = 0
+    for d in range(n):
+        m = off[d + 1] - off[d]
+        if j < len(at) and at[j] == d:
             m = wide_off[j + 1] - wide_off[j]
-            res[o:o + m] = wide[wide_off[j]:wide_off[j + 1]]
-            o += m
+            j += 1
+        new_off[d + 1] = new_off[d] + m
+    res = np.empty(new_off[n], dtype=np.uint8)
+    j = 0
+    for d in range(n):
+        if j < len(at) and at[j] == d:
+            res[new_off[d]:new_off[d + 1]] = wide[wide_off[j]:wide_off[j + 1]]
             j += 1
         else:
-            o += map_ascii(ascii_str_bytes(address[d], data_at, length[d]), tab, collapse, res[o:o + length[d]])
-        new_off[d + 1] = o
-    return res[:o], new_off, True
+            res[new_off[d]:new_off[d + 1]] = buf[off[d]:off[d + 1]]
+    return res, new_off
 
 
 def ascii_table(rep) -> tuple[np.ndarray, bool]:
@@ -277,43 +330,57 @@ def ascii_table(rep) -> tuple[np.ndarray, bool]:
     return _ascii_table(rep.lowercase, rep.strip_punct, collapse), collapse
 
 
-def str_sources(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(address, wide, wide_off) for the kernels that read texts in place:
-    ``address`` holds each text's ``id`` (see :func:`str_addresses`), or 0 for
-    a text that is not ASCII; those texts are normalized here, in order, into
-    ``wide`` (offsets ``wide_off``) by :func:`encode`'s copying path, whose
-    Python part (Unicode normalization) holds the GIL for them alone. None,
-    before any text is normalized, when an object is not a ``str`` itself (a
-    subclass, ``numpy.str_``, not text: the copying path takes the chunk) or
-    this interpreter's strings are not laid out as the kernels expect."""
+_NO_TABLES = (np.zeros(0, dtype=np.uint32), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint32),
+              np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.uint32))
+
+
+def unicode_arguments(rep, wide: bool) -> tuple[tuple, tuple, int]:
+    """(tables, options, growth) of ``rep`` for :func:`normalize_str`: the per-code-point
+    tables when some text is not ASCII (``wide``), else empty ones of the same types."""
+    collapse = rep.collapse_ws or rep.shingle == "word"
+    uni = unicode_tables.kernel_tables(rep.lowercase, rep.nfkc, rep.strip_punct, collapse) if wide else _NO_TABLES
+    return uni, (rep.lowercase, rep.strip_punct, rep.nfkc), unicode_tables.max_growth(uni)
+
+
+def str_sources(texts: list[str]) -> tuple[np.ndarray, bool] | None:
+    """(address, wide) for the kernels that read texts in place: ``address`` holds
+    each text's ``id`` (see :func:`str_addresses`), ``wide`` whether some text is not
+    ASCII. None when an object is not a ``str`` itself (a subclass, ``numpy.str_``,
+    not text: the copying path takes the chunk) or this interpreter's strings are
+    not laid out as the kernels expect."""
     address = str_addresses(texts)
     if address is None:
         return None
-    at = []
-    for d, t in enumerate(texts):
+    wide = False
+    for t in texts:
         if type(t) is not str:
             return None
-        if not t.isascii():  # a flag of the object: O(1)
-            at.append(d)
-    if not at:
-        return address, _NO_BYTES, _NO_OFFSETS
-    address[at] = 0
-    wide, wide_off = _encode_copying([texts[d] for d in at], rep)
-    return address, np.ascontiguousarray(wide), wide_off
+        wide = wide or not t.isascii()  # a flag of the object: O(1)
+    return address, wide
 
 
-_NO_BYTES = np.empty(0, dtype=np.uint8)
-_NO_OFFSETS = np.zeros(1, dtype=np.int64)
+def python_normalized(texts: list[str], context: np.ndarray, rep) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(at, bytes, offsets): the texts a kernel marked in ``context`` (their NFKC depends on
+    neighbouring code points), normalized by the copying path, in order."""
+    at = np.flatnonzero(context)
+    wide, wide_off = _encode_copying([texts[d] for d in at.tolist()], rep)
+    return at, np.ascontiguousarray(wide), wide_off
 
 
-def _encode_ascii_strs(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`encode` of ``str`` texts, the ASCII ones from their own buffers, or
-    None when an object is not a ``str`` itself or an ASCII one is not compact."""
-    sources = str_sources(texts, rep)
+def _encode_strs(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`encode` of ``str`` texts read from their own buffers, or None when an
+    object is not a ``str`` itself or not compact."""
+    sources = str_sources(texts)
     if sources is None:
         return None
-    buf, off, ok = _normalize_ascii_strs(sources[0], id(str), STR_DATA, *ascii_table(rep), *sources[1:])
-    return (buf, off) if ok else None
+    address, wide = sources
+    buf, off, context, ok = _normalize_strs(address, id(str), STR_DATA, WIDE_DATA, *ascii_table(rep),
+                                            *unicode_arguments(rep, wide))
+    if not ok:
+        return None
+    if context.any():
+        buf, off = _splice(buf, off, *python_normalized(texts, context, rep))
+    return buf, off
 
 
 def _python_part(text: str, rep, kernel_lower: bool) -> str:
@@ -334,7 +401,7 @@ def _python_part(text: str, rep, kernel_lower: bool) -> str:
 
 def encode(texts: list[str], rep) -> tuple[np.ndarray, np.ndarray]:
     """Normalized UTF-8 of every text: (buffer uint8, offsets int64[n+1])."""
-    if texts and (read := _encode_ascii_strs(texts, rep)) is not None:
+    if texts and (read := _encode_strs(texts, rep)) is not None:
         return read
     return _encode_copying(texts, rep)
 

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from calib.sketches import chunks
-from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed_any
+from calib.sketches.hashing import U, murmur3_32, xxh32, xxh32_fixed_any
 from calib.sketches.encode import compact, encode
 from calib.sketches.oph import permute
 from calib.sketches.represent import Representation
@@ -198,6 +198,46 @@ def _permute_all(dst, a, b):
         dst[t] = permute(dst[t], a, b)
 
 
+@njit(inline="always")
+def _xxh32_chars(text, k, dst, perm, a, b):
+    """xxh32 (with ``perm`` pi(h)) of the char k-grams of a UTF-8 text that is not ASCII, one
+    per element of ``dst``, read in one pass with no array of code point starts: the k-grams
+    inside a run of ASCII bytes (most of a Latin-script text) by the vectorized ASCII loop
+    (:func:`_xxh32_ascii_k`), any other one (fewer than 32 bytes: k <= 7, any script) inline, its
+    end found by stepping over k UTF-8 sequences."""
+    n = len(text)
+    p = 0
+    t = 0
+    e = -1  # the end of the k-gram at p when the one before it was hashed here (it slides by one sequence)
+    while t < len(dst):
+        if text[p] < 0x80:
+            q = p + 1
+            while q < n and text[q] < 0x80:
+                q += 1
+            run = q - p - k + 1  # k-grams starting at p .. q - k lie inside the run
+            if run > 0:
+                _xxh32_ascii_k(text[p:q], k, dst[t:t + run], perm, a, b)
+                t += run
+                p += run
+                e = -1
+                continue
+        if e < 0:
+            e = p
+            for _ in range(k):
+                if e >= n:
+                    break
+                c = text[e]
+                e += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
+        elif e < n:
+            c = text[e]
+            e += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
+        h = xxh32_fixed_any(text, p, e - p) if e - p < 32 else xxh32(text, p, e)
+        dst[t] = permute(h, a, b) if perm else h
+        c = text[p]
+        p += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
+        t += 1
+
+
 @njit(nogil=True)
 def _hash_doc(text, k, word, code, perm, a, b, dst):
     """The hashes of one document's shingles (``len(dst)`` of them) into ``dst``;
@@ -210,6 +250,9 @@ def _hash_doc(text, k, word, code, perm, a, b, dst):
         for t in range(len(dst)):
             end = min(t + k, len(text))
             dst[t] = xxh32(text, t, end) if code == 0 else murmur3_32(text, t, end)
+    elif code == 0 and not word:
+        _xxh32_chars(text, k, dst, perm, a, b)
+        return
     else:
         starts, ends, m = _unit_starts(text, 0, len(text), word)
         for t in range(len(dst)):
@@ -225,10 +268,13 @@ def _hash_doc(text, k, word, code, perm, a, b, dst):
 @njit(inline="always")
 def _doc_shingles(text, k, word):
     """How many shingles one normalized document has."""
-    if not word and _is_ascii(text):
-        return _n_shingles(len(text), k)  # one unit per byte
-    _, _, m = _unit_starts(text, 0, len(text), word)
-    return _n_shingles(m, k)
+    if not word:
+        m = 0
+        for p in range(len(text)):  # code points: the bytes that are not UTF-8 continuation bytes
+            m += (text[p] & 0xC0) != 0x80
+        return _n_shingles(m, k)
+    none = np.empty(0, dtype=np.int64)
+    return _n_shingles(_walk_words(text, 0, len(text), none, none, False), k)
 
 
 @njit(cache=True, nogil=True)

@@ -14,6 +14,7 @@ Spark engine's per-partition code and the labeling draw share these rules.
 from __future__ import annotations
 
 import gzip
+import zlib
 from contextlib import closing
 from pathlib import Path
 from typing import Iterator
@@ -57,6 +58,45 @@ def _records(path: Path) -> Iterator[tuple[int, dict]]:
         raise _apply_error(path, exc) from None
     except (OSError, EOFError) as exc:  # gzip: truncated or not gzip
         raise ApplyError(f"{path}: cannot read ({exc})") from None
+    except zlib.error as exc:  # gzip: bytes changed inside the deflate stream
+        at = corrupt_offset(path)
+        where = f" at compressed byte {at:,}" if at is not None else ""
+        raise ApplyError(f"{path}: corrupt gzip data{where} ({exc})") from None
+
+
+def _feed(d, data: bytes):
+    """``data`` through a gzip decompressor, a new one per member; returns the one to go on with."""
+    while data:
+        d.decompress(data)
+        if not d.eof:
+            break
+        data = d.unused_data
+        d = zlib.decompressobj(31)
+    return d
+
+
+def corrupt_offset(path, chunk: int = 8192) -> int | None:
+    """The offset of the first byte of a .gz file its deflate stream fails at (None if it reads whole)."""
+    try:
+        fh = open_input(Path(path), single_link=False)
+    except SampleError:
+        return None
+    with fh:
+        d, pos = zlib.decompressobj(31), 0
+        while data := fh.read(chunk):
+            saved = d.copy()
+            try:
+                d = _feed(d, data)
+            except zlib.error:
+                d = saved
+                for k in range(len(data)):  # again byte by byte, from the state before this chunk
+                    try:
+                        d = _feed(d, data[k:k + 1])
+                    except zlib.error:
+                        return pos + k
+                return pos + len(data)
+            pos += len(data)
+    return None
 
 
 def _apply_error(path, exc: SampleError) -> ApplyError:
@@ -79,6 +119,56 @@ def _as_text(v, where: str, field: str) -> str:
     return v
 
 
+def corpus_digest(path) -> str:
+    """sha256 of the corpus file's bytes (as stored: a .gz file's compressed bytes)."""
+    import hashlib
+    path = Path(path)
+    h = hashlib.sha256()
+    try:
+        with open_input(path, single_link=False) as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+    except SampleError as exc:
+        raise ApplyError(f"{path}: {exc.detail}") from None
+    except OSError as exc:
+        raise ApplyError(f"{path}: cannot read ({exc})") from None
+    return h.hexdigest()
+
+
+def record_places(path, positions) -> list[str]:
+    """Where the documents at ``positions`` (0-based, in file order) are, as the reader's messages
+    name them: ``line N`` of a JSONL file (1-based, blank lines counted), ``row N`` of a Parquet file."""
+    path = Path(path)
+    if _kind(path) == "parquet":
+        return [f"row {p}" for p in positions]
+    want = {int(p) for p in positions}
+    found: dict = {}
+    with closing(_records(path)) as records:
+        for k, (lineno, _) in enumerate(records):
+            if k in want:
+                found[k] = lineno
+                if len(found) == len(want):
+                    break
+    return [f"line {found[int(p)]}" if int(p) in found else f"document {int(p) + 1}" for p in positions]
+
+
+def duplicate_id(corpus, doc_id: str, first: int | None, second: int, **read) -> ApplyError:
+    """The one message for an id two documents share (0-based places ``first``, ``second`` in file
+    order; ``first`` None: found by reading the file again by ``read``'s fields), named by their
+    lines (a local JSONL file) or rows; a file on object storage by its documents counted from 1."""
+    if first is None:
+        first = next((t for t, x in enumerate(x for ids, _, _ in iter_corpus(corpus, **read) for x in ids)
+                      if x == doc_id), second)
+    a, b = f"document {first + 1}", f"document {second + 1}"
+    if "://" not in str(corpus) and Path(corpus).is_file():
+        try:
+            a, b = record_places(corpus, (first, second))
+        except ApplyError:  # the file changed since: its documents' places are the best left
+            pass
+    both = f"{a.split()[0]}s {a.split()[1]} and {b.split()[1]}" if a.split()[0] == b.split()[0] else f"{a} and {b}"
+    return ApplyError(f"{corpus}: duplicate document id {doc_id!r} ({both}); ids must be unique")
+
+
 def count_documents(path) -> int:
     """Number of documents (non-blank JSONL lines, or Parquet rows); JSONL
     lines are parsed and checked (see :func:`_records`)."""
@@ -98,34 +188,60 @@ def count_documents(path) -> int:
 
 
 def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_field: str = "text",
-                extra_fields: tuple[str, ...] = ()) -> Iterator[tuple[list[str], list[str], dict]]:
-    """Batches ``(ids, texts, extras)`` of at most ``batch_size`` documents, in file order."""
+                extra_fields: tuple[str, ...] = (),
+                drawing: bool = False) -> Iterator[tuple[list[str], list[str], dict]]:
+    """Batches ``(ids, texts, extras)`` of at most ``batch_size`` documents, in file order.
+    ``drawing``: the documents of a draw (:func:`check_drawn_values`)."""
     path = Path(path)
     if not path.exists():
         raise ApplyError(f"{path}: no such file")
     if batch_size < 1:
         raise ApplyError(f"batch size must be >= 1, got {batch_size}")
     if _kind(path) == "parquet":
-        yield from _iter_parquet(path, batch_size, id_field, text_field, extra_fields)
+        yield from _iter_parquet(path, batch_size, id_field, text_field, extra_fields, drawing)
     else:
-        yield from _iter_jsonl(path, batch_size, id_field, text_field, extra_fields)
+        yield from _iter_jsonl(path, batch_size, id_field, text_field, extra_fields, drawing)
+
+
+MISSING_TEXT = "(missing)"  # how the slice tables name "no value" (calib.estimates.slices.MISSING)
+
+
+def check_drawn_values(where: str, id_field: str, doc_id: str, extra_fields, values) -> None:
+    """A drawn document: an id a review store holds (no NUL: labeling it could never be
+    recorded), and slice values that are one value each (not a list or object) other than the
+    text ``(missing)``, which names the documents without a value."""
+    if "\x00" in doc_id:
+        raise ApplyError(f"{where}: field {id_field!r}: the id holds a NUL character (\\x00), which a review store "
+                         "does not hold: its pairs could never be labeled")
+    for f, v in zip(extra_fields, values):
+        if isinstance(v, (list, dict)):
+            kind = "a list" if isinstance(v, list) else "an object"
+            raise ApplyError(f"{where}: field {f!r}: {kind}, not one value: a slice field holds one text or number "
+                             "per document")
+        if v == MISSING_TEXT:
+            raise ApplyError(f"{where}: field {f!r}: the text {MISSING_TEXT!r} names the documents without a value; "
+                             "give this value another name (or leave the field out)")
 
 
 def parse_jsonl_record(rec: dict, where: str, id_field: str, text_field: str,
-                       extra_fields: tuple[str, ...] = ()) -> tuple[str, str, list]:
+                       extra_fields: tuple[str, ...] = (), drawing: bool = False) -> tuple[str, str, list]:
     """One record already parsed by :mod:`calib.reading.files` -> (id, text, extra
     values as str or None); errors name ``where`` (shared with the Spark engine)."""
     for f in (id_field, text_field):
         if f not in rec:
             raise ApplyError(f"{where}: missing field {f!r} (fields: {', '.join(sorted(rec)) or 'none'})")
-    return (_as_id(rec[id_field], where, id_field), _as_text(rec[text_field], where, text_field),
+    doc_id = _as_id(rec[id_field], where, id_field)
+    if drawing:
+        check_drawn_values(where, id_field, doc_id, extra_fields, [rec.get(f) for f in extra_fields])
+    return (doc_id, _as_text(rec[text_field], where, text_field),
             [None if rec.get(f) is None else str(rec.get(f)) for f in extra_fields])
 
 
-def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
+def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields, drawing=False):
     ids, texts, extras = [], [], {f: [] for f in extra_fields}
     for lineno, rec in _records(path):
-        doc_id, text, values = parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field, extra_fields)
+        doc_id, text, values = parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field, extra_fields,
+                                                  drawing)
         ids.append(doc_id)
         texts.append(text)
         for f, v in zip(extra_fields, values):
@@ -137,7 +253,16 @@ def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields):
         yield ids, texts, extras
 
 
-def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
+def _iter_parquet(path, batch_size, id_field, text_field, extra_fields, drawing=False):
+    try:
+        yield from _parquet_batches(path, batch_size, id_field, text_field, extra_fields, drawing)
+    except (OSError, ValueError) as exc:  # pyarrow: a corrupt page ("Corrupt snappy compressed data.")
+        if isinstance(exc, ApplyError):
+            raise
+        raise ApplyError(f"{path}: not a readable Parquet file ({exc})") from None
+
+
+def _parquet_batches(path, batch_size, id_field, text_field, extra_fields, drawing):
     import pyarrow.parquet as pq
     fh = _open_binary(path)
     try:
@@ -158,6 +283,10 @@ def _iter_parquet(path, batch_size, id_field, text_field, extra_fields):
         d = batch.to_pydict()
         ids = [_as_id(v, f"{path}: row {row + k}", id_field) for k, v in enumerate(d[id_field])]
         texts = [_as_text(v, f"{path}: row {row + k}", text_field) for k, v in enumerate(d[text_field])]
+        if drawing:
+            for k, doc_id in enumerate(ids):
+                check_drawn_values(f"{path}: row {row + k}", id_field, doc_id, extra_fields,
+                                   [d[f][k] if f in d else None for f in extra_fields])
         extras = {f: [None if v is None else str(v) for v in d[f]] if f in d else [None] * len(ids)
                   for f in extra_fields}
         row += len(ids)

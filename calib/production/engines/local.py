@@ -40,8 +40,8 @@ from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.reading.files import MISSING_VALUES
 # the corpus reader's names stay reachable as calib.production.engines.local.X (the public API, e.g. calib.production.engines.corpus.iter_corpus)
-from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, iter_corpus,  # noqa: F401
-                                             parse_jsonl_record)
+from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, duplicate_id,  # noqa: F401
+                                             iter_corpus, parse_jsonl_record)
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
 from calib.sketches.weighted_minhash import weigh
@@ -176,8 +176,8 @@ def apply_config(config: Config, corpus, *, batch_size: int = 10_000, id_field: 
     row = 0
     for bids, btexts, _ in iter_corpus(corpus, batch_size=batch_size, id_field=id_field, text_field=text_field):
         for k, d in enumerate(bids):
-            if d in seen:
-                raise ApplyError(f"{corpus}: duplicate document id {d!r} (document {row + k})")
+            if d in seen:  # the first one's place found by reading again: a set of ids, not a dict, is held
+                raise duplicate_id(corpus, d, None, row + k, id_field=id_field, text_field=text_field)
             seen.add(d)
         m = len(bids)
         if row + m > n_total:

@@ -56,7 +56,7 @@ import numpy as np
 from calib.candidates import lsh
 from calib.clusters.clustering import Representative
 from calib.base.jsondoc import dumps
-from calib.production.engines.corpus import ApplyError
+from calib.production.engines.corpus import ApplyError, duplicate_id
 from calib.production.engines.spark_batches import (WHERE, arrow_type, cluster_components, doc_schema,
                                                     manifest_template, sign_batches, verify_batches)
 from calib.production.engines.spark_check import check_executors, checked, fingerprint
@@ -212,8 +212,9 @@ def apply_spark(config: Config, corpus: str, out: str, *, spark=None, id_field: 
                            *[f"x{k}" for k in range(len(slice_fields))])
         if 1 in tally and tally[1]["most"] > 1:  # the details only when needed
             dup = (docs.groupBy("id").agg(F.count(F.lit(1)).alias("c"), F.sort_array(F.collect_list("row")).alias("rs"))
-                   .where(F.col("c") > 1).select("id", F.col("rs")[1].alias("second")).orderBy("second").first())
-            raise ApplyError(f"{corpus}: duplicate document id {dup['id']!r} (document {dup['second']})")
+                   .where(F.col("c") > 1).select("id", F.col("rs")[0].alias("first"), F.col("rs")[1].alias("second"))
+                   .orderBy("second").first())
+            raise duplicate_id(corpus, dup["id"], int(dup["first"]), int(dup["second"]))
         empty = sum(r["empty"] or 0 for r in counts)
         copies = int(tally[2]["extra"] or 0) if 2 in tally else 0
         done("ids and exact copies")

@@ -43,7 +43,7 @@ from typing import Callable
 import numpy as np
 
 from calib.candidates import lsh
-from calib.production.engines.corpus import ApplyError
+from calib.production.engines.corpus import ApplyError, duplicate_id
 from calib.production.engines.spark_batches import _blob_rows, _task_threads, parse_rows
 from calib.sketches.minhash import signatures_from_texts
 
@@ -248,8 +248,7 @@ def _check_unique(corpus: str, ids: np.ndarray, rows: np.ndarray) -> None:
     if dup.any():
         k = int(np.argmax(dup))
         first = int(rows[np.flatnonzero(ids == ids[k])[0]])
-        raise ApplyError(f"{corpus}: duplicate document id {ids[k]!r} (documents {first} and {int(rows[k])}); "
-                         "ids must be unique")
+        raise duplicate_id(corpus, ids[k], first, int(rows[k]))
 
 
 def _too_many(corpus: str, max_pairs: int, found: int) -> str:

@@ -74,7 +74,7 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
         return active
     b = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
     if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # under spark-submit: its master and conf
-        s = b.getOrCreate()
+        s = _started(b)
         s.sparkContext.setLogLevel("ERROR")
         return s
     master = master or os.environ.get("CALIB_SPARK_MASTER") or "local[*]"
@@ -90,11 +90,40 @@ def session(master: str | None = None, *, app_name: str = "calib apply"):
         for key, value in conf(archive(log=lambda m: print(f"calib spark: {m}", file=sys.stderr))).items():
             b = b.config(key, value)
         os.environ["PYSPARK_PYTHON"] = node_python()  # SparkContext reads the executors' Python from here
-    s = b.getOrCreate()
+    s = _started(b)
     s.sparkContext.setLogLevel("ERROR")
     if not master.startswith("local"):
         wait_for_executors(s, float(os.environ.get("CALIB_SPARK_EXECUTOR_WAIT", "30")))
     return s
+
+
+def _started(builder):
+    """``builder.getOrCreate()``; a JVM that exits before Spark's gateway answers is one line saying why."""
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:
+        condition = getattr(exc, "getCondition", getattr(exc, "getErrorClass", lambda: None))()
+        if condition != "JAVA_GATEWAY_EXITED" and "[JAVA_GATEWAY_EXITED]" not in str(exc):
+            raise
+        raise SparkApplyError(f"Java could not start (the JVM exited before Spark's gateway answered): "
+                              f"{java_start_cause()}") from None
+
+
+def java_start_cause() -> str:
+    """The likely reason a JVM would not start here: an address-space limit, a JAVA_HOME without Java, else
+    the JVM's own message (printed above by Java)."""
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        return (f"this process may use {soft / 2 ** 30:.1f} GiB of address space (ulimit -v), less than the JVM "
+                "reserves at start (its heap, 1 GiB of class space, its code cache); lift the limit (ulimit -v "
+                "unlimited) or give Java less: CALIB_SPARK_DRIVER_MEMORY=2g "
+                "JAVA_TOOL_OPTIONS=-XX:CompressedClassSpaceSize=256m")
+    home = os.environ.get("JAVA_HOME")
+    if home and not (Path(home) / "bin" / "java").is_file():
+        return f"JAVA_HOME={home} holds no bin/java: set it to a Java 17 or 21 runtime, or unset it"
+    return ("see Java's own message above (a Java runtime other than 17 or 21, JAVA_HOME, too little free memory "
+            "for CALIB_SPARK_DRIVER_MEMORY?)")
 
 
 def executors(spark) -> int:

@@ -38,9 +38,11 @@ took 20 s to write and 8 s to unpack here, for a third of the bytes). The
 digest covers the Python version and platform, each shipped distribution's
 name, version and RECORD, and calib's source and kernel-cache file names, so
 any change of code or library builds a new one and an unchanged environment is
-never packed twice. Written atomically (temp file, then rename); when one is
-packed, archives beyond the :data:`KEEP` most recently used that have not been
-used for an hour are removed.
+never packed twice. Written atomically (temp file, then rename) with its size and
+sha256 beside it, and reused only when the folder, the owner, the permissions and
+the bytes say no one else wrote it (:mod:`calib.production.engines.spark_cache`):
+every executor runs what it holds. When one is packed, archives beyond the
+:data:`KEEP` most recently used that have not been used for an hour are removed.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ import sys
 import tarfile
 from importlib import metadata
 from pathlib import Path
+
+from calib.base.cache import cache_dir
+from calib.production.engines import spark_cache
 
 NOT_SHIPPED = frozenset({"pyspark", "py4j", "streamlit", "altair", "pip", "setuptools", "wheel"})
 ENV_NAME = "env"  # the folder name each executor unpacks the archive under (ARCHIVE#env)
@@ -138,10 +143,6 @@ def digest(desc: dict | None = None) -> str:
     return h.hexdigest()[:16]
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("CALIB_CACHE_DIR") or Path.home() / ".cache" / "calib")
-
-
 _SITECUSTOMIZE = r'''"""calib's shipped environment: restore the .py files' times once per executor (see spark_ship)."""
 import os as _os
 import sys as _sys
@@ -185,45 +186,46 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) 
     tar.addfile(info, io.BytesIO(data))
 
 
+def _fill(tmp: Path, desc: dict) -> None:
+    """Write the archive's content into the (temporary) file ``tmp``."""
+    with tarfile.open(tmp, "w") as tar:
+        _add_bytes(tar, "calib-env.json", json.dumps(desc, indent=1, sort_keys=True).encode())
+        _add_bytes(tar, "lib/sitecustomize.py", _SITECUSTOMIZE.encode())
+        # calib's version for importlib.metadata (an editable install's own metadata points at the driver's tree)
+        _add_bytes(tar, f"lib/calib-{desc['calib']}.dist-info/METADATA",
+                   f"Metadata-Version: 2.1\nName: calib\nVersion: {desc['calib']}\n".encode())
+        files = [f for d in distributions() for f in _dist_files(d)] + _calib_files()
+        times = "".join(f"{src.stat().st_mtime_ns}\tlib/{rel}\n" for src, rel in files if rel.endswith(".py"))
+        _add_bytes(tar, "times.tsv", times.encode())
+        for src, rel in files:
+            tar.add(src, f"lib/{rel}", recursive=False)
+
+
 def pack(path: Path, desc: dict) -> Path:
-    """Write the archive to ``path`` (atomically) and return it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tarfile.open(tmp, "w") as tar:
-            _add_bytes(tar, "calib-env.json", json.dumps(desc, indent=1, sort_keys=True).encode())
-            _add_bytes(tar, "lib/sitecustomize.py", _SITECUSTOMIZE.encode())
-            # calib's version for importlib.metadata (an editable install's own metadata points at the driver's tree)
-            _add_bytes(tar, f"lib/calib-{desc['calib']}.dist-info/METADATA",
-                       f"Metadata-Version: 2.1\nName: calib\nVersion: {desc['calib']}\n".encode())
-            files = [f for d in distributions() for f in _dist_files(d)] + _calib_files()
-            times = "".join(f"{src.stat().st_mtime_ns}\tlib/{rel}\n" for src, rel in files if rel.endswith(".py"))
-            _add_bytes(tar, "times.tsv", times.encode())
-            for src, rel in files:
-                tar.add(src, f"lib/{rel}", recursive=False)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    """Write the archive to ``path`` (atomically, its size and sha256 recorded beside it) and return it."""
+    return spark_cache.write(path, lambda tmp: _fill(tmp, desc))
 
 
 def archive(log=None) -> Path:
-    """This environment's archive: the cached one when its digest matches, else packed now (once)."""
+    """This environment's archive: the cached one when its digest matches and it is trusted
+    (:func:`calib.production.engines.spark_cache.cached`), else packed now (once)."""
     desc = describe()
     folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"spark-env-{digest(desc)}.tar"
-    if path.is_file():
-        os.utime(path)  # in use: kept by the clean-up below
-        return path
-    if log is not None:
-        log(f"packing this environment for the executors (once per content): {path}")
-    pack(path, desc)
+    spark_cache.cached(path, lambda tmp: _fill(tmp, desc), log)
+    _remove_old(folder)
+    return path
+
+
+def _remove_old(folder: Path) -> None:
+    """Archives (this user's) beyond the :data:`KEEP` most recently used, once idle for an hour: ~600 MB each."""
     import time
-    used = sorted(folder.glob("spark-env-*.tar"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in used[KEEP:]:  # ~600 MB each: the most recently used few stay, the others once idle for an hour
+    mine = [p for p in folder.glob("spark-env-*.tar") if p.lstat().st_uid == os.getuid()]
+    used = sorted(mine, key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in used[KEEP:]:
         if time.time() - old.stat().st_mtime > 3600:
             old.unlink(missing_ok=True)
-    return path
+            spark_cache.record_path(old).unlink(missing_ok=True)
 
 
 def node_python() -> str:
@@ -237,6 +239,16 @@ def conf(path: Path) -> dict[str, str]:
             "spark.executorEnv.PYTHONPATH": LIB}
 
 
-if __name__ == "__main__":  # python -m calib.production.engines.spark_ship: the archive and spark-submit options
-    p = archive(log=lambda m: print(m, file=sys.stderr))
+def main() -> int:
+    """``python -m calib.production.engines.spark_ship``: the archive and the spark-submit options that ship it."""
+    try:
+        p = archive(log=lambda m: print(m, file=sys.stderr))
+    except spark_cache.ArchiveError as exc:
+        print(f"calib spark: {exc}", file=sys.stderr)
+        return 2
     print(" ".join(f"--conf {k}={v}" for k, v in conf(p).items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
