@@ -127,7 +127,8 @@ def _within_on_other_seeds(ws, row, budget=0.01) -> int:
 
 @pytest.mark.slow
 def test_recommendation_holds_the_budget_on_other_seeds_where_the_luckiest_seed_does_not(steep):
-    found = search(steep)
+    # the seed check alone (no exploration, whose rows a lucky seed no longer outranks here)
+    found = search(steep, effort=0)
     assert found.best is not None and found.check is not None
     assert _within_on_other_seeds(steep, found.best) >= 9
     assert "seed check: the best 5 re-run on 4 more seeds each" in found.added_text()
