@@ -157,7 +157,8 @@ def test_default_search_finds_a_row_two_axes_from_the_first_grid():
     ws = Workspace(sample)
     before = search(ws, effort=0, check_top=0)
     assert before.best is None or before.best["pair_recall"] < 0.5
-    assert before.closest_text.startswith("nothing within the false-removal budget") or before.best is not None
+    assert before.best is not None or before.closest_text.startswith(
+        ("nothing within the false-removal budget", "no configuration found any labeled duplicate"))
     found = search(ws, check_top=0)
     best = found.best
     assert best is not None and best["pair_recall"] >= 0.9 and best["false_removal_rate"] <= 0.01
