@@ -95,16 +95,17 @@ def run_search(grid: Grid, progress=None):
                       check_top=0, progress=progress)  # the page recommends on its own budget slider
 
 
-def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, progress=None):
+def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, effort: float = 0.0, progress=None):
     """``results`` with the second pass appended (one step around the front, then the exploration of
-    every axis, as ``calib sweep``'s), how many configurations the first step added, what the
-    exploration looked at (:func:`calib.search.from_sample.second`)."""
+    every axis, as ``calib sweep``'s, when ``effort`` > 0), how many configurations the first step added,
+    what the exploration looked at (:func:`calib.search.from_sample.second`)."""
     from calib.search.from_sample import second
     h = handle()
     with h.lock:
         cats = results["ignored_categories"].iloc[0] if "ignored_categories" in results and len(results) else ""
         ws = h.ws.ignoring(tuple(c for c in str(cats or "").split(",") if c))  # the labels the first pass used
-        return second(ws, results, max_false_removal_rate=budget, objective=objective, progress=progress)
+        return second(ws, results, max_false_removal_rate=budget, objective=objective, effort=effort,
+                      progress=progress)
 
 
 def agreement(decisions: pd.DataFrame, sample) -> pd.DataFrame:

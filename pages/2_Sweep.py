@@ -172,11 +172,10 @@ def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> No
     if "search_pass" in results and (results["search_pass"] == 2).any():
         return
     if st.button("Refine around the front (second pass)", key="second_pass",
-                 help="As calib sweep's second pass: at most 160 configurations around the recommended row and "
-                      "the recall / false-removal front (neighbouring shingle sizes, finer thresholds, steep "
-                      "splits, twice the hashes, other normalizations), then an exploration of every axis "
-                      "(normalization, shingles, measure, idf weights, boilerplate, clustering policy, each with "
-                      "its own threshold, hashes and split) until a round gains nothing"):
+                 help="The first step of calib sweep's second pass: at most 160 configurations around the "
+                      "recommended row and the recall / false-removal front (neighbouring shingle sizes, finer "
+                      "thresholds, steep splits, twice the hashes, other normalizations); calib sweep then "
+                      "explores every axis (--search-effort)"):
         bar = st.progress(0.0, text="Second pass...")
         rows, added, explored = engine.run_second_pass(results, budget=budget, objective=objective,
                                              progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
@@ -186,10 +185,9 @@ def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> No
             "config_fingerprint"] == after["config_fingerprint"]) else
                  f"the recommendation moved to {after['representation']} b={after['b']} r={after['r']} "
                  f"t={after['threshold']} ({objective_text(objective, after[objective])})")
-        more = 0 if explored is None else sum(len(r) for r in explored.rows)
-        st.session_state["calib_second_pass_note"] = (
-            f"Second pass: {count(added + more, 'configuration')} added ({added} around the front, {more} from "
-            f"{count(0 if explored is None else len(explored.ceilings), 'setting')} explored); {moved}")
+        more = "" if explored is None else (f" and {sum(len(r) for r in explored.rows)} from "
+                                            f"{count(len(explored.ceilings), 'setting')} explored")
+        st.session_state["calib_second_pass_note"] = f"Second pass: {count(added, 'configuration')} added{more}; {moved}"
         state.set_results(rows)
         st.rerun()
 
@@ -366,11 +364,11 @@ def knobs_section(results: pd.DataFrame, budget: float, objective: str) -> None:
     found = knobs(results, budget=budget, objective=objective)
     if found.empty:
         return
-    st.markdown("**Which knobs mattered**")
-    st.caption(f"{knobs_text(found, objective)}. Each row: the best {charts.OBJECTIVES[objective].split(' (')[0]} "
+    box = st.expander("Which knobs mattered")
+    box.caption(f"{knobs_text(found, objective)}. Each row: the best {charts.OBJECTIVES[objective].split(' (')[0]} "
                f"within the {budget:.1%} budget among the configurations with that value (0% where none fits).")
     shown = found[found["axis"].isin(found["axis"].drop_duplicates().head(5))]
-    st.table(pd.DataFrame({"axis": shown["axis"].str.replace("_", " "), "value": shown["value"],
+    box.table(pd.DataFrame({"axis": shown["axis"].str.replace("_", " "), "value": shown["value"],
                            "best": shown["best"].map(lambda v: f"{v:.1%}"), "configurations": shown["rows"]}))
 
 
