@@ -44,16 +44,14 @@ def _jaccard(a: set, b: set) -> float:
 
 
 def _components(n: int, edges) -> list[int]:
-    parent = list(range(n))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-    for a, b in edges:
-        parent[find(a)] = find(b)
-    return [find(x) for x in range(n)]
+    """Connected component of each of n nodes (scipy's, over the edge list)."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    a = np.array([e[0] for e in edges], dtype=np.int64)
+    b = np.array([e[1] for e in edges], dtype=np.int64)
+    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n))
+    return connected_components(graph, directed=False)[1].tolist()
 
 
 def _write(out: Path, docs: list[dict], pairs: list[tuple]) -> None:
