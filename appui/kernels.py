@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -72,7 +71,7 @@ def _finish(c: Compilation, state: str, error: str = "") -> None:
 
 def _run(c: Compilation) -> None:
     try:
-        from calib.warmup import cold_kernels  # imports the kernel modules: a second or two
+        from calib.warmup import cold_kernels, spawn  # imports the kernel modules: a second or two
         cold = cold_kernels()
         if not cold:
             return _finish(c, "ready")
@@ -82,8 +81,7 @@ def _run(c: Compilation) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
         with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
             c.started = time.monotonic()
-            proc = subprocess.Popen((*COMMAND, "--parent", str(os.getpid())), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
-                                    encoding="utf-8")
+            proc = spawn(COMMAND, ROOT, env, err)
             result = None
             for line in proc.stdout:
                 try:

@@ -114,6 +114,16 @@ def warm_up(progress=None) -> float:
     return time.perf_counter() - t0
 
 
+def spawn(command, cwd, env: dict, stderr):
+    """Start ``command`` (``python -m calib.warmup --json``, or a stand-in) as a child process told to
+    exit with this one (``--parent``); its stdout is a text pipe of JSON lines: the cold kernels,
+    progress, then the result."""
+    import os
+    import subprocess
+    return subprocess.Popen((*command, "--parent", str(os.getpid())), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=stderr, text=True, encoding="utf-8")
+
+
 def _compiled(cold: set[str]) -> str:
     """How many of the kernels that were ``cold`` are cached now."""
     if not cold:

@@ -265,7 +265,7 @@ def test_sweep_arguments(tmp_path, capsys, argv, needle):
     (["--edges", "nan,1"], "band edges must increase"),
     (["--shingle", "char0"], "--shingle 'char0'"),
     (["--seed", "-1"], "--seed must be an integer >= 0"),
-    (["--max-pairs", "-1"], "--max-pairs must be >= 0"),
+    (["--max-pairs", "-1"], "--max-pairs must be >= 1"),
 ])
 def test_draw_arguments(tmp_path, capsys, corpus, extra, needle):
     code, lines = run(capsys, "draw", "--corpus", corpus, "--out", tmp_path / "d", *extra)
