@@ -375,8 +375,8 @@ def test_spark_weighted_manifest_equals_local(spark, corpus, tmp_path, scheme):
 
 
 def test_spark_draw_is_the_corpus_design_only(tmp_path, capsys):
-    assert main(["draw", "--engine", "spark", "--corpus", str(REPO / "data" / "corpus" / "docs.jsonl.gz"),
-                 "--out", str(tmp_path / "o")]) == 2
+    assert main(["draw", "--engine", "spark", "--design", "sample", "--corpus",
+                 str(REPO / "data" / "corpus" / "docs.jsonl.gz"), "--out", str(tmp_path / "o")]) == 2
     assert "--engine spark draws with --design corpus only" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
