@@ -165,7 +165,8 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
     ex = Exploration()
     rounds = max(1, int(round(ROUNDS * effort)))
 
-    max_settings = max(len(_start_settings(first, budget, objective)) + 1, int(round(SETTINGS * effort)))
+    starts = _start_settings(first, budget, objective)
+    max_settings = max(len(starts) + 1, int(round(SETTINGS * effort)))
 
     def ceil_of(cfg: Config) -> Ceiling | None:
         """The setting's ceiling; None once the budget of settings is spent."""
@@ -182,7 +183,6 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
         return float(ok[objective].iloc[0]) if len(ok) else 0.0
 
     done = first
-    starts = _start_settings(first, budget, objective)
     for k, s in enumerate(starts):
         progress(0.1 * k / max(1, len(starts)), f"ceiling of {_name(s)}")
         ceil_of(s)
