@@ -22,14 +22,10 @@ The public API, from a labeled sample to a report-only proposal on a corpus::
 ``calib.sweep``, ``calib.export`` and ``calib.apply`` are both the modules and
 their functions (``calib.sweep.Grid`` still works): :mod:`calib.search.sweep`,
 :mod:`calib.production.export` and :mod:`calib.production.engines.local`.
-Names load on first use, so ``import calib`` stays light. The old flat module
-paths (``calib.lsh``, ...) work for one release (:mod:`calib.base.moved`).
+Names load on first use, so ``import calib`` stays light.
 """
 
-from calib.base.moved import install as _install_moved_paths
 from calib.base.version import __version__
-
-_install_moved_paths()
 
 _LAZY = {"load_sample": "reading.samples", "Grid": "search.grid", "recommend": "search.recommend",
          "evaluate": "search.sweep", "Config": "search.config", "config_from_row": "search.config",

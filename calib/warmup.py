@@ -1,7 +1,7 @@
 """Compile the numba kernels ahead of real work.
 
 numba compiles each kernel on its first call (minutes of CPU for all of
-calib's: ``bench/first_start.py`` measures it) and keeps the machine code in its on-disk cache
+calib's: ``bench/speed/first_start.py`` measures it) and keeps the machine code in its on-disk cache
 (``cache=True``), valid until the source changes. :func:`cold_kernels` says
 which kernels have no cache entry for their current source; :func:`warm_up`
 runs a tiny sample through every step (each scheme, both shingle types,

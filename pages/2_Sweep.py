@@ -23,7 +23,7 @@ from calib.search.from_sample import objective_text
 from calib.search.reseed import seed_flags
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
-AXES = {f.name: f for f in fields(Grid)}  # issue 24's axes are parsed by their own CLI parsers
+AXES = {f.name: f for f in fields(Grid)}  # the boilerplate and minimum-length axes are parsed by their own CLI parsers
 THRESHOLDS = [round(0.05 + 0.05 * k, 2) for k in range(19)]  # 0.05..0.95 (containment of short copies: low)
 HASH_COUNTS = [16, 32, 64, 128, 256, 512]
 
@@ -133,7 +133,7 @@ def grid_inputs() -> Grid:
                 seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)
 
 
-# --- the default search (issue 23): the form starts from the sample's grid; a second pass refines ---
+# --- the default search: the form starts from the sample's grid; a second pass refines ---
 def sample_defaults() -> dict:
     """The form's starting values: the grid `calib sweep` chooses from this sample (grid_from_sample)."""
     try:

@@ -126,7 +126,7 @@ def spark_cluster():
     """A Spark standalone master and two workers (1 core, 1 GB each) on 127.0.0.1 as separate processes, whose
     Python has no calib (tests/_spark_cluster.py); one for the whole run, stopped by PID at its end. Skipped
     without pyspark or Java unless CALIB_REQUIRE_SPARK is set (.ci/run sets it)."""
-    from calib.production.engines import spark_io
+    from calib.production.engines.spark import io as spark_io
     try:
         spark_io.check_environment()
     except spark_io.SparkApplyError as exc:

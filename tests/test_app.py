@@ -590,7 +590,7 @@ def test_export_page_config_targets_manifest():
     langs = [c.language for c in at.code[1:]]
     assert langs.count("python") == 4 and langs.count("bash") == 1
     assert "MinHashLSH" in at.code[1].value and "MINHASH_LSH" in at.code[2].value
-    # each target's own figures beside the config's (issue 11): the same LSH without verification
+    # each target's own figures beside the config's (a tool's own defaults are not calib's): the same LSH without verification
     # (datatrove) removes 297 documents with 32 false removals instead of 219 and 0
     ev_table = pd.concat([at.table[0].value, at.table[1].value], axis=1)  # three targets a table
     assert list(ev_table.columns) == ["calibrated config", "datasketch", "Milvus MINHASH_LSH", "datatrove",
@@ -733,7 +733,7 @@ def test_clusters_tables_have_human_headers():
 
 
 def test_clusters_page_opens_on_a_chained_family():
-    """On the shipped sample (edit families, issue 27) the page shows chaining at once: chained
+    """On the shipped sample (its edit families chain) the page shows chaining at once: chained
     removals, connected removing more than star, and the first cluster in the graph has members
     removed without being a verified pair with the representative."""
     from appui.charts import CHAINED_ROLE

@@ -1,4 +1,4 @@
-"""The Sweep page sweeps boilerplate stripping and the minimum length (issue 24) through AppTest."""
+"""The Sweep page sweeps boilerplate stripping and the minimum length through AppTest."""
 
 from __future__ import annotations
 

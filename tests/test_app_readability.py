@@ -1,7 +1,7 @@
-"""Issue 27, point 4: pages that read at a glance. Human headers, one number format
+"""Pages that read at a glance. Human headers, one number format
 per column, counts with thousands separators, sentences whose verb agrees with the
 count, no button offered for what is already done (AppTest, no browser; the look
-itself is checked in screenshots by bench/screens.py)."""
+itself is checked in screenshots by bench/screenshots/every_page.py)."""
 
 from __future__ import annotations
 

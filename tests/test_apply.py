@@ -11,7 +11,7 @@ import pytest
 from calib.production import export as E
 from calib.production import manifest as M
 from calib.production.engines.local import ApplyError, apply_config
-from calib.production.engines.corpus import iter_corpus
+from calib.reading.corpus import iter_corpus
 from calib.cli import main
 from calib.search.config import Config
 from calib.sketches.represent import Representation
@@ -207,7 +207,7 @@ def test_cli_error_paths(tmp_path, capsys, corpus):
 
 
 def test_corpus_ids_follow_the_loaders_rule(tmp_path):
-    from calib.production.engines.corpus import _as_id
+    from calib.reading.corpus import _as_id
     assert _as_id(7, "c.jsonl:1", "id") == "7"
     assert _as_id(7.0, "c.jsonl:1", "id") == "7"  # as load_sample reads it
     for bad in (None, True, "  ", 1.5, [1]):

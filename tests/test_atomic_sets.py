@@ -1,4 +1,4 @@
-"""Output folders are atomic as a set (issue 16): an export or an apply proposal
+"""Output folders are atomic as a set (a reader never sees half of two runs): an export or an apply proposal
 replaces the previous one whole. A writer SIGKILLed before each of its file-system
 steps leaves the old set or the new one, byte for byte; stale temp folders are
 cleaned by the next writer; a folder holding foreign files is never replaced."""

@@ -44,7 +44,7 @@ ODD += [Config(ODD_REP, b=8, r=4, verify="estimated", threshold=0.65, policy="st
 # weighted MinHash (weighting idf needs the weighted scheme icws and the weighted_jaccard measure)
 ODD += [Config(ODD_REP.with_(scheme="icws", weighting="idf"), b=8, r=4, verify="exact", threshold=0.65,
                policy="star", representative="medoid", max_component=7, measure="weighted_jaccard")]
-# a minimum length (issue 24), matched exactly below it
+# a minimum length, matched exactly below it
 ODD += [Config(ODD_REP, b=8, r=4, threshold=0.65, min_shingles=5, short_docs="exact")]
 
 
@@ -77,7 +77,7 @@ def test_row_without_a_later_field_takes_its_default():
     row = config_columns(ODD[0])
     del row["max_component"]
     assert config_from_row(row) == Config(ODD_REP, 8, 4, "exact", 0.65, "star", "medoid", None)
-    # a set-only column (issue 24) left empty in a table's other rows reads as its default
+    # a set-only column (boilerplate, minimum length) left empty in a table's other rows reads as its default
     row = config_columns(ODD[-1])
     row.update(min_shingles=float("nan"), short_docs=float("nan"), strip_lines=float("nan"))
     assert config_from_row(row) == Config(ODD_REP.with_(strip_lines=0.0), b=8, r=4, threshold=0.65)
@@ -88,7 +88,7 @@ def test_set_only_fields_leave_earlier_rows_documents_and_fingerprints_alone():
     bare = Config(ODD_REP.with_(strip_lines=0.0), 8, 4, "exact", 0.65, "star", "medoid", 7)
     assert "strip_lines" not in config_columns(bare) and "min_shingles" not in config_columns(bare)
     assert "strip_lines" not in bare.rep.to_dict() and "short_docs" not in bare.doc_sections()
-    assert Config().fingerprint() == "e303eefd4946"  # as recorded before issue 24
+    assert Config().fingerprint() == "e303eefd4946"  # as recorded before the set-only fields existed
     assert cfg.fingerprint() != bare.fingerprint() != ODD[-1].fingerprint()
     assert Config(min_shingles=0, short_docs="exact") == Config()  # no minimum: one spelling
 

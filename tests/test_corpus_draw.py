@@ -1,6 +1,6 @@
 """calib draw --design corpus: pairs from every document of a corpus with rare duplicates.
 
-The corpus (bench.rare_corpus: 100,000 documents, duplicate pairs about one in
+The corpus (bench.corpora.rare: 100,000 documents, duplicate pairs about one in
 a million, look-alike groups that are not duplicates) has known truth. The
 loose pass runs once per module; each seed repeats only the sampling, the
 labels come from the truth, and the sweep's own path (load_sample, Workspace,
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.rare_corpus import build
+from bench.corpora.rare import build
 from calib.candidates import lsh
 from calib.labeling.corpus_draw import draw_scan, scan
 from calib.labeling.draw import DEFAULT_REP, more, read_drawn, write_drawn

@@ -1,6 +1,6 @@
 """Per-slice answers of a corpus draw (calib draw --design corpus --slice-fields).
 
-A generated corpus (bench.rare_corpus) with two slice fields and known truth:
+A generated corpus (bench.corpora.rare) with two slice fields and known truth:
 each duplicate family and look-alike group takes one language (a few members
 another, so some pairs cross two values) and a source that is sometimes
 missing. The loose pass runs once per module; each seed repeats the draw, the
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.rare_corpus import build
+from bench.corpora.rare import build
 from calib.candidates import lsh
 from calib.estimates.corpus_slices import corpus_slice_table, slice_table
 from calib.labeling.corpus_draw import draw_scan, scan

@@ -1,4 +1,4 @@
-"""Determinism across processes: results do not depend on PYTHONHASHSEED (issue 5).
+"""Determinism across processes: results do not depend on PYTHONHASHSEED (the same inputs and seed give the same bytes).
 
 `calib sweep` (CSV and Parquet) and `calib samples build` run twice in fresh
 interpreters with different hash seeds must write byte-identical files.

@@ -1,4 +1,4 @@
-"""Data never becomes markup (issue 16): a sample whose file name, ids, texts and
+"""Data never becomes markup (a sample is untrusted input): a sample whose file name, ids, texts and
 slice values carry Markdown and HTML payloads is uploaded into the real app in
 Chromium and every page is walked; the DOM must hold no link, image, heading or
 script that came from the data, and the browser must request none of the

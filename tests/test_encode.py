@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench._corpus import paragraphs
+from bench.corpora.real_text import paragraphs
 from calib.sketches import encode as encode_module
 from calib.sketches.encode import WHITESPACE, encode
 from calib.sketches.represent import Representation, normalize

@@ -1,4 +1,4 @@
-"""The first start as the README and Getting started tell it: their figures are bench/first_start.py's
+"""The first start as the README and Getting started tell it: their figures are bench/speed/first_start.py's
 measurement (bench/results/first_start.json), and no page types a kernel or step count by hand that the
 warm-up does not have."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.first_start import RESULTS, prose
+from bench.speed.first_start import RESULTS, prose
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -1,4 +1,4 @@
-"""Bad input, tried systematically (issue 5, item 1).
+"""Bad input, tried systematically: every reader, every field.
 
 Every case either works, and the documented rule holds, or fails with a
 specific error: :class:`SampleError` naming file / line / field for files,
@@ -639,7 +639,7 @@ def test_cli_sweep_with_punctuation_only_documents(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
-# Missing values, dominant groups, duplicate columns and keys (issue 16)
+# Missing values, dominant groups, duplicate columns and keys: each read one way, or refused
 # ---------------------------------------------------------------------------
 
 MISSING = ["NA", "nan", "NULL", "None", "N/A", "", " na "]
@@ -747,7 +747,7 @@ def test_parquet_list_columns_are_errors(tmp_path, capsys, column, value):
 
 
 # ---------------------------------------------------------------------------
-# Reads confined to the sample folder (issue 16)
+# Reads confined to the sample folder: a sample names no file outside it
 # ---------------------------------------------------------------------------
 
 def _clough_like(folder: Path, files: dict[str, str], rows: list[tuple[str, str, str]]) -> Path:
@@ -832,7 +832,7 @@ def test_apply_refuses_a_fifo_corpus(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# apply, config and review store: one-line errors (issue 16, case 6)
+# apply, config and review store: one-line errors, never a traceback
 # ---------------------------------------------------------------------------
 
 def _apply_cli(capsys, tmp_path, corpus_bytes: bytes, config_text: str | None = None) -> str:
@@ -876,7 +876,7 @@ def test_apply_lone_surrogate_id_stops_before_any_work(tmp_path, capsys):
 def test_sweep_and_apply_read_the_same_bytes_alike(tmp_path):
     """One reader: a BOM, CR/CRLF line ends and blank lines give the same ids and
     line numbers in the sample loader and in apply; bad lines fail at the same line."""
-    from calib.production.engines.corpus import ApplyError, iter_corpus
+    from calib.reading.corpus import ApplyError, iter_corpus
     recs = [{"id": f"d{k}", "text": f"text number {k} with words"} for k in range(6)]
     body = b"\xef\xbb\xbf" + b"".join(json.dumps(r).encode() + end for r, end in
                                       zip(recs, [b"\r\n", b"\r", b"\n", b"\n\n", b"\r\n", b"\n"]))

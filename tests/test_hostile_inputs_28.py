@@ -1,4 +1,4 @@
-"""Issue 28 (part A): hostile inputs that used to exhaust memory, end in a
+"""Hostile inputs, memory and silent errors: inputs that used to exhaust memory, end in a
 traceback or give a silently wrong result. Each test reproduces the case
 first; memory cases test the refusal path (estimated before the work), not a
 real multi-GiB allocation."""

@@ -1,4 +1,4 @@
-"""Issue 33: hostile inputs, round four. Secrets in PostgreSQL URLs (decided by libpq's own
+"""Hostile inputs, round four. Secrets in PostgreSQL URLs (decided by libpq's own
 parse), access checks, special files and sizes (one input check for every reader), the
 review queue's round trip, and what an export stands on. Each test reproduces its case first."""
 
@@ -449,14 +449,6 @@ def test_a_false_removal_rate_not_measured_is_never_recommended(tmp_path, capsys
 
 
 # ------------------------------------------------------------------ messages and the review store
-
-def test_old_module_path_run_as_a_script_names_the_new_one():
-    p = subprocess.run([sys.executable, "-m", "calib.review_pg", "postgresql://a@h/d"], capture_output=True,
-                       text=True, timeout=60, cwd=REPO)
-    assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert p.stderr.strip() == ("calib.review_pg moved to calib.review.postgres: run python -m calib.review.postgres "
-                                "(the old path is removed in calib 0.2)")
-
 
 def test_store_usage_line_names_its_own_path(capsys):
     from calib.review.postgres import main as create_store

@@ -511,7 +511,7 @@ EVIL = b"import os; os.system('touch /tmp/owned')  # run by every executor's Pyt
 def small_env(tmp_path, monkeypatch):
     """spark_ship packing a tiny environment (two of calib's files, no distribution) into a cache folder
     of the test's own: what matters is which archive gets shipped, not what a real one holds."""
-    from calib.production.engines import spark_ship
+    from calib.production.engines.spark import ship as spark_ship
     cache = tmp_path / "cache"
     monkeypatch.setenv("CALIB_CACHE_DIR", str(cache))
     monkeypatch.setattr(spark_ship, "distributions", lambda root="calib": [])
@@ -542,7 +542,7 @@ def test_a_planted_environment_archive_is_never_shipped(small_env):
     archive shipped is packed again, whoever owns the planted one (this user, or another: uid 65534)."""
     import os
 
-    from calib.production.engines import spark_ship
+    from calib.production.engines.spark import ship as spark_ship
     cache, path = small_env
     cache.mkdir(mode=0o1777)
     os.chmod(cache, 0o1777)  # a shared, world-writable folder with the sticky bit (as /tmp)
@@ -562,8 +562,8 @@ def test_a_planted_environment_archive_is_never_shipped(small_env):
 def test_a_damaged_archive_is_packed_again(small_env, damage):
     import os
 
-    from calib.production.engines import spark_ship
-    from calib.production.engines.spark_cache import record_path
+    from calib.production.engines.spark import ship as spark_ship
+    from calib.production.engines.spark.cache import record_path
     cache, path = small_env
     spark_ship.archive()
     good = path.read_bytes()
@@ -596,8 +596,8 @@ def test_a_damaged_archive_is_packed_again(small_env, damage):
 def test_an_unsafe_cache_folder_is_refused_naming_it(small_env):
     import os
 
-    from calib.production.engines import spark_ship
-    from calib.production.engines.spark_cache import ArchiveError
+    from calib.production.engines.spark import ship as spark_ship
+    from calib.production.engines.spark.cache import ArchiveError
     cache, path = small_env
     cache.mkdir()
     os.chmod(cache, 0o777)  # world-writable, no sticky bit: anyone may rename our archive away
@@ -609,8 +609,8 @@ def test_an_unsafe_cache_folder_is_refused_naming_it(small_env):
 def test_a_full_disk_is_one_line_naming_the_folder(small_env, monkeypatch):
     import errno
 
-    from calib.production.engines import spark_ship
-    from calib.production.engines.spark_cache import ArchiveError
+    from calib.production.engines.spark import ship as spark_ship
+    from calib.production.engines.spark.cache import ArchiveError
     cache, path = small_env
 
     def full(tmp, desc):
@@ -640,7 +640,7 @@ def test_spark_under_an_address_space_limit_says_java_could_not_start(tmp_path):
 
     pytest.importorskip("pyspark")
     from calib.production import export as E
-    from calib.production.engines import spark_io
+    from calib.production.engines.spark import io as spark_io
     from calib.search.config import Config
     try:
         spark_io.check_environment()
@@ -666,7 +666,7 @@ def test_spark_under_an_address_space_limit_says_java_could_not_start(tmp_path):
 def test_the_likely_cause_names_java_home(monkeypatch, tmp_path):
     import resource
 
-    from calib.production.engines import spark_io
+    from calib.production.engines.spark import io as spark_io
     if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
         pytest.skip("this run has an address-space limit: that is the cause named first")
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))

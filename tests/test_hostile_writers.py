@@ -1,4 +1,4 @@
-"""Hostile input, round three (issue 28, items 7-10 and the smaller list):
+"""Hostile input, round three:
 concurrent writers, spreadsheet formulas in CSV outputs, foreign review
 databases, and the one-line messages of the smaller cases."""
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench._corpus import paragraphs
+from bench.corpora.real_text import paragraphs
 from calib.sketches import minhash, oph, oph_texts
 from calib.sketches.represent import Representation
 from calib.sketches.shingles import chunk_sets

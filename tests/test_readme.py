@@ -259,21 +259,21 @@ def test_generated_reference_pages_are_up_to_date():
 
 
 def test_screenshots_show_the_current_pages():
-    """The README's two screenshots were taken by bench/docs_images.py from the pages as they are."""
+    """The README's two screenshots were taken by bench/screenshots/docs_images.py from the pages as they are."""
     from PIL import Image
 
     sys.path.insert(0, str(REPO))
-    from bench.docs_images import IMAGES, pages_digest
+    from bench.screenshots.docs_images import IMAGES, pages_digest
 
     text = README.read_text(encoding="utf-8")
     for name in IMAGES:
         path = DOCS / "images" / name
         assert f"](docs/images/{name})" in text and path.is_file(), name
         info = Image.open(path).info
-        assert info.get("made-by") == "bench/docs_images.py", (name, info)
+        assert info.get("made-by") == "bench/screenshots/docs_images.py", (name, info)
         assert info.get("pages-digest") == pages_digest(), (
             f"docs/images/{name} shows the pages as they were before their last change: "
-            "run .venv/bin/python -m bench.docs_images and commit the images")
+            "run .venv/bin/python -m bench.screenshots.docs_images and commit the images")
 
 
 def test_public_api_names():

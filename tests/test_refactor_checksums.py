@@ -9,7 +9,7 @@ fails here; a deliberate change of behaviour must re-record them and say why
 in its commit. The production-target snippets are left out: they are
 rewritten on purpose by the targets work.
 
-What is hashed holds on any CPU (issue 27): numpy's SIMD paths (AVX-512 or
+What is hashed holds on any CPU: numpy's SIMD paths (AVX-512 or
 not) change the last bit of some sums and means, so floats of the sweep table
 and of config.json are hashed after rounding to FLOAT_DIGITS significant
 digits (every other character, integers and strings included, exactly as
@@ -51,36 +51,36 @@ GRID = Grid(
     max_component=50,
 )
 
-# Re-recorded once when the scheme 'fast' was renamed 'prefix' (issue 14): the sweep table and the
+# Re-recorded once when the scheme 'fast' was renamed 'prefix': the sweep table and the
 # recommended export's config.json were compared with those of main at c9a030a and differ only in
 # the scheme column/field ('fast' -> 'prefix'); fingerprints hash the first name, so they, the
 # manifests and the datasketch-scheme export are unchanged.
-# Re-recorded again for issue 10 (honest uncertainty): the sweep table gains columns (expected rates,
+# Re-recorded again for honest uncertainty: the sweep table gains columns (expected rates,
 # per-group recall, false-candidate rate, each interval's method) and the intervals of rates whose
 # pairs share documents become cluster-bootstrap (+ band-jackknife hash) intervals; config.json's
 # evidence carries the same. Manifests are unchanged (same hashes as before).
-# Re-recorded for issue 12 (containment): the sweep table gains the Config field 'measure' as a column
+# Re-recorded for containment: the sweep table gains the Config field 'measure' as a column
 # (every row 'jaccard'); with that column dropped the table is byte-identical to the one recorded above,
 # and config.json's evidence (the metrics row) gains the same key. Fingerprints leave out 'measure' for
 # Jaccard, so they and the manifests are unchanged.
-# Re-recorded for issue 27: the shipped sample gained edit families (8 chains and 3 edit trees: 2,360
+# Re-recorded when the shipped sample gained edit families (8 chains and 3 edit trees: 2,360
 # documents instead of 2,336, 45 more labeled pairs), so figures of the table, the recommendation's
 # evidence and the manifests move; and floats are now hashed rounded to FLOAT_DIGITS (see the module
 # docstring). Recorded with numpy's AVX-512 paths on and off (NPY_DISABLE_CPU_FEATURES): the raw CSV
 # bytes differ there in 90 floats of expected_false_candidate_rate and false_candidate_rate_high (at
 # most 1.2e-17), these checksums do not.
-# Re-recorded for issue 23 (what a recommendation stands on): the sweep table gains 7 columns
+# Re-recorded for what a recommendation stands on: the sweep table gains 7 columns
 # (labeled_removals, labeled_removal_share, false_removal_rate_if_unlabeled_fine/_false, ignored_pairs,
 # ignored_categories, largest_group_pair_share) and config.json's evidence the same metrics plus an
 # 'ignored' entry; with those dropped, the table and both config.json files hash to the values recorded
-# for issue 27 (a2f9e6ce..., 9cb46693..., 4e65a697...). Manifests are unchanged.
-# Re-recorded for issue 27 (last point): the shipped sample gained 36 not-judged documents (group '?',
+# for the edit families (a2f9e6ce..., 9cb46693..., 4e65a697...). Manifests are unchanged.
+# Re-recorded when the shipped sample gained 36 not-judged documents (group '?',
 # 2,396 documents; the labeled ones and pairs.csv byte-identical), so candidate counts, reductions,
 # the sampled false-candidate pairs, removals (now with unlabeled ones) and the manifests move; pair
 # recall and false-removal rates do not. Recorded with numpy's AVX-512 paths on and off, same sums.
-# With issue 23's recommend(), which breaks ties on pair recall towards the row whose removals are
+# With a recommend() that breaks ties on pair recall towards the row whose removals are
 # most labeled, that picks another row of this grid (the recommended manifest changes).
-# Re-recorded for issue 35 (rates over the hash): the sweep table gains 8 columns (expected_pair_precision,
+# Re-recorded for rates over the hash: the sweep table gains 8 columns (expected_pair_precision,
 # expected_false_removal_rate, expected_missed_removal_rate, their *_hash_sd, hash_draws,
 # false_removal_rate_seed_high) and config.json's evidence the same keys; the precision, false- and
 # missed-removal intervals of rows verified on exact similarity widen by the hash spread (method
@@ -102,7 +102,7 @@ EXPORTS = {
 
 
 # Significant digits kept of each float before hashing. Across CPUs values differ by a few units in
-# the last place (~1e-16 relative; issue 27 saw up to 1.3e-17 absolute); a behaviour change moves a
+# the last place (~1e-16 relative; AVX-512 on and off differed by up to 1.3e-17 absolute); a behaviour change moves a
 # rate by far more than 1e-9.
 FLOAT_DIGITS = 9
 

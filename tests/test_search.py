@@ -1,4 +1,4 @@
-"""Issue 23: ignored categories, what a recommendation stands on, the grid chosen
+"""The default search: ignored categories, what a recommendation stands on, the grid chosen
 from the sample and the second pass; end to end on short person records we
 generate, on the real Clough corpus and (relative to the old fixed grid) on the
 shipped sample."""
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.short_records import person_records
+from bench.corpora.person_records import person_records
 from calib.candidates import lsh
 from calib.search.config import Config, config_from_row
 from calib.production.document import build_config_doc, validate_doc

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from calib.production import export as E
-from calib.production.engines import spark as SA
-from calib.production.engines import spark_io
-from calib.production.engines.spark_components import connected_components
+from calib.production.engines.spark import apply as SA
+from calib.production.engines.spark import io as spark_io
+from calib.production.engines.spark.components import connected_components
 from calib.production.engines.local import ApplyError, apply_config
 from calib.cli import main
 from calib.search.config import Config
@@ -316,7 +316,7 @@ def test_spark_out_folder_rules_before_any_work(tmp_path, capsys):
 
 
 def test_containment_refused_before_spark_starts(tmp_path, capsys):
-    """A containment config (issue 12's measure) is refused in one line: this engine verifies Jaccard only."""
+    """A containment config (a measure this engine lacks) is refused in one line: this engine verifies Jaccard only."""
     if _spark_missing():
         pytest.skip(_spark_missing())
     from pyspark.sql import SparkSession
@@ -334,7 +334,7 @@ def test_containment_refused_before_spark_starts(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.parametrize("rule", ["exclude", "exact"])
 def test_spark_strips_boilerplate_and_applies_the_minimum_length_as_locally(spark, tmp_path, rule):
-    """Issue 24: a corpus with boilerplate lines (the sample's site headers and footers) and short records
+    """Boilerplate and short documents: a corpus with boilerplate lines (the sample's site headers and footers) and short records
     (real titles, again in capitals): the Spark engine strips the exported stoplist and applies the minimum
     length as calib apply does: the same manifest rows and summary."""
     from test_short_docs import short_corpus
@@ -386,11 +386,11 @@ def test_spark_corpus_draw_equals_local(spark, tmp_path, monkeypatch, capsys):
     """calib draw --design corpus --engine spark: the local engine's files, byte for byte, for the same seed, on
     a corpus with planted near-duplicates and look-alikes, a blank line, a blank text and a 2-character text,
     read in 4 splits (64 KB: documents numbered across them); a duplicate id: the local one-line refusal."""
-    from bench.rare_corpus import build
+    from bench.corpora.rare import build
     from calib.labeling.corpus_draw import draw_corpus
     from calib.labeling.corpus_draw_spark import draw_corpus_spark
     from calib.labeling.drawn import DrawError
-    from calib.production.engines import spark_plan
+    from calib.production.engines.spark import plan as spark_plan
     c = build(800, dup_pairs=100, seed=5)
     lines = [json.dumps({"id": d, "text": t}) for d, t in zip(c.ids, c.texts)]
     lines[300:300] = ['{"id": "blank", "text": " \\n "}', "", '{"id": "tiny", "text": "ab"}']

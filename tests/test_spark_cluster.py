@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from calib.production.document import build_config_doc, validate_doc, weights_entry, write_text_atomic
-from calib.production.engines import spark_check, spark_ship
-from calib.production.engines.corpus import ApplyError
+from calib.production.engines.spark import check as spark_check, ship as spark_ship
+from calib.reading.corpus import ApplyError
 from calib.production.engines.local import apply_config
-from calib.production.engines.spark_plan import size_job
+from calib.production.engines.spark.plan import size_job
 from calib.search.config import Config
 from calib.sketches.boilerplate import stoplist
 from calib.sketches.represent import Representation
@@ -167,7 +167,7 @@ def test_the_packed_environment():
 def test_driver_graph_steps_against_brute_force():
     """The driver's cluster ids equal the rank of each cluster's smallest row among all n rows' clusters (rows
     outside the graph being singletons), and its groups hold whole components (a union-find's)."""
-    from calib.production.engines.spark_driver import cluster_ids, component_groups
+    from calib.production.engines.spark.driver import cluster_ids, component_groups
     rng = np.random.default_rng(7)
     for _ in range(50):
         n = int(rng.integers(1, 60))

@@ -1,6 +1,6 @@
 """Production targets (calib.production.targets): each snippet run against the real tool where it
 installs here (datasketch, datatrove, pymilvus client objects) and compared with the
-engine; the findings of issue 11 one by one; the union-find kept-document rules."""
+engine; each finding of the review of the targets one by one; the union-find kept-document rules."""
 
 from __future__ import annotations
 
@@ -231,7 +231,7 @@ def test_milvus_snippet_builds_its_objects_and_keeps_as_the_engine(sub, milvus_m
     assert len(engine) > 5 and removed == engine
 
 
-# -- issue 11's findings, target by target ----------------------------------------------------
+# -- the targets' findings, target by target-------------------------------------------------
 
 def test_every_target_is_pinned_and_states_what_it_keeps():
     for cfg in (Config(), Config(Representation(shingle="char", k=7), b=32, r=4, verify="estimated")):
@@ -344,7 +344,7 @@ def test_target_evidence_on_the_shipped_sample(sample):
     # 21 of the removals are documents nobody judged (group '?'): unlabeled, never counted false
     assert (got["datasketch"]["removed"], got["datasketch"]["false_removals"]) == (219, 0)
     assert got["datasketch"]["unlabeled_removals"] == 21
-    # issue 11: the same LSH without verification removes 297 documents, 32 of them false removals
+    # the tool's own default: the same LSH without verification removes 297 documents, 32 of them false removals
     assert (got["datatrove"]["removed"], got["datatrove"]["false_removals"]) == (297, 32)
     for name in ("datatrove", "text_dedup", "nemo_curator"):
         assert got[name]["false_removal_rate"] > ev.row["false_removal_rate"], name

@@ -1,5 +1,5 @@
 """Honest uncertainty: cluster bootstrap, band jackknife, expected rates, and
-coverage of intervals against other hash seeds (issue 10)."""
+coverage of intervals against other hash seeds."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Issue 10 in the app: the Sample page's dominant-group warning, the
+"""Honest uncertainty in the app: the Sample page's dominant-group warning, the
 Sweep page's seeds, expected and macro columns (AppTest, no browser)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ before any pair is built; this module bounds that budget, and the arrays
 sized by the corpus (signatures, band keys), by the memory the process may
 use: the least of the machine's RAM, a cgroup limit and ``RLIMIT_AS``, or
 ``CALIB_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix) when set. The costs
-per pair are the measured ones (``bench/memory_bounds.py``, README
+per pair are the measured ones (``bench/scale/memory_bounds.py``, README
 "Reliability"), rounded up.
 """
 

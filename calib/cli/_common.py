@@ -140,7 +140,7 @@ def _line_corpus(a) -> list[str] | None:
     """The texts of --line-counts (None: the sample's lines are counted)."""
     if not getattr(a, "line_counts", None):
         return None
-    from calib.production.engines.corpus import ApplyError, iter_corpus
+    from calib.reading.corpus import ApplyError, iter_corpus
     check_input(a.line_counts, "--line-counts")
     try:
         texts = [t for _, texts, _ in iter_corpus(a.line_counts) for t in texts]
@@ -156,7 +156,7 @@ def _idf_source(a) -> dict:
     path = getattr(a, "idf_corpus", None)
     if not path:
         return {}
-    from calib.production.engines.corpus import ApplyError
+    from calib.reading.corpus import ApplyError
     from calib.production.engines.local import corpus_frequencies
 
     def frequencies(rep):

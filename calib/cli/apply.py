@@ -44,7 +44,7 @@ def _load_frequencies(doc: dict, path: str):
 
 
 def cmd_apply(a) -> int:
-    from calib.production.engines.corpus import ApplyError, check_fields
+    from calib.reading.corpus import ApplyError, check_fields
     from calib.production.engines.local import apply_config, write_apply
     from calib.reading.files import MISSING_VALUES
     if a.batch_size < 1:

@@ -3,7 +3,7 @@
 One job: check what can be checked before the JVM starts (local paths, the
 review store, the --out folder, the config and its fields, with the local
 engine's rules), load the config document and the files beside it from a
-local path or an object-storage URI, run :func:`calib.production.engines.spark.apply_spark`
+local path or an object-storage URI, run :func:`calib.production.engines.spark.apply.apply_spark`
 and print its one-line summary. A failed Spark job becomes one line naming
 its root cause. The spark-submit script is :mod:`calib.cli.spark_submit`.
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 
 from calib.cli._common import say_applied
-from calib.production.engines.corpus import ApplyError
-from calib.production.engines.spark import apply_spark, check_supported
-from calib.production.engines.spark_check import SHIP_HINT
-from calib.production.engines.spark_io import (check_environment, check_out, is_glob, is_local, load_config_any,
+from calib.reading.corpus import ApplyError
+from calib.production.engines.spark.apply import apply_spark, check_supported
+from calib.production.engines.spark.check import SHIP_HINT
+from calib.production.engines.spark.io import (check_environment, check_out, is_glob, is_local, load_config_any,
                                                load_frequencies_any, local_path, read_text, root_cause, session)
 from calib.base.inputs import CONFIG_MAX_BYTES, STOPLIST_MAX_BYTES
-from calib.production.engines.spark_progress import Progress
+from calib.production.engines.spark.progress import Progress
 from calib.reading.files import MISSING_VALUES
 
 
@@ -52,7 +52,7 @@ def cli_apply(a) -> int:
                                                          STOPLIST_MAX_BYTES), a.config)
     slices = tuple(f.strip() for f in (getattr(a, "keep_fields", "") or "").split(",") if f.strip())
     if is_local(a.corpus) and local_path(a.corpus).is_file():  # the local engine's check, before any work
-        from calib.production.engines.corpus import check_fields
+        from calib.reading.corpus import check_fields
         check_fields(local_path(a.corpus), slices, id_field=a.id_field, text_field=a.text_field)
     spark = session()
     spark.sparkContext.setLogLevel("OFF")  # a failed task's Java stack is not logged: its cause is reported

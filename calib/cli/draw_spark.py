@@ -2,7 +2,7 @@
 
 One job: start (or join) the session, run
 :func:`calib.labeling.corpus_draw_spark.draw_corpus_spark` under the driver's
-progress lines (:mod:`calib.production.engines.spark_progress`) and turn a failed
+progress lines (:mod:`calib.production.engines.spark.progress`) and turn a failed
 Spark job into one line naming its root cause. The drawn set is written by
 the driver (:func:`calib.labeling.draw.write_drawn`), as locally.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from calib.labeling.corpus_draw_spark import draw_corpus_spark
 from calib.labeling.drawn import DrawError, DrawnSet
-from calib.production.engines.spark_check import SHIP_HINT
-from calib.production.engines.spark_draw import STAGES
-from calib.production.engines.corpus import ApplyError
-from calib.production.engines.spark_io import check_environment, root_cause, session
-from calib.production.engines.spark_progress import Progress
+from calib.production.engines.spark.check import SHIP_HINT
+from calib.production.engines.spark.draw import STAGES
+from calib.reading.corpus import ApplyError
+from calib.production.engines.spark.io import check_environment, root_cause, session
+from calib.production.engines.spark.progress import Progress
 
 
 def spark_draw(corpus: str, **options) -> DrawnSet:

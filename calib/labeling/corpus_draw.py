@@ -38,7 +38,7 @@ from calib.base.budget import check_memory
 from calib.labeling.drawn import (CAND_DTYPE, CANDIDATES, DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, allocate,
                                   check_options)
 from calib.labeling.loose_pass import TooManyLoosePairs, candidates, stream
-from calib.production.engines.corpus import ApplyError, corpus_digest, count_documents, iter_corpus
+from calib.reading.corpus import ApplyError, corpus_digest, count_documents, iter_corpus
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES, CorpusDesign
 from calib.reading.design import Design
 from calib.sketches.represent import Representation

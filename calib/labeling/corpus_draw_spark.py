@@ -1,7 +1,7 @@
 """``calib draw --design corpus --engine spark``: the corpus draw with its passes on Spark.
 
 The pass over the corpus (the loose LSH pass, the candidates and their verify
-estimates) runs as a Spark job (:func:`calib.production.engines.spark_draw.loose_scan`);
+estimates) runs as a Spark job (:func:`calib.production.engines.spark.draw.loose_scan`);
 what they find is put into the local draw's :class:`calib.labeling.corpus_draw.Scan`
 and the local :func:`calib.labeling.corpus_draw.draw_scan` draws from it, the
 drawn pairs' texts read by one more Spark read. So the sampling is the same
@@ -14,7 +14,7 @@ from __future__ import annotations
 from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, Scan, check_scan_options, corpus_identity,
                                        draw_scan)
 from calib.labeling.drawn import DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, check_options
-from calib.production.engines.corpus import ApplyError
+from calib.reading.corpus import ApplyError
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
 from calib.sketches.represent import Representation
 
@@ -26,7 +26,7 @@ def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_
     """The local ``scan`` of ``corpus`` computed on Spark: (the Scan, a fetch of documents' texts for
     ``draw_scan``). Options are checked as locally, before the job."""
     b, r, cut = check_scan_options(rep, edges, loose, scheme, max_pairs)
-    from calib.production.engines.spark_draw import loose_scan
+    from calib.production.engines.spark.draw import loose_scan
     try:
         corpus, sha = corpus_identity(corpus)
         s = loose_scan(str(corpus), rep=rep, b=b, r=r, verify=VERIFY_HASHES, cut=cut,

@@ -25,7 +25,7 @@ import pandas as pd
 
 from calib.estimates.slices import MISSING
 from calib.labeling.drawn import DrawError, DrawnSet
-from calib.production.engines.corpus import ApplyError, check_fields, iter_corpus
+from calib.reading.corpus import ApplyError, check_fields, iter_corpus
 from calib.reading.files import is_missing
 
 PEEK = 1000  # documents read for the field check before the pass

@@ -5,7 +5,7 @@ million) and labeling what one LSH configuration proposes hides what it
 misses. So the draw is stratified by similarity (the design:
 :mod:`calib.reading.design`):
 
-1. one pass over the corpus (the ``apply`` readers, :func:`calib.production.engines.corpus.iter_corpus`)
+1. one pass over the corpus (the ``apply`` readers, :func:`calib.reading.corpus.iter_corpus`)
    keeps a seeded uniform sample of n documents (reservoir sampling,
    Algorithm R: item t >= n replaces slot U(0, t) when that slot is < n); only
    the sample's texts are held;
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.production.engines.corpus import ApplyError, iter_corpus
+from calib.reading.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
 from calib.labeling.drawn import (CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,  # noqa: F401 (public)

@@ -1,6 +1,6 @@
 """The loose LSH pass of a corpus-scale draw: one streaming pass, then candidate pairs.
 
-Per batch of documents (:func:`calib.production.engines.corpus.iter_corpus`,
+Per batch of documents (:func:`calib.reading.corpus.iter_corpus`,
 read a batch ahead by a second thread): text -> ``b*r + verify`` MinHash
 values chunk by chunk over the threads (by default the ``oph`` scheme,
 one-permutation hashing, O(n + k) a document, which follows the S-curve
@@ -99,7 +99,7 @@ def stream(corpus, rep, b: int, r: int, verify: int, *, batch_size: int, id_fiel
     chunk over :func:`calib.sketches.chunks.num_threads` threads (text in, signature out: no
     batch-sized shingle array). A document without a shingle has every value 2^32 - 1 (no
     minimum): it takes no part in banding."""
-    from calib.production.engines.corpus import duplicate_id, iter_corpus
+    from calib.reading.corpus import duplicate_id, iter_corpus
     num_perm = b * r + verify
     sig_rep = replace(rep, num_perm=num_perm, scheme=scheme)
     keys = np.empty((b, n_hint), dtype=np.uint32)

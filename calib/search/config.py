@@ -82,7 +82,7 @@ class Config:
     measure: str = setting("jaccard", help="similarity verified: jaccard |A&B|/|A|B|, or containment |A&B|/|A| "
                                            "of the smaller set A (keeps the longer document)",
                            doc=("verification", "measure"), doc_if_set=True)
-    # Set-only (issue 24): documents with fewer shingles than this (0: off) are short (calib.verification.short).
+    # Set-only (left out while 0, so configs without it keep their fingerprint): documents with fewer shingles than this (0: off) are short (calib.verification.short).
     min_shingles: int = setting(0, help="minimum length: documents with fewer distinct shingles are short "
                                 "(0: off)", doc=("short_docs", "min_shingles"), doc_if_set=True, row_if_set=True)
     short_docs: str = setting("exclude", help="short documents: exclude (from near-duplicate detection, kept and "

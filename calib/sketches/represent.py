@@ -110,7 +110,7 @@ class Representation:
     weighting: str = setting("none", help="shingle weights: none (a set) or idf (ln(1 + N/df), sketched by "
                              "a weighted scheme, dart or icws, and verified by weighted_jaccard)", table=False,
                              doc_if_set=True)
-    # Set-only too (issue 24, boilerplate): left out while 0.
+    # Set-only too (boilerplate): left out while 0, so configs without it keep their fingerprint.
     strip_lines: float = setting(0.0, help="boilerplate: strip normalized lines held by more than this share of the "
                                  "documents (and by >= 2) before shingling; 0: off (calib.boilerplate)",
                                  doc_if_set=True, row_if_set=True)

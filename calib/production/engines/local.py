@@ -1,7 +1,7 @@
 """Run an exported configuration on an unlabeled corpus, in bounded memory.
 
 Two passes over the corpus (JSONL read line by line, or Parquet read with
-``ParquetFile.iter_batches``: :mod:`calib.production.engines.corpus`):
+``ParquetFile.iter_batches``: :mod:`calib.reading.corpus`):
 
 1. batch by batch: shingle sets -> MinHash signatures; only ids, shingle-set
    sizes, a 128-bit digest of each set and the (n, num_perm) uint32
@@ -39,9 +39,9 @@ from calib.verification.copies import Copies, copies_from_digests, set_digests, 
 from calib.verification.measures import get_measure
 from calib.sketches.minhash import signatures
 from calib.reading.files import MISSING_VALUES
-# the corpus reader's names stay reachable as calib.production.engines.local.X (the public API, e.g. calib.production.engines.corpus.iter_corpus)
-from calib.production.engines.corpus import (ApplyError, check_fields, count_documents, duplicate_id,  # noqa: F401
-                                             iter_corpus, parse_jsonl_record)
+# the corpus reader's names are also calib.apply.X (the public API's apply module is this one)
+from calib.reading.corpus import (ApplyError, check_fields, count_documents, duplicate_id,  # noqa: F401
+                                  iter_corpus, parse_jsonl_record)
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.verification.short import apply_rule, exact_pairs, short_mask, summary as short_summary, text_keys
 from calib.sketches.weighted_minhash import weigh

@@ -7,7 +7,7 @@ Milvus bands the whole signature: ``mh_lsh_band`` = b, rows per band =
 num_perm / b. ``mh_search_with_jaccard`` refines the LSH hits with the stored
 raw signatures, i.e. the MinHash *estimate*, not calib's exact Jaccard.
 
-The score direction (issue 11, finding 2): MHJACCARD is "positively related"
+The score direction, which decides which hits are near: MHJACCARD is "positively related"
 in Milvus (milvus-io/milvus internal/core/src/common/Utils.h,
 ``PositivelyRelated()`` lists MHJACCARD beside IP and COSINE; knowhere's
 ``MinHashVecSearch`` writes "similarity scores" into the distances), so

@@ -56,7 +56,7 @@ def measure_unsupported(config: "Config") -> list[dict]:
     return out + short_and_boilerplate_unsupported(config)
 
 
-# What a tool would need for issue 24's settings (none of them has either; datatrove's pipeline could host both).
+# What a tool would need for boilerplate stripping and a minimum length (none of them has either; datatrove's pipeline could host both).
 _STRIP_NEED = ("no line stoplist: drop each line whose normalized text is in stoplist.json before the tool "
                "shingles (datatrove: a filter or formatter step ahead of MinhashDedupSignature would do it)")
 _SHORT_NEED = {"exclude": "every document is sketched: leave documents with fewer than {m} distinct shingles out "

@@ -1,0 +1,1 @@
+"""Speed: text in -> signature out, candidates, joins, a sweep, an export, the first start; wall seconds beside the load."""
