@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -56,6 +55,3 @@ def write_result(path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_text_atomic(path, text)
 
-
-if __name__ == "__main__":
-    print(f"{machine()}; load {load():.2f}", file=sys.stdout)

@@ -2,7 +2,7 @@
 rounding): the sweep table of its GRID on data/sample, and config.json / manifest.csv of
 each export in its EXPORTS. Paste the printed values into the test after a deliberate change.
 
-    PYTHONPATH=. python bench/refactor_checksums.py
+    PYTHONPATH=. python -m bench.refactor_checksums
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ dependency), for ``calib/``, ``appui/`` and ``bench/``:
 - no import cycle anywhere;
 - a module of ``calib/`` imports only its own folder and the folders below it
   in :data:`STAGES`, so the library never imports the CLI, the app or Streamlit;
-- nothing imports an old flat path (``calib.lsh``); those paths still work for
-  one release (:mod:`calib.base.moved`), each forwarding to its new module.
+- nothing imports a module that is not there (the old flat paths such as
+  ``calib.lsh`` are gone, with no forwarder left behind);
+- corpora are read in ``reading/`` (nothing reads one through ``production/``), the
+  Spark engine is one package (``production/engines/spark/``), ``bench/`` holds its
+  benchmarks in folders by what they measure, and no comment cites an issue number.
 
 The checker itself is tested on a planted tree, so a cycle or an upward import
 cannot pass unnoticed.
@@ -18,9 +21,10 @@ from __future__ import annotations
 
 import ast
 import importlib
-import subprocess
+import io
+import re
 import sys
-import warnings
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -202,46 +206,6 @@ def test_calib_appui_and_bench_import_only_downward_without_cycles():
     assert check(ROOT) == []
 
 
-def test_tests_pages_and_app_import_no_old_path():
-    """The old paths are for external code: nothing shipped here uses them."""
-    from calib.base.moved import MOVED
-
-    known = modules(ROOT)
-    bad = []
-    for path in sorted([*ROOT.glob("tests/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]):
-        for target, line in imports(path, module_name(path, ROOT), known):
-            if target in MOVED and target not in known:
-                bad.append(f"{path.relative_to(ROOT)}:{line}: {target} (now {MOVED[target]})")
-    assert bad == []
-
-
-def test_no_code_in_a_string_imports_an_old_path():
-    """Subprocess children are code in strings: an old path there would forward, and a
-    monkeypatch through it would miss the real module."""
-    import re
-
-    from calib.base.moved import MOVED
-
-    folders = {old for old in MOVED if (ROOT / "calib" / old.split(".")[1]).is_dir()}
-    bad = []
-    files = [*ROOT.glob("tests/*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("appui/*.py"), *ROOT.glob("pages/*.py"),
-             *(ROOT / "calib").rglob("*.py")]
-    for path in sorted(files):
-        if path.name in ("test_layout.py", "moved.py"):
-            continue
-        text = path.read_text(encoding="utf-8")
-        for m in re.finditer(r"(?:from|import) (calib(?:\.\w+)+)(?: import ([\w, ]+))?", text):
-            mod, names = m.group(1), m.group(2) or ""
-            if mod in MOVED and not (mod in folders and names and
-                                     all((ROOT / mod.replace(".", "/") / f"{n.strip()}.py").exists()
-                                         for n in names.split(",") if n.strip())):
-                bad.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
-        for m in re.finditer(r"from calib import ([\w, ]+)", text):
-            bad += [f"{path.relative_to(ROOT)}: {m.group(0)}" for n in m.group(1).split(",")
-                    if f"calib.{n.strip()}" in MOVED and f"calib.{n.strip()}" not in folders]
-    assert bad == []
-
-
 def test_no_file_of_calib_holds_more_than_one_job_by_length():
     long = {str(p.relative_to(ROOT)): n for p in (ROOT / "calib").rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
@@ -255,78 +219,135 @@ def test_every_stage_folder_says_what_it_does():
             assert doc and len(doc) > 30, f"calib/{folder.name}/__init__.py has no docstring saying what it holds"
 
 
-# -- the old paths, for one release --------------------------------------------
+# -- each job in its own room ---------------------------------------------------
 
-def test_every_old_path_forwards_to_its_new_module_with_a_deprecation_warning():
-    from calib.base.moved import MOVED
-
-    code = r"""
-import importlib, json, sys, warnings
-from calib.base.moved import MOVED
-out = {}
-for old, new in MOVED.items():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        mod = importlib.import_module(old)
-        same, public = True, 0
-        for name in (new,) if isinstance(new, str) else new:  # a module split in several: each one's own names
-            target = importlib.import_module(name)
-            own = [n for n, v in vars(target).items() if not n.startswith("__") and
-                   getattr(v, "__module__", name) == name and not isinstance(v, type(sys))]
-            same = same and all(getattr(mod, n) is getattr(target, n) for n in own)
-            public += len(own)
-    out[old] = [same, public, [str(w.message) for w in caught if w.category is DeprecationWarning]]
-print(json.dumps(out))
-"""
-    import json
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
-    assert set(out) == set(MOVED)
-    for old, (same, n_public, messages) in out.items():
-        assert same and n_public > 0, old
-        first = MOVED[old] if isinstance(MOVED[old], str) else MOVED[old][0]
-        assert any(m.startswith(f"{old}") and " moved to calib." in m and "0.2" in m for m in messages), (old, messages)
+ENGINES = ROOT / "calib" / "production" / "engines"
+BENCH_TOP = 12  # files directly in bench/: its README, the shared record module, a tool or two; the rest in folders
 
 
-def test_old_verbs_stay_callable_and_the_public_api_gives_no_warning():
-    code = r"""
-import warnings
-warnings.simplefilter("error")
-import calib
-assert callable(calib.sweep) and callable(calib.export) and callable(calib.apply)
-assert calib.sweep.Grid is calib.Grid
-from calib import load_sample, Grid, recommend, Config, evaluate, config_from_row, Representation, Verify
-warnings.simplefilter("ignore")
-import calib.sweep, calib.apply, calib.lsh
-assert callable(calib.sweep) and callable(calib.apply)
-from calib.lsh import band_keys
-from calib.candidates.lsh import band_keys as new
-assert band_keys is new
-from calib.search import grid_from_sample  # the old module calib.search, now a folder
-from calib.search.from_sample import grid_from_sample as g
-assert grid_from_sample is g
-from calib.clusters import cluster_pairs
-from calib.review import ReviewStore
-import calib.lsh as old, calib.candidates.lsh as new
-old.MAX_PAIRS_FOR_TEST = 7  # a monkeypatch through an old path reaches the module
-assert new.MAX_PAIRS_FOR_TEST == 7
-del old.MAX_PAIRS_FOR_TEST
-assert not hasattr(new, "MAX_PAIRS_FOR_TEST")
-print("ok")
-"""
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+def reads_through_production(root: Path) -> list[str]:
+    """``from calib.production.X import name`` (in calib/, appui/, bench/, pages/) where X itself
+    imports ``name`` from ``calib.reading``: a reader's name reached through production."""
+    from_reading = {}  # production module -> the names it imports from reading
+    for name, path in modules(root, ("calib",)).items():
+        if name.startswith("calib.production"):
+            from_reading[name] = {a.asname or a.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                                  if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("calib.reading")
+                                  for a in n.names}
+    bad = []
+    files = [p for pkg in ("calib", "appui", "bench", "pages") if (root / pkg).is_dir() for p in (root / pkg).rglob("*.py")]
+    for path in sorted(files):
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.ImportFrom) and n.module in from_reading:
+                bad += [f"{path.relative_to(root)}:{n.lineno}: {a.name} through {n.module}"
+                        for a in n.names if a.name in from_reading[n.module]]
+    return bad
 
 
-def test_an_unknown_name_of_an_old_folder_module_is_an_attribute_error():
-    import calib.search
+ISSUE = re.compile(r"\bissues?\s+#?\d+\b|\bissue\s+#\d+", re.IGNORECASE)
 
-    with pytest.raises(AttributeError, match="no_such_name"):
-        calib.search.no_such_name  # noqa: B018
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert importlib.import_module("calib.search.sweep").__name__ == "calib.search.sweep"
+
+def issue_numbers(path: Path, root: Path) -> list[str]:
+    """Comments and docstrings of a .py file that cite an issue by number (they should say why)."""
+    source = path.read_text(encoding="utf-8")
+    bad = [f"{path.relative_to(root)}:{tok.start[0]}: {tok.string.strip()}"
+           for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+           if tok.type == tokenize.COMMENT and ISSUE.search(tok.string)]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc and (m := ISSUE.search(doc)):
+                line = node.body[0].lineno if node.body else 1
+                bad.append(f"{path.relative_to(root)}:{line}: docstring cites {m.group(0)!r}")
+    return bad
+
+
+def python_files(root: Path) -> list[Path]:
+    files = [p for d in ("calib", "appui", "pages", "bench", "tests", "docs") if (root / d).is_dir()
+             for p in (root / d).rglob("*.py")]
+    return sorted(files + [p for p in (root / "app.py", root / "home.py") if p.is_file()])
+
+
+def test_checker_finds_a_corpus_reader_reached_through_production(tmp_path):
+    root = _tree(tmp_path, {"calib/__init__.py": "", "calib/reading/__init__.py": "",
+                            "calib/reading/corpus.py": "def iter_corpus(): ...\n",
+                            "calib/production/__init__.py": "",
+                            "calib/production/local.py": "from calib.reading.corpus import iter_corpus\ndef apply(): ...\n",
+                            "calib/labeling/__init__.py": "",
+                            "calib/labeling/draw.py": "from calib.production.local import apply, iter_corpus\n"
+                                                      "from calib.reading.corpus import iter_corpus as ok\n"})
+    assert reads_through_production(root) == ["calib/labeling/draw.py:1: iter_corpus through calib.production.local"]
+
+
+def test_checker_finds_issue_numbers_in_comments_and_docstrings_only(tmp_path):
+    root = _tree(tmp_path, {"a.py": '"""Bad input (issue 5, item 1)."""\n'
+                                    'MSG = "issue 7 in a string is data, not a comment"\n'
+                                    'def f():\n    """Two issues, none numbered; 24 issues; an issue #3."""\n'
+                                    'x = 1  # as Issues 12 and 14 asked\n'
+                                    'y = 2  # the issue: 2 bytes too many\n'})
+    assert issue_numbers(root / "a.py", root) == ["a.py:5: # as Issues 12 and 14 asked",
+                                                  "a.py:1: docstring cites 'issue 5'",
+                                                  "a.py:4: docstring cites 'issue #3'"]
+
+
+def test_corpora_are_read_in_reading_not_through_production():
+    from calib.reading import corpus
+
+    assert corpus.iter_corpus.__module__ == "calib.reading.corpus"
+    assert not (ENGINES / "corpus.py").exists()
+    assert reads_through_production(ROOT) == []
+
+
+def test_the_spark_engine_is_one_package_whose_init_names_its_parts():
+    assert sorted(p.name for p in ENGINES.glob("spark*.py")) == []
+    package = ENGINES / "spark"
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
+    parts = sorted(p.stem for p in package.glob("*.py") if p.stem != "__init__")
+    assert len(parts) >= 10 and [p for p in parts if f"``{p}``" not in doc] == []
+
+
+def test_no_forwarder_of_an_old_path_is_left():
+    assert not (ROOT / "calib" / "base" / "moved.py").exists()
+    bad = []
+    for path in sorted((ROOT / "calib").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        if "meta_path" in text or "DeprecationWarning" in text:
+            bad.append(f"{path.relative_to(ROOT)}: an import hook or a deprecation")
+        if path != ROOT / "calib" / "__init__.py" and any(  # calib's own lazy public names are no forwarder
+                isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+            bad.append(f"{path.relative_to(ROOT)}: a module __getattr__")
+    assert bad == []
+    for old in ("calib.lsh", "calib.samples", "calib.review_pg", "calib.production.engines.corpus",
+                "calib.production.engines.spark_io"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+
+
+def test_no_comment_or_docstring_cites_an_issue_number():
+    assert [line for path in python_files(ROOT) for line in issue_numbers(path, ROOT)] == []
+
+
+def test_bench_holds_its_benchmarks_in_folders_by_what_they_measure():
+    top = sorted(p.name for p in (ROOT / "bench").iterdir() if p.is_file())
+    assert len(top) <= BENCH_TOP, top
+    folders = [d for d in (ROOT / "bench").iterdir() if d.is_dir() and d.name not in ("results", "__pycache__")]
+    assert len(folders) >= 5
+    for folder in folders:
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc) > 30, f"bench/{folder.name}/__init__.py has no docstring saying what it measures"
+    # each script says how it is run, by its module name
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if 'if __name__ == "__main__"' in text:
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            assert f"python -m {module}" in (ast.get_docstring(ast.parse(text)) or ""), f"{module}: no run line"
+
+
+def test_every_result_file_is_listed_beside_the_script_that_writes_it():
+    readme = (ROOT / "bench" / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((ROOT / "bench" / "results").iterdir()) if f"results/{p.name}" not in readme]
+    assert missing == []
 
 
 # -- the docs name real places -------------------------------------------------
@@ -336,23 +357,13 @@ def test_an_unknown_name_of_an_old_folder_module_is_an_attribute_error():
 GENERATED = ("docs/reference/cli.md", "docs/reference/config-schema.md")
 DOCS = ("README.md", "bench/README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
                                              if str(p.relative_to(ROOT)) not in GENERATED))
-VERBS = ("calib.sweep", "calib.export", "calib.apply")  # the public API's callable modules
 
 
-def _resolve(ref: str, old_allowed: bool = False) -> str | None:
-    """None when ``ref`` (``calib.a.b.name``) is a module or a name in one, else why not
-    (an old flat path only where ``old_allowed``: the paragraph about them)."""
-    from calib.base.moved import MOVED
-
+def _resolve(ref: str) -> str | None:
+    """None when ``ref`` (``calib.a.b.name``) is a module or a name in one, else why not."""
     parts = ref.split(".")
-    if ref in MOVED and old_allowed:
-        return None
-    if ref not in VERBS and ".".join(parts[:2]) in MOVED and not (ROOT / "calib" / parts[1]).is_dir():
-        return f"{ref}: an old path (now {MOVED['.'.join(parts[:2])]})"
     for k in range(len(parts), 0, -1):
         name = ".".join(parts[:k])
-        if name in MOVED and name not in ("calib.clusters", "calib.review", "calib.search", "calib.reading"):
-            continue
         try:
             obj = importlib.import_module(name)
         except ImportError:
@@ -366,19 +377,15 @@ def _resolve(ref: str, old_allowed: bool = False) -> str | None:
 
 
 def test_docs_name_modules_files_and_functions_that_exist():
-    import re
-
     bad = []
     for doc in DOCS:
         text = (ROOT / doc).read_text(encoding="utf-8")
         for paragraph in text.split("\n\n"):
             for ref in sorted(set(re.findall(r"(?<![\w/.-])calib(?:\.[A-Za-z_]\w*)+", paragraph))):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    why = _resolve(ref, old_allowed="old flat paths" in paragraph)
+                why = None if "old flat paths" in paragraph else _resolve(ref)  # the paragraph saying they are gone
                 if why:
                     bad.append(f"{doc}: {why}")
-            for path in sorted(set(re.findall(r"(?<![\w/.-])calib/[\w/.]*\w", paragraph))):
+            for path in sorted(set(re.findall(r"(?<![\w/.-])(?:calib|bench(?!/results))/[\w/.]*\w", paragraph))):
                 if not (ROOT / path).exists() and "old flat paths" not in paragraph:
                     bad.append(f"{doc}: {path} does not exist")
     assert bad == []

@@ -7,7 +7,7 @@ document. Everything is built on demand into a cache folder (``$CALIB_CACHE_DIR`
 ``~/.cache/calib``, then ``bench/manpages``), never into the repository: the corpus is
 whatever version of the packages the package sources serve.
 
-    PYTHONPATH=. python bench/corpora/manpages.py    # builds it and prints a summary
+    PYTHONPATH=. python -m bench.corpora.manpages    # builds it and prints a summary
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ server of CALIB_TEST_POSTGRES (source .ci/postgres.sh && calib_pg_start: a local
 this is the store's cost, not a network's); a fresh database per run. Writes
 bench/results/review_store.md.
 
-    python bench/review/review_store.py [--decisions 300] [--writers 1,4]
+    python -m bench.review.review_store [--decisions 300] [--writers 1,4]
 """
 
 from __future__ import annotations

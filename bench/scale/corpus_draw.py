@@ -7,7 +7,7 @@ a fresh interpreter, under ``nice``; peak RSS is that child's own (``os.wait4``,
 bench.scale.memory's launcher). Writes bench/results/corpus_draw.md with the load
 average before and after.
 
-    python bench/scale/corpus_draw.py [--docs 1000000] [--words 300,600]
+    python -m bench.scale.corpus_draw [--docs 1000000] [--words 300,600]
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
                          "drawn": sum(design["drawn"]), "load": f"{load_before[0]:.1f} / {load_after[0]:.1f}"})
             print(rows[-1], flush=True)
     lines = ["# calib draw --design corpus: time and peak memory\n",
-             f"`python bench/scale/corpus_draw.py --docs {a.docs} --words {a.words} --loose {a.loose} --schemes "
+             f"`python -m bench.scale.corpus_draw --docs {a.docs} --words {a.words} --loose {a.loose} --schemes "
              f"{a.schemes}` ({time.strftime('%Y-%m-%d %H:%M')} UTC, 2 cores shared with other sessions: load average "
              f"(1 min) before / after each draw in the table; the draw runs under nice -n {a.nice}; corpus "
              f"{'reused' if reused else f'generated in {gen:.0f} s'}, not counted).\n",

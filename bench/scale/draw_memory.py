@@ -6,7 +6,7 @@ each in a fresh interpreter; peak RSS is that child's own (``os.wait4``, through
 bench.scale.memory's launcher). The corpus is streamed once, so the peak should not
 grow with N. Writes bench/results/draw_memory.md.
 
-    python bench/scale/draw_memory.py [--sizes 100000,1000000] [--docs 2000] [--pairs 500]
+    python -m bench.scale.draw_memory [--sizes 100000,1000000] [--docs 2000] [--pairs 500]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
             print(rows[-1], flush=True)
             corpus.unlink()
     lines = ["# calib draw: peak memory against corpus size\n",
-             f"`python bench/scale/draw_memory.py --sizes {a.sizes} --docs {a.docs} --pairs {a.pairs}` "
+             f"`python -m bench.scale.draw_memory --sizes {a.sizes} --docs {a.docs} --pairs {a.pairs}` "
              f"({time.strftime('%Y-%m-%d')}, 2 cores shared with other sessions: times are loose).\n",
              "| documents | corpus MB | peak RSS MB | seconds | pairs >= floor in the sample |",
              "|---:|---:|---:|---:|---:|"]

@@ -1,6 +1,6 @@
 """Memory on hostile samples: a large group, and the estimator against a measured peak.
 
-    PYTHONPATH=. python bench/scale/hostile_memory.py [--out bench/results/hostile_memory.md]
+    PYTHONPATH=. python -m bench.scale.hostile_memory [--out bench/results/hostile_memory.md]
 
 Each command runs in a fresh interpreter behind bench/scale/memory.py's launcher (peak RSS = ``ru_maxrss`` of
 ``os.wait4`` on that child alone; :func:`bench.scale.memory_bounds.run_measured`):

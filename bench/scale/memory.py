@@ -1,6 +1,6 @@
 """Bounded memory: peak RSS of streaming signatures over a JSONL file, flat as the file grows.
 
-    PYTHONPATH=. python bench/scale/memory.py [--sizes 10000,100000,1000000] [--out bench/results/memory.md]
+    PYTHONPATH=. python -m bench.scale.memory [--sizes 10000,100000,1000000] [--out bench/results/memory.md]
 
 For each case a fresh interpreter streams a JSONL file of short documents
 (20-60 words drawn deterministically from the words of
@@ -24,7 +24,7 @@ the same command on a 100-document corpus. ``--profile N`` then runs
 per-stage peak RSS (VmHWM, reset through /proc/self/clear_refs) and
 tracemalloc snapshots at each stage boundary.
 
-    PYTHONPATH=. python bench/scale/memory.py --mode apply [--profile 1000000]
+    PYTHONPATH=. python -m bench.scale.memory --mode apply [--profile 1000000]
 
 ``--mode bounds`` measures `calib sweep` and `calib apply` on hostile
 corpora (200k one-word documents, 3,000 copies of a 404 page, 300k documents
@@ -184,7 +184,7 @@ def main() -> None:
     if a.mode == "bounds":  # bench/scale/memory_bounds.py builds on this module: run it as its own script
         out = Path(a.out) if a.out != ap.get_default("out") else RESULTS_DIR / "memory_bounds.md"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        raise SystemExit(subprocess.run([sys.executable, str(ROOT / "bench" / "scale" / "memory_bounds.py"), "--out", str(out)],
+        raise SystemExit(subprocess.run([sys.executable, "-m", "bench.scale.memory_bounds", "--out", str(out)],
                                         env=env).returncode)
     rows = []
     with tempfile.TemporaryDirectory(prefix="calib-mem-") as tmp:
@@ -402,7 +402,7 @@ def write_apply_report(rows: list[dict], profile: dict | None, out: Path, n_word
         f"{r['verified']:,} | {r['removals']:,} |\n" for r in rows)
     base = rows[0]["base_mb"] if rows else float("nan")
     text = (f"{APPLY_HEADING}\n\n"
-            f"`PYTHONPATH=. python bench/scale/memory.py --mode apply --profile {profile['n'] if profile else 0}` on "
+            f"`PYTHONPATH=. python -m bench.scale.memory --mode apply --profile {profile['n'] if profile else 0}` on "
             f"{os.cpu_count()} shared cores, Python {sys.version.split()[0]}. Config written with "
             "`calib.export.write_config`: word 5-grams, num_perm=128, b=16, r=8, exact verification at J >= 0.8, "
             "connected clusters, keep first. Corpora: the documents above (same seed) with "
@@ -486,7 +486,7 @@ def write_report(rows: list[dict], out: Path, n_words: int) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
         "# Peak memory of streamed signatures\n\n"
-        f"`PYTHONPATH=. python bench/scale/memory.py` on {os.cpu_count()} shared cores, Python "
+        f"`PYTHONPATH=. python -m bench.scale.memory` on {os.cpu_count()} shared cores, Python "
         f"{sys.version.split()[0]}. Documents: 20-60 words drawn (seeded) from {n_words:,} distinct words of "
         "/usr/share/common-licenses/*, one JSONL line each, streamed line by line; signatures: "
         f"`calib.minhash.signatures_from_texts` per batch, word 5-grams, num_perm={NUM_PERM}, `prefix` scheme, written "

@@ -1,6 +1,7 @@
 """Bounded memory on hostile corpora: peak RSS of `calib sweep` and `calib apply`, refused before they would exceed the budget.
 
-    PYTHONPATH=. python bench/scale/memory.py --mode bounds [--out bench/results/memory_bounds.md]
+    PYTHONPATH=. python -m bench.scale.memory --mode bounds [--out bench/results/memory_bounds.md]
+    PYTHONPATH=. python -m bench.scale.memory_bounds [--out ...]   # the same
 
 Four corpora, written as JSONL (ids d0, d1, ...):
 
@@ -160,7 +161,7 @@ def write_report(rows, base_sweep, base_apply, out: Path) -> None:
                     for r in rows if r["step"] == rows[0]["step"])
     text = (
         "# Peak memory on hostile corpora: `calib sweep` and `calib apply`\n\n"
-        f"`PYTHONPATH=. python bench/scale/memory.py --mode bounds` ({time.strftime('%Y-%m-%d')}, Python "
+        f"`PYTHONPATH=. python -m bench.scale.memory --mode bounds` ({time.strftime('%Y-%m-%d')}, Python "
         f"{platform.python_version()}, 2 shared cores). See bench/scale/memory_bounds.py for the corpora and commands. "
         f"Each command runs in a fresh interpreter; peak RSS is `ru_maxrss` of `os.wait4` on it alone. "
         f"\"imports\" = the same command on 100 documents: sweep {base_sweep['peak_mb']:.0f} MB, "

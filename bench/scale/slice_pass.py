@@ -7,7 +7,7 @@ repeated --repeat times to reach a few KB) with two slice fields, times
 :func:`calib.labeling.corpus_slices.count_slices` in this process (CPU seconds),
 and writes bench/results/slice_pass.md with the load average before and after.
 
-    python bench/scale/slice_pass.py [--docs 50000] [--repeat 11]
+    python -m bench.scale.slice_pass [--docs 50000] [--repeat 11]
 """
 
 from __future__ import annotations

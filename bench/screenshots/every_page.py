@@ -1,6 +1,6 @@
 """Screenshots of every page at 1400, 1000 and 800 px wide, for looking at (what AppTest cannot see: the look).
 
-    PYTHONPATH=$PWD .venv/bin/python bench/screenshots/every_page.py OUT_DIR [--drawn FOLDER]
+    PYTHONPATH=$PWD .venv/bin/python -m bench.screenshots.every_page OUT_DIR [--drawn FOLDER]
 
 Starts ``streamlit run app.py`` on a free 127.0.0.1 port (a throwaway review
 database), walks Home, Sample, Sweep (the default grid, then the recommended

@@ -9,7 +9,7 @@ interval of pair recall and of the false-removal rate holds the value on the
 whole sample, and how often the plain (unweighted) recall lands inside the
 weighted interval's range of the truth. Writes bench/results/draw_coverage.md.
 
-    python bench/search/draw_coverage.py [--pairs 300,600] [--seeds 20]
+    python -m bench.search.draw_coverage [--pairs 300,600] [--seeds 20]
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
              "| mean unweighted recall | mean weighted FRR |", "|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {s.pairs} | {s.seeds} | {s.recall_covered} | {s.frr_covered} | {s.recall_mean:.3f} | "
               f"{s.recall_unweighted_mean:.3f} | {s.frr_mean:.4f} |" for s in summary.itertuples()]
-    text = (f"# Coverage of the weighted intervals on the shipped sample\n\n`python bench/search/draw_coverage.py --pairs "
+    text = (f"# Coverage of the weighted intervals on the shipped sample\n\n`python -m bench.search.draw_coverage --pairs "
             f"{a.pairs} --seeds {a.seeds}` ({time.strftime('%Y-%m-%d')}). Configuration: {CONFIG}. Truth on the "
             f"whole sample: pair recall {truth['pair_recall']:.3f}, false-removal rate "
             f"{truth['false_removal_rate']:.4f}. One fresh draw per seed, labeled by the groups, no planner rounds.\n\n"

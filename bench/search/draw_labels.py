@@ -10,7 +10,7 @@ next labels for the configuration calib recommends on the labeled sample
 of its pair recall and false-removal rate are both within +/- the width.
 Writes bench/results/draw_labels.md.
 
-    python bench/search/draw_labels.py [--pairs 300] [--step 100] [--width 0.05] [--seed 0]
+    python -m bench.search.draw_labels [--pairs 300] [--step 100] [--width 0.05] [--seed 0]
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
                              .to_numpy(int), 0)
             write_drawn(d, more(drawn, new))
     table = pd.DataFrame(rows)
-    text = (f"# Labels to reach +/-{a.width} on the shipped sample\n\n`python bench/search/draw_labels.py --pairs {a.pairs} "
+    text = (f"# Labels to reach +/-{a.width} on the shipped sample\n\n`python -m bench.search.draw_labels --pairs {a.pairs} "
             f"--step {a.step} --width {a.width} --seed {a.seed}` ({time.strftime('%Y-%m-%d')}).\n\n"
             f"Configuration: {CONFIG}. Truth on the whole sample (every pair labeled by its groups): pair recall "
             f"{truth['pair_recall']:.3f}, false-removal rate {truth['false_removal_rate']:.4f}.\n\n"

@@ -5,7 +5,7 @@ replaced (bench.corpora.rare), exact char-5 J, and whether they share a band key
 for several hash seeds; per J bin the observed rate against P(J) = 1 - (1 - J^5)^120 with its
 binomial standard error. Writes bench/results/loose_curve.md.
 
-    python bench/search/loose_curve.py [--pairs 3000] [--seeds 4]
+    python -m bench.search.loose_curve [--pairs 3000] [--seeds 4]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     J = pairs_jaccard(sets, i, i + 1)
     P = lsh.s_curve(J, 120, 5)
     lines = [f"# Loose pass 120x5: observed collision rate against the S-curve\n",
-             f"`python bench/search/loose_curve.py --pairs {a.pairs} --seeds {a.seeds}` ({time.strftime('%Y-%m-%d')}): "
+             f"`python -m bench.search.loose_curve --pairs {a.pairs} --seeds {a.seeds}` ({time.strftime('%Y-%m-%d')}): "
              f"{a.pairs:,} pairs of few-KB documents, {a.seeds} hash seeds each.\n",
              "| scheme | J bin | pairs x seeds | observed | P(J) | (observed - P) / se |", "|---|---|---:|---:|---:|---:|"]
     for scheme in ("prefix", "oph"):

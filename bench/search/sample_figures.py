@@ -5,7 +5,7 @@ rate, removals (unlabeled, chained), connected vs star; the app's default config
 and the Review queue's pairs without a sample label under each. Rerun after a change
 of the sample or of the search, and update the figures it prints where they are recorded.
 
-    python bench/search/sample_figures.py [--sample data/sample]
+    python -m bench.search.sample_figures [--sample data/sample]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ documents in another language than their family); each seed draws 500 pairs, lab
 the truth and estimates per language through the sweep's path. Writes
 bench/results/slice_coverage.md.
 
-    python bench/search/slice_coverage.py [--seeds 40] [--first 100]
+    python -m bench.search.slice_coverage [--seeds 40] [--first 100]
 """
 
 from __future__ import annotations

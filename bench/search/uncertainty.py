@@ -1,6 +1,6 @@
 """Interval coverage against other hash seeds, and what the intervals cost.
 
-    PYTHONPATH=. python bench/search/uncertainty.py            # ~3-6 min on 2 shared cores
+    PYTHONPATH=. python -m bench.search.uncertainty            # ~3-6 min on 2 shared cores
 
 Coverage: on generated corpora with large groups (tests/_families.py: three big
 near-identical families from data/base plus small groups and singletons), a

@@ -1,6 +1,6 @@
 """Weighted MinHash (IDF, ICWS) against classic MinHash on the shipped sample: what weighting buys against boilerplate.
 
-    PYTHONPATH=. python bench/search/weighted_boilerplate.py [--out bench/results/weighted_boilerplate.md]
+    PYTHONPATH=. python -m bench.search.weighted_boilerplate [--out bench/results/weighted_boilerplate.md]
         [--reps word5,char5] [--thresholds 0.3,0.4,0.5,0.6,0.7,0.8] [--split 32x4] [--skip-speed]
 
 Quality, on data/sample (2,396 documents, 64 labeled boilerplate pairs):
@@ -188,7 +188,7 @@ def main(argv=None) -> int:
     split = parse_splits(a.split)[0]
     t0 = time.perf_counter()
     text = ["# Weighted MinHash (IDF, ICWS) vs classic MinHash\n",
-            "Written by `PYTHONPATH=. python bench/search/weighted_boilerplate.py` (see its docstring for the method). "
+            "Written by `PYTHONPATH=. python -m bench.search.weighted_boilerplate` (see its docstring for the method). "
             "Weights: w = ln(1 + N / df), df counted on the sample itself.\n",
             quality(reps, thresholds, split)]
     if not a.skip_speed:

@@ -1,6 +1,6 @@
 """`calib apply` (local engine) against `calib apply --engine spark` on Spark local[2]: time and peak memory.
 
-    PYTHONPATH=. python bench/spark/apply.py [--sizes 100000,1000000] [--out bench/results/spark_apply.md]
+    PYTHONPATH=. python -m bench.spark.apply [--sizes 100000,1000000] [--out bench/results/spark_apply.md]
 
 The corpus and config are bench/scale/memory.py's ``--mode apply`` ones: n documents of 20-60 words
 (deterministic), ~2% planted near-duplicates, word 5-grams, num_perm=128, b=16, r=8, exact

@@ -1,6 +1,6 @@
 """`calib apply` (local engine) against `calib apply --engine spark` on this machine's standalone cluster.
 
-    .venv/bin/python bench/spark/cluster.py [--sizes shipped,200000] [--workers 2] [--memory 2g]
+    .venv/bin/python -m bench.spark.cluster [--sizes shipped,200000] [--workers 2] [--memory 2g]
                                             [--out bench/results/spark_cluster.md]
 
 The cluster is tests/_spark_cluster.py's: a master and ``--workers`` workers (1 core each) on 127.0.0.1

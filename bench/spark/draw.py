@@ -1,6 +1,6 @@
 """`calib draw --design corpus` on the local engine against `--engine spark` (local[N]) on this machine.
 
-    .venv/bin/python bench/spark/draw.py [--sizes shipped,20000] [--master local[2]] [--pairs 500]
+    .venv/bin/python -m bench.spark.draw [--sizes shipped,20000] [--master local[2]] [--pairs 500]
                                          [--out bench/results/spark_draw.md]
 
 ``shipped`` is data/corpus/docs.jsonl.gz; a number n is bench/corpora/rare.py's corpus of n documents
@@ -64,7 +64,7 @@ def main() -> None:
                         f"{'yes' if same else 'NO'} | {job.group(1) if job else '?'} | {load} |")
             print(rows[-1], flush=True)
     text = (f"# calib draw --design corpus: local engine against --engine spark ({a.master})\n\n"
-            f"`.venv/bin/python bench/spark/draw.py --sizes {a.sizes} --master '{a.master}' --pairs {a.pairs}` "
+            f"`.venv/bin/python -m bench.spark.draw --sizes {a.sizes} --master '{a.master}' --pairs {a.pairs}` "
             "(wall seconds, each run a fresh `calib draw`; the Spark run's JVM start included; 2-core machine "
             "shared with other jobs, load averages in the last column).\n\n"
             "| corpus | local s | spark s | ratio | same files | spark job size | load (1, 5, 15 min) |\n"

@@ -1,6 +1,6 @@
 """Seconds per stage of `calib apply --engine spark` (apply_spark's ``log``), on bench/scale/memory.py's corpus.
 
-    PYTHONPATH=. python bench/spark/stages.py [--size 100000] [--master local[2]]
+    PYTHONPATH=. python -m bench.spark.stages [--size 100000] [--master local[2]]
 
 The corpus and config are bench/spark/apply.py's (n documents of 20-60 words, ~2% planted
 near-duplicates, word 5-grams, num_perm=128, b=16, r=8, exact J >= 0.8). The session starts

@@ -1,6 +1,6 @@
 """Exact all-pairs above a threshold on 20,000 real documents (3-8 KB).
 
-    python bench/speed/all_pairs.py [--docs 20000] [--shingles word5,char5] [--thresholds 0.5,0.8]
+    python -m bench.speed.all_pairs [--docs 20000] [--shingles word5,char5] [--thresholds 0.5,0.8]
 
 Prints time and peak RSS per (shingles, threshold); shingling is untimed.
 """

@@ -3,7 +3,7 @@ fresh Workspace, as the first sweep in the app or `calib sweep`; warm: a second
 sweep on the same Workspace, as the app's later runs) and which configuration
 each representation would give within a 1% false-removal budget.
 
-    python bench/speed/default_grid.py [--repeat 1]
+    python -m bench.speed.default_grid [--repeat 1]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """LSH Ensemble all-pairs candidates: calib.candidates.ensemble vs datasketch's MinHashLSHEnsemble.
 
-    PYTHONPATH=. python bench/speed/ensemble.py [--docs 2000] [--out bench/results/ensemble.md]
+    PYTHONPATH=. python -m bench.speed.ensemble [--docs 2000] [--out bench/results/ensemble.md]
 
 Generated nested shingle sets (tests/test_containment.py's generator: sizes 1-120, a third of the
 sets mostly copied from an earlier one), datasketch-identical signatures (scheme 'datasketch'),
@@ -67,7 +67,7 @@ def main(argv=None) -> None:
     rec = lambda c: len(truth & c) / len(truth)  # noqa: E731
     text = "\n".join([
         "# LSH Ensemble candidates: calib vs datasketch", "",
-        f"`PYTHONPATH=. python bench/speed/ensemble.py --docs {a.docs}`: {sets.n} generated sets, C >= 0.5, num_perm 128, "
+        f"`PYTHONPATH=. python -m bench.speed.ensemble --docs {a.docs}`: {sets.n} generated sets, C >= 0.5, num_perm 128, "
         f"8 partitions, m 8; {len(truth)} brute-force pairs with C >= 0.5.", "",
         "| method | seconds | directed candidates | pairs (smaller side queries) | recall |", "|---|---|---|---|---|",
         f"| datasketch MinHashLSHEnsemble: index + every document queries | {t_ds:.2f} | "

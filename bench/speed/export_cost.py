@@ -1,6 +1,6 @@
 """What `calib export` costs against evaluating its one configuration: wall time and peak RSS.
 
-    PYTHONPATH=. python bench/speed/export_cost.py [--sample data/sample] [--before DIR] [--repeats 2]
+    PYTHONPATH=. python -m bench.speed.export_cost [--sample data/sample] [--before DIR] [--repeats 2]
 
 Each case is a fresh interpreter (``os.wait4``'s ``ru_maxrss`` of that child alone): ``evaluate``
 runs ``calib.search.sweep.evaluate`` of the default config on the sample; ``export`` runs it and then

@@ -1,7 +1,7 @@
 """The first start a newcomer sees: time to the first useful page on a fresh clone, numba's cache cold.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/speed/first_start.py            # nothing of ours beside it
-    PYTHONPATH=$PWD .venv/bin/python bench/speed/first_start.py --load 2   # with 2 busy processes beside it
+    PYTHONPATH=$PWD .venv/bin/python -m bench.speed.first_start            # nothing of ours beside it
+    PYTHONPATH=$PWD .venv/bin/python -m bench.speed.first_start --load 2   # with 2 busy processes beside it
 
 Clones this repository's committed HEAD into a temporary folder (a fresh clone has no ``__pycache__``,
 so numba's cache is cold, as after an install; ``NUMBA_CACHE_DIR`` points at an empty folder too),

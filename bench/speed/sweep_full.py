@@ -6,7 +6,7 @@ caches them).
 Documents: the shipped sample (2,360 labeled documents) plus word-shuffled
 copies of its texts as unlabeled singletons, up to 10,000.
 
-    python bench/speed/sweep_full.py [--docs 10000] [--shingle word --k 5]
+    python -m bench.speed.sweep_full [--docs 10000] [--shingle word --k 5]
 """
 
 from __future__ import annotations

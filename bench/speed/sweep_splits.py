@@ -15,7 +15,7 @@ Rounds are repeated; per-split and total times are medians over rounds, at 2
 threads and at 1 thread. A separate, untimed-in-the-table pass splits
 ``candidate_pairs`` into its internal stages (sort, count, emit, final sort).
 
-Run:  PYTHONPATH=. python bench/speed/sweep_splits.py [--repeats 3] [--max-pairs 50000000]
+Run:  PYTHONPATH=. python -m bench.speed.sweep_splits [--repeats 3] [--max-pairs 50000000]
 """
 
 from __future__ import annotations

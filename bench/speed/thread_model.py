@@ -1,6 +1,6 @@
 """What two threads can give for text in -> signature out, from CPU time (not wall time).
 
-    PYTHONPATH=. python bench/speed/thread_model.py [--docs 1500] [--repeats 5]
+    PYTHONPATH=. python -m bench.speed.thread_model [--docs 1500] [--repeats 5]
 
 On a shared machine the wall time of two threads measures the other jobs (bench/speed/throughput.py states
 its load). This script measures what does not depend on them: each chunk's thread CPU time, one

@@ -19,7 +19,7 @@ medians, all from one run. Slow methods run on a prefix of the corpus
 (rates are per document). "CPU/wall" is process CPU time over wall time:
 about the number of cores a method kept busy.
 
-Run:  PYTHONPATH=. python bench/speed/throughput.py [--corpus base|licences] [--repeats 5] [--ds-docs 1000]
+Run:  PYTHONPATH=. python -m bench.speed.throughput [--corpus base|licences] [--repeats 5] [--ds-docs 1000]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Weighted MinHash against classic MinHash: text in -> signature out, one thread.
 
-    PYTHONPATH=. python bench/speed/weighted_throughput.py [--docs 1500] [--icws-docs 150] [--repeats 3]
+    PYTHONPATH=. python -m bench.speed.weighted_throughput [--docs 1500] [--icws-docs 150] [--repeats 3]
 
 Licence texts (bench/corpora/real_text.py, /usr/share/common-licenses paragraphs), char 5-grams,
 128 hashes, seed 1. The IDF table is the corpus's own, counted before the timing (as a
