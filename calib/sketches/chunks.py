@@ -9,7 +9,7 @@ compact ASCII ``str`` objects are read from their own buffers there), so one
 thread's Python part overlaps the other threads' kernels. Parallel kernels
 (numba ``prange``) did the same work with a serial Python part before them;
 with two threads they gained 1.5x, chunks gain 1.7-1.9x
-(``bench/throughput.py``, which also measures what two independent
+(``bench/speed/throughput.py``, which also measures what two independent
 processes reach on the same machine).
 
 Chunks also keep each chunk's intermediate arrays (normalized bytes, shingle
@@ -32,7 +32,7 @@ T = TypeVar("T")
 # ~1 M characters a chunk (about 200 documents of 5 KB). Each chunk costs
 # ~80 us of Python (its encode, the kernel calls), all of it holding
 # the GIL, so with two threads small chunks serialize: 64 K-character chunks
-# gave 1.3x on two threads, 256 K 1.73x, 1 M 1.79x (bench/throughput.py
+# gave 1.3x on two threads, 256 K 1.73x, 1 M 1.79x (bench/speed/throughput.py
 # corpus, oph scheme). A chunk's arrays (~5 MB) still sit in the L3 cache.
 TARGET = 1 << 20
 # Inputs are cut into a multiple of the thread count, at least four chunks a thread
