@@ -13,7 +13,7 @@ bench/results/review_store.md.
 
 from __future__ import annotations
 
-from bench.record import RESULTS_DIR, write_result
+from bench.record import RESULTS_DIR, machine, write_result
 import argparse
 import multiprocessing as mp
 import os
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
                 rows.append((backend, writers, r))
                 print(f"{backend} x{writers}: {r['rate']:.0f} decisions/s", file=sys.stderr)
     lines = [f"# Review store: decisions per second ({a.decisions} per writer, one transaction each)", "",
-             f"{os.cpu_count()} cores, shared; PostgreSQL on this machine (`.ci/postgres.sh`: fsync off, as the "
+             f"{machine()}, cores shared; PostgreSQL on this machine (`.ci/postgres.sh`: fsync off, as the "
              "tests run it). Other work shares these cores: the same run gives figures 2-3x apart; compare rows of "
              "one run, not runs.", "",
              "| store | writers | decisions | wall s | decisions/s | latest() ms | all_decisions() ms |",

@@ -12,10 +12,9 @@ decisions one transaction each (``record``, what the app does per click), best o
 
 from __future__ import annotations
 
-from bench.record import RESULTS_DIR, write_result
+from bench.record import RESULTS_DIR, best_of, write_result
 import argparse
 import os
-import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -34,15 +33,6 @@ def _database(admin: str, name: str) -> str:
 def _rows(n: int, who: str, start: int) -> list[dict]:
     return [{"id_a": f"a{k:07d}", "id_b": f"b{k:07d}", "decision": "duplicate" if k % 3 else "not_duplicate",
              "reviewer": who} for k in range(start, start + n)]
-
-
-def _time(run, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main() -> None:
@@ -82,7 +72,7 @@ def main() -> None:
                 for r in _rows(300, who, start[0]):
                     store.record(r["id_a"], r["id_b"], r["decision"], r["reviewer"])
                 start[0] += 300
-            t_many, t_one = _time(many) / (a.n // 4), _time(single) / 300
+            t_many, t_one = best_of(many)[0] / (a.n // 4), best_of(single)[0] / 300
         lines.append(f"| {'team (triggers)' if team else 'no team'} | {t_many * 1e6:.0f} µs | {t_one * 1e6:.0f} µs |")
     with psycopg.connect(admin, autocommit=True) as con:
         for name in names:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from bench.record import RESULTS_DIR, load_averages, write_result
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time

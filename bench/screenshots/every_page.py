@@ -25,7 +25,7 @@ from pathlib import Path
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the browser helpers import tests/_util.py
 from tests._app_server import _free_port  # noqa: E402
 from tests.test_e2e_browser import ARGS, CHROMIUM, idle, nav  # noqa: E402 - one set of browser helpers
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from bench.record import load
 import argparse
-import os
 import time
 from dataclasses import replace
 from pathlib import Path

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from bench.record import RESULTS_DIR, load_averages, write_result
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path

@@ -12,7 +12,7 @@ RSS over the command's whole process tree (driver, JVM, Python workers), sampled
 
 from __future__ import annotations
 
-from bench.record import RESULTS_DIR, load, write_result
+from bench.record import RESULTS_DIR, load, machine, write_result
 import argparse
 import json
 import os
@@ -114,7 +114,7 @@ def main() -> None:
 def _report(a, rows: list[str]) -> None:
     report = "\n".join([
         "# `calib apply`: local engine vs Spark local[2]", "",
-        f"Machine: {os.cpu_count()} cores shared with other jobs (figures from one run; the load columns are "
+        f"Machine: {machine()}, shared with other jobs (figures from one run; the load columns are "
         "the 1-minute load average, as `uptime` shows it, before / after each command).",
         f"Config: word 5-grams, num_perm=128, b=16, r=8, exact J >= 0.8, connected, keep first; "
         f"~{DUP_RATE:.0%} planted near-duplicates (bench/scale/memory.py's corpus). Spark master {a.master}, JVM start "

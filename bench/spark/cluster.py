@@ -17,10 +17,9 @@ row for row.
 
 from __future__ import annotations
 
-from bench.record import RESULTS_DIR, load, write_result
+from bench.record import RESULTS_DIR, load, machine, write_result
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -115,7 +114,7 @@ def main() -> None:
 def _report(a, rows: list[str], times: list[str], packed: Path, pack_s: float) -> None:
     report = "\n".join([
         "# `calib apply`: local engine vs Spark on a standalone cluster of this machine", "",
-        f"Machine: {os.cpu_count()} cores shared with other jobs; figures from one run (load columns: 1-minute "
+        f"Machine: {machine()}, shared with other jobs; figures from one run (load columns: 1-minute "
         "load average before / after each command). Cluster: tests/_spark_cluster.py, a master and "
         f"{a.workers} workers of 1 core and {a.memory} each on 127.0.0.1, the workers' Python an empty virtualenv; "
         f"the driver's environment shipped as {packed.stat().st_size / 2**20:,.0f} MB "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from bench.record import load
 import argparse
-import os
 import sys
 import tempfile
 import time

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from bench.record import RESULTS_DIR, load, write_result
 import argparse
-import os
 import statistics
 import time
 from pathlib import Path
