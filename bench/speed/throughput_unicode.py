@@ -20,10 +20,7 @@ Run:  PYTHONPATH=. python -m bench.speed.throughput_unicode [--repeats 5] [--ren
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -31,20 +28,17 @@ import numba
 import numpy as np
 
 from bench.corpora.manpages import load
+from bench.record import RESULTS_DIR, load as load_avg, machine, write_result
 from bench.speed.throughput import REP_OPH, run_rensa_matrix, run_rensa_update
 from calib.sketches.encode import _normalize_strs, ascii_table, str_sources, unicode_arguments
 from calib.sketches.minhash import signatures_from_texts
 from calib.sketches.str_objects import STR_DATA, WIDE_DATA
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "throughput_unicode.md"
+RESULTS = RESULTS_DIR / "throughput_unicode.md"
 
 
 def megabytes(docs: list[str]) -> float:
     return sum(len(t.encode("utf-8", "surrogatepass")) for t in docs) / 1e6
-
-
-def load_avg() -> float:
-    return os.getloadavg()[0]
 
 
 def to_python(docs: list[str]) -> int:
@@ -104,10 +98,10 @@ def main(argv=None):
 
     lines = []
     w = lines.append
-    w("# Throughput on real multilingual text: ASCII and non-ASCII documents (`bench/speed/throughput_unicode.py`)\n")
-    w(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other work "
-      f"(load average beside each figure: the 1-minute one when the run started; an idle machine is 0-1), "
-      f"Python {sys.version.split()[0]}, numba {numba.__version__}.\n")
+    w("# Throughput on real multilingual text: ASCII and non-ASCII documents "
+      "(`python -m bench.speed.throughput_unicode`)\n")
+    w(f"Machine: {machine()}, numba {numba.__version__}; shared with other work (load average beside each "
+      f"figure: the 1-minute one when the run started; an idle machine is 0-1).\n")
     langs = sorted({r["lang"] for r in recs})
     w(f"Corpus: {len(texts):,} Debian manual pages ({megabytes(texts):.1f} MB of UTF-8) in {len(langs)} languages "
       f"({', '.join(langs)}), built by `bench/corpora/manpages.py`; {len(plain):,} pages are all ASCII. "
@@ -137,8 +131,7 @@ def main(argv=None):
       "compiled code from its own str buffer.")
     text = "\n".join(lines) + "\n"
     print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
+    write_result(args.out, text)
 
 
 if __name__ == "__main__":
