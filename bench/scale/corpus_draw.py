@@ -24,28 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-LAUNCH = """
-import json, os, sys, time
-t0 = time.perf_counter()
-pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ,
-                     file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
-_, status, ru = os.wait4(pid, 0)
-print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "maxrss_kb": ru.ru_maxrss,
-                  "seconds": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime}))
-"""
-
-
-def run_measured(cmd: list[str]) -> dict:
-    """``cmd`` in a fresh process: rc, peak RSS and CPU seconds of that child only (wait4), wall seconds."""
-    import subprocess
-    proc = subprocess.run([sys.executable, "-c", LAUNCH, *cmd], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    res = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"rc": proc.returncode}
-    if proc.returncode != 0 or res["rc"] != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {res['rc']}:\n{proc.stderr}")
-    return res
-
 from bench.corpora.rare import write_blocks  # noqa: E402
+from bench.scale.memory import run_measured  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -233,12 +233,13 @@ pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ,
                      file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
 _, status, ru = os.wait4(pid, 0)
 print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "maxrss_kb": ru.ru_maxrss,
-                  "seconds": time.perf_counter() - t0}))
+                  "seconds": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime}))
 """
 
 
 def run_measured(cmd: list[str]) -> dict:
-    """``cmd`` in a fresh process through LAUNCHER: {rc, maxrss_kb (that child only), seconds}; exits on failure."""
+    """``cmd`` in a fresh process through LAUNCHER: {rc, maxrss_kb and cpu seconds (that child only), wall
+    seconds}; exits on failure."""
     proc = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     res = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"rc": proc.returncode}
