@@ -12,9 +12,9 @@ from datasketch.hashfunc import sha1_hash32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed, xxh32_fixed_any
+from calib.sketches.hashing import murmur3_32, xxh32, xxh32_fixed, xxh32_fixed_any, xxh32_words
 from calib.sketches.represent import Representation, shingle_strings
-from calib.sketches.shingles import ShingleSets, hash_bytes, shingle_hashes
+from calib.sketches.shingles import ShingleSets, chunk_sets, hash_bytes, shingle_hashes
 from _util import one_thread
 
 R = Representation
@@ -61,6 +61,43 @@ def test_ascii_char_kgrams_every_k_equal_xxhash(k):
     ss = shingle_hashes(texts, rep, unique=False)
     for d, text in enumerate(texts):
         assert ss.of(d).tolist() == ref_hashes(text, rep), (k, text)
+
+
+def test_xxh32_words_equals_xxhash_for_every_short_length():
+    rng = np.random.default_rng(7)
+    for n in range(16):
+        for _ in range(20):
+            data = rng.integers(0, 256, 16, dtype=np.uint8)  # bytes past n must not matter
+            w = data.view("<u4")
+            assert int(xxh32_words(w[0], w[1], w[2], w[3], np.uint32(n))) == REF["xxhash"](data[:n].tobytes())
+
+
+def _mixed_text(rng, n_chars: int, share: float) -> str:
+    """n_chars code points, about ``share`` of them outside ASCII: 2-, 3- and 4-byte ones."""
+    wide = list("éßжщΣ漢字かな") + ["\U0001F600", "\U0001F44D"]
+    return "".join(str(rng.choice(wide)) if rng.random() < share else str(rng.choice(list("abcde xyz")))
+                   for _ in range(n_chars))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 7, 8])
+def test_char_kgrams_by_runs_and_by_blocks_equal_xxhash(k):
+    # Texts not ASCII are hashed by ASCII runs when their bytes >= 0x80 are sparse, else by blocks
+    # of 256 k-grams: both sides of that switch, texts longer than a block (k-grams across block
+    # edges), shorter than k, k-grams of 16 bytes and more (emoji, k >= 4), ends within 16 bytes;
+    # plain hashes and the oph scheme's pi(h), each against xxhash itself.
+    from calib.sketches import oph
+    rng = np.random.default_rng(100 + k)
+    texts = [_mixed_text(rng, int(n), share) for share in (0.01, 0.04, 0.2, 0.6, 1.0)
+             for n in (1, k - 1, k, k + 3, 40, 255 + k, 256 + k, 257 + k, 700)]
+    texts += ["\U0001F600" * 9, "é" * 600, "a" * 300 + "ж" * 300, "ж" * 300 + "a" * 300]
+    rep = R(shingle="char", k=k, lowercase=False, nfkc=False)
+    a, b, _ = oph.parameters(3)
+    plain = chunk_sets(texts, rep, unique=False)
+    permuted = chunk_sets(texts, rep, unique=False, permuted=(a, b))
+    for d, text in enumerate(texts):
+        ref = ref_hashes(text, rep)
+        assert plain.of(d).tolist() == ref, (k, text)
+        assert permuted.of(d).tolist() == [int(oph.permute(np.uint32(h), a, b)) for h in ref], (k, text)
 
 
 @pytest.mark.parametrize("fn,ref", [(xxh32, REF["xxhash"]), (murmur3_32, REF["mmh3"])])

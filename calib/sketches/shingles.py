@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from calib.sketches import chunks
-from calib.sketches.hashing import U, murmur3_32, xxh32, xxh32_fixed_any
+from calib.sketches.hashing import U, murmur3_32, read64_at, read64_upto, xxh32, xxh32_fixed_any, xxh32_words
 from calib.sketches.encode import compact, encode
 from calib.sketches.oph import permute
 from calib.sketches.represent import Representation
@@ -198,13 +198,96 @@ def _permute_all(dst, a, b):
         dst[t] = permute(dst[t], a, b)
 
 
+# A text with few bytes >= 0x80 (a Latin script: an accent every few words) is hashed by runs of
+# ASCII, most of its k-grams in the vectorized ASCII loop; one with more (Cyrillic, Greek, CJK,
+# Turkish) by blocks, every k-gram by the branch-free loop. Measured on Debian's manual pages
+# (bench/speed/throughput_unicode.py) the blocks are 2-2.5x faster for Russian, Ukrainian,
+# Japanese and Chinese, 1.4x slower for German, and even near one high byte in SPARSE_HIGH.
+_SPARSE_HIGH = 16
+_BLOCK = 256
+
+
 @njit(inline="always")
 def _xxh32_chars(text, k, dst, perm, a, b):
     """xxh32 (with ``perm`` pi(h)) of the char k-grams of a UTF-8 text that is not ASCII, one
-    per element of ``dst``, read in one pass with no array of code point starts: the k-grams
-    inside a run of ASCII bytes (most of a Latin-script text) by the vectorized ASCII loop
-    (:func:`_xxh32_ascii_k`), any other one (fewer than 32 bytes: k <= 7, any script) inline, its
-    end found by stepping over k UTF-8 sequences."""
+    per element of ``dst``: by runs of ASCII (:func:`_xxh32_chars_runs`) when fewer than one
+    byte in ``_SPARSE_HIGH`` is >= 0x80, else by blocks (:func:`_xxh32_chars_blocks`)."""
+    high = 0
+    for p in range(len(text)):
+        high += text[p] >= 0x80
+    if high * _SPARSE_HIGH < len(text):
+        _xxh32_chars_runs(text, k, dst, perm, a, b)
+    else:
+        _xxh32_chars_blocks(text, k, dst, perm, a, b)
+
+
+@njit(inline="always")
+def _xxh32_words_all(lo, hi, starts, ends, dst, perm, a, b):
+    """dst[j] = xxh32 of the ends[j] - starts[j] (< 16) bytes whose first 16 are lo[j], hi[j]."""
+    mask = np.uint64(0xFFFFFFFF)
+    if perm:
+        for j in range(len(dst)):
+            dst[j] = permute(xxh32_words(U(lo[j] & mask), U(lo[j] >> np.uint64(32)), U(hi[j] & mask),
+                                         U(hi[j] >> np.uint64(32)), U(ends[j] - starts[j])), a, b)
+    else:
+        for j in range(len(dst)):
+            dst[j] = xxh32_words(U(lo[j] & mask), U(lo[j] >> np.uint64(32)), U(hi[j] & mask),
+                                 U(hi[j] >> np.uint64(32)), U(ends[j] - starts[j]))
+
+
+@njit(inline="always")
+def _xxh32_chars_blocks(text, k, dst, perm, a, b):
+    """:func:`_xxh32_chars` in blocks of ``_BLOCK`` k-grams, each in three loops with no
+    data-dependent branch: the starts of the block's code points (and k more); each k-gram's
+    first 16 bytes as two 64-bit words (loads at unsigned positions,
+    :func:`calib.sketches.hashing.read64_at`); the hashes of those words and lengths
+    (:func:`calib.sketches.hashing.xxh32_words`, vectorized). The k-grams of 16 bytes or more
+    (k >= 4 with emoji) are hashed again by :func:`calib.sketches.hashing.xxh32`."""
+    n = len(text)
+    starts = np.empty(_BLOCK + k, dtype=np.int64)
+    lo = np.empty(_BLOCK, dtype=np.uint64)
+    hi = np.empty(_BLOCK, dtype=np.uint64)
+    p = 0
+    t0 = 0
+    while t0 < len(dst):
+        nb = min(_BLOCK, len(dst) - t0)
+        need = nb + k  # k-gram j (of this block) ends where code point j + k starts
+        c = 0
+        q = p
+        while q < n:
+            starts[c] = q  # a continuation byte's position is overwritten by the next lead byte
+            c += (text[q] & 0xC0) != 0x80
+            q += 1
+            if c == need:
+                break
+        for j in range(c, need):  # past the last code point: the text's end
+            starts[j] = n
+        safe = nb  # the k-grams from here on start within 16 bytes of the end
+        while safe > 0 and starts[safe - 1] + 16 > n:
+            safe -= 1
+        for j in range(safe):
+            u = np.uint64(starts[j])
+            lo[j] = read64_at(text, u)
+            hi[j] = read64_at(text, u + np.uint64(8))
+        for j in range(safe, nb):
+            lo[j] = read64_upto(text, starts[j], n)
+            hi[j] = read64_upto(text, starts[j] + 8, n)
+        ends = starts[k:k + nb]
+        _xxh32_words_all(lo[:nb], hi[:nb], starts[:nb], ends, dst[t0:t0 + nb], perm, a, b)
+        for j in range(nb):
+            if ends[j] - starts[j] >= 16:
+                h = xxh32(text, starts[j], ends[j])
+                dst[t0 + j] = permute(h, a, b) if perm else h
+        p = starts[nb]
+        t0 += nb
+
+
+@njit(inline="always")
+def _xxh32_chars_runs(text, k, dst, perm, a, b):
+    """:func:`_xxh32_chars` for a text mostly ASCII, in one pass with no array of code point
+    starts: the k-grams inside a run of ASCII bytes (most of a Latin-script text) by the
+    vectorized ASCII loop (:func:`_xxh32_ascii_k`), any other one inline, its end found by
+    stepping over k UTF-8 sequences."""
     n = len(text)
     p = 0
     t = 0
