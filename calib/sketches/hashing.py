@@ -44,18 +44,12 @@ def read32_at(buf, p):
 
 
 @njit(inline="always")
-def read64_at(buf, p):
-    """The little-endian 64-bit word at the unsigned position ``p`` (see :func:`read32_at`)."""
-    return np.uint64(np.uint64(read32_at(buf, p)) | np.uint64(np.uint64(read32_at(buf, p + np.uint64(4))) << np.uint64(32)))
-
-
-@njit(inline="always")
-def read64_upto(buf, p, end):
-    """The little-endian 64-bit word of the bytes at p .. p + 7, those at ``end`` or past it read as 0."""
-    w = np.uint64(0)
-    for i in range(8):
+def read32_upto(buf, p, end):
+    """The little-endian word of the bytes at p .. p + 3, those at ``end`` or past it read as 0."""
+    w = U(0)
+    for i in range(4):
         if p + i < end:
-            w |= np.uint64(np.uint64(buf[p + i]) << np.uint64(8 * i))
+            w |= U(U(buf[p + i]) << U(8 * i))
     return w
 
 

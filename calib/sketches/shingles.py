@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from calib.sketches import chunks
-from calib.sketches.hashing import U, murmur3_32, read64_at, read64_upto, xxh32, xxh32_fixed_any, xxh32_words
+from calib.sketches.hashing import U, murmur3_32, read32_at, read32_upto, xxh32, xxh32_fixed_any, xxh32_words
 from calib.sketches.encode import compact, encode
 from calib.sketches.oph import permute
 from calib.sketches.represent import Representation
@@ -203,7 +203,7 @@ def _permute_all(dst, a, b):
 # Turkish) by blocks, every k-gram by the branch-free loop. Measured on Debian's manual pages
 # (bench/speed/throughput_unicode.py) the blocks are 2-2.5x faster for Russian, Ukrainian,
 # Japanese and Chinese, 1.4x slower for German, and even near one high byte in SPARSE_HIGH.
-_SPARSE_HIGH = 16
+_SPARSE_HIGH = 10
 _BLOCK = 256
 
 
@@ -222,31 +222,59 @@ def _xxh32_chars(text, k, dst, perm, a, b):
 
 
 @njit(inline="always")
-def _xxh32_words_all(lo, hi, starts, ends, dst, perm, a, b):
-    """dst[j] = xxh32 of the ends[j] - starts[j] (< 16) bytes whose first 16 are lo[j], hi[j]."""
-    mask = np.uint64(0xFFFFFFFF)
+def _xxh32_words_all(w0, w1, w2, w3, size, dst, perm, a, b):
+    """dst[j] = xxh32 of the size[j] (< 16) bytes whose first 16 are the words w0[j] .. w3[j].
+    All uint32: eight lanes to an AVX2 register (a uint64 input halves that)."""
     if perm:
         for j in range(len(dst)):
-            dst[j] = permute(xxh32_words(U(lo[j] & mask), U(lo[j] >> np.uint64(32)), U(hi[j] & mask),
-                                         U(hi[j] >> np.uint64(32)), U(ends[j] - starts[j])), a, b)
+            dst[j] = permute(xxh32_words(w0[j], w1[j], w2[j], w3[j], size[j]), a, b)
     else:
         for j in range(len(dst)):
-            dst[j] = xxh32_words(U(lo[j] & mask), U(lo[j] >> np.uint64(32)), U(hi[j] & mask),
-                                 U(hi[j] >> np.uint64(32)), U(ends[j] - starts[j]))
+            dst[j] = xxh32_words(w0[j], w1[j], w2[j], w3[j], size[j])
+
+
+@njit(inline="always")
+def _xxh32_spans(text, starts, ends, words, out, perm, a, b):
+    """out[j] = xxh32 (with ``perm`` pi(h)) of text[starts[j]:ends[j]] for j < len(out), the
+    starts increasing, in loops with no data-dependent branch: each span's length and first 16
+    bytes as four words into the rows of ``words`` (uint32, 5 x len(out) or more; loads at
+    unsigned positions, :func:`calib.sketches.hashing.read32_at`), then the hashes of those
+    (:func:`calib.sketches.hashing.xxh32_words`, vectorized). Spans of 16 bytes or more (k >= 4
+    with emoji) are hashed again by :func:`calib.sketches.hashing.xxh32`."""
+    n = len(text)
+    m = len(out)
+    w0, w1, w2, w3, size = words[0], words[1], words[2], words[3], words[4]
+    safe = m  # the spans from here on start within 16 bytes of the end
+    while safe > 0 and starts[safe - 1] + 16 > n:
+        safe -= 1
+    for j in range(safe):
+        u = np.uint64(starts[j])
+        w0[j] = read32_at(text, u)
+        w1[j] = read32_at(text, u + np.uint64(4))
+        w2[j] = read32_at(text, u + np.uint64(8))
+        w3[j] = read32_at(text, u + np.uint64(12))
+    for j in range(safe, m):
+        w0[j] = read32_upto(text, starts[j], n)
+        w1[j] = read32_upto(text, starts[j] + 4, n)
+        w2[j] = read32_upto(text, starts[j] + 8, n)
+        w3[j] = read32_upto(text, starts[j] + 12, n)
+    for j in range(m):
+        size[j] = ends[j] - starts[j]
+    _xxh32_words_all(w0[:m], w1[:m], w2[:m], w3[:m], size[:m], out, perm, a, b)
+    for j in range(m):
+        if ends[j] - starts[j] >= 16:
+            h = xxh32(text, starts[j], ends[j])
+            out[j] = permute(h, a, b) if perm else h
 
 
 @njit(inline="always")
 def _xxh32_chars_blocks(text, k, dst, perm, a, b):
-    """:func:`_xxh32_chars` in blocks of ``_BLOCK`` k-grams, each in three loops with no
-    data-dependent branch: the starts of the block's code points (and k more); each k-gram's
-    first 16 bytes as two 64-bit words (loads at unsigned positions,
-    :func:`calib.sketches.hashing.read64_at`); the hashes of those words and lengths
-    (:func:`calib.sketches.hashing.xxh32_words`, vectorized). The k-grams of 16 bytes or more
-    (k >= 4 with emoji) are hashed again by :func:`calib.sketches.hashing.xxh32`."""
+    """:func:`_xxh32_chars` in blocks of ``_BLOCK`` k-grams, each in loops with no
+    data-dependent branch: the starts of the block's code points (and k more), then
+    :func:`_xxh32_spans`."""
     n = len(text)
     starts = np.empty(_BLOCK + k, dtype=np.int64)
-    lo = np.empty(_BLOCK, dtype=np.uint64)
-    hi = np.empty(_BLOCK, dtype=np.uint64)
+    words = np.empty((5, _BLOCK), dtype=np.uint32)
     p = 0
     t0 = 0
     while t0 < len(dst):
@@ -262,22 +290,7 @@ def _xxh32_chars_blocks(text, k, dst, perm, a, b):
                 break
         for j in range(c, need):  # past the last code point: the text's end
             starts[j] = n
-        safe = nb  # the k-grams from here on start within 16 bytes of the end
-        while safe > 0 and starts[safe - 1] + 16 > n:
-            safe -= 1
-        for j in range(safe):
-            u = np.uint64(starts[j])
-            lo[j] = read64_at(text, u)
-            hi[j] = read64_at(text, u + np.uint64(8))
-        for j in range(safe, nb):
-            lo[j] = read64_upto(text, starts[j], n)
-            hi[j] = read64_upto(text, starts[j] + 8, n)
-        ends = starts[k:k + nb]
-        _xxh32_words_all(lo[:nb], hi[:nb], starts[:nb], ends, dst[t0:t0 + nb], perm, a, b)
-        for j in range(nb):
-            if ends[j] - starts[j] >= 16:
-                h = xxh32(text, starts[j], ends[j])
-                dst[t0 + j] = permute(h, a, b) if perm else h
+        _xxh32_spans(text, starts[:nb], starts[k:k + nb], words, dst[t0:t0 + nb], perm, a, b)
         p = starts[nb]
         t0 += nb
 
@@ -286,12 +299,19 @@ def _xxh32_chars_blocks(text, k, dst, perm, a, b):
 def _xxh32_chars_runs(text, k, dst, perm, a, b):
     """:func:`_xxh32_chars` for a text mostly ASCII, in one pass with no array of code point
     starts: the k-grams inside a run of ASCII bytes (most of a Latin-script text) by the
-    vectorized ASCII loop (:func:`_xxh32_ascii_k`), any other one inline, its end found by
-    stepping over k UTF-8 sequences."""
+    vectorized ASCII loop (:func:`_xxh32_ascii_k`); any other one's span (its end found by
+    stepping over k UTF-8 sequences) kept, and hashed with the next ``_BLOCK`` such spans by
+    :func:`_xxh32_spans`."""
     n = len(text)
+    at = np.empty(_BLOCK, dtype=np.int64)  # the kept spans: their k-gram's index, start and end
+    starts = np.empty(_BLOCK, dtype=np.int64)
+    ends = np.empty(_BLOCK, dtype=np.int64)
+    words = np.empty((5, _BLOCK), dtype=np.uint32)
+    hashes = np.empty(_BLOCK, dtype=np.uint32)
+    kept = 0
     p = 0
     t = 0
-    e = -1  # the end of the k-gram at p when the one before it was hashed here (it slides by one sequence)
+    e = -1  # the end of the k-gram at p when the one before it was kept (it slides by one sequence)
     while t < len(dst):
         if text[p] < 0x80:
             q = p + 1
@@ -314,11 +334,22 @@ def _xxh32_chars_runs(text, k, dst, perm, a, b):
         elif e < n:
             c = text[e]
             e += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
-        h = xxh32_fixed_any(text, p, e - p) if e - p < 32 else xxh32(text, p, e)
-        dst[t] = permute(h, a, b) if perm else h
+        at[kept] = t
+        starts[kept] = p
+        ends[kept] = e
+        kept += 1
+        if kept == _BLOCK:
+            _xxh32_spans(text, starts[:kept], ends[:kept], words, hashes[:kept], perm, a, b)
+            for j in range(kept):
+                dst[at[j]] = hashes[j]
+            kept = 0
         c = text[p]
         p += 1 + (c >= 0xC0) + (c >= 0xE0) + (c >= 0xF0)
         t += 1
+    if kept:
+        _xxh32_spans(text, starts[:kept], ends[:kept], words, hashes[:kept], perm, a, b)
+        for j in range(kept):
+            dst[at[j]] = hashes[j]
 
 
 @njit(nogil=True)
