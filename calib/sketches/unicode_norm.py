@@ -48,6 +48,34 @@ def _put(dst, o, cp, pending):
     return o + 4
 
 
+# The two loops below read a view from 0 and write at an unsigned position: numba checks a
+# signed index for a negative value on every access, which here costs about as much as the work.
+
+@njit(inline="always")
+def _map_collapse_run(run, tab, prev, dst, o):
+    """The ASCII code points ``run`` mapped through ``tab`` into dst[o:], each space after a
+    space (or, with ``prev``, at the start) dropped, branch-free (as
+    :func:`calib.sketches.encode._map_collapse_ascii`); the new o."""
+    q = np.uint64(o)
+    after = np.uint64(prev)
+    for p in range(len(run)):
+        c = tab[run[p]]
+        space = np.uint64(c == 32)
+        dst[q] = c
+        q += np.uint64(1) - (space & after)
+        after = space
+    return np.int64(q)
+
+
+@njit(inline="always")
+def _map_run(run, tab, dst, o):
+    """The ASCII code points ``run`` mapped through ``tab`` into dst[o:]; the new o."""
+    q = np.uint64(o)
+    for p in range(len(run)):
+        dst[q + np.uint64(p)] = tab[run[p]]
+    return o + len(run)
+
+
 @njit(inline="always")
 def _flags_before(src, i, q, word, pool_off, pool, flags, skip):
     """The flags of the last code point of the NFKC before pool entry q of src[i] (entries
@@ -95,28 +123,24 @@ def normalize_cps(src, tab, word, pool_off, pool, flags, ccc, lower, lowercase, 
             if o + (n - i) + 1 > cap:
                 return NO_ROOM
             last_ccc = 0
+            rest = src[i:]
+            r = 1
+            while r < len(rest) and rest[r] < 0x80:
+                r += 1
+            j = i + r
             if collapse:
-                prev = np.int64(1) if o == 0 or pending else np.int64(0)  # after a space: spaces are dropped
+                prev = 1 if o == 0 or pending else 0  # after a space: spaces are dropped
                 if pending:
                     dst[o] = 32
                     o += 1
-                while i < n and src[i] < 0x80:
-                    c = tab[src[i]]
-                    space = np.int64(c == 32)
-                    dst[o] = c
-                    o += 1 - (space & prev)
-                    prev = space
-                    i += 1
+                o = _map_collapse_run(src[i:j], tab, prev, dst, o)
                 pending = o > 0 and dst[o - 1] == 32  # a trailing space is owed only if text follows
                 if pending:
                     o -= 1
                     pending = o > 0
             else:
-                while i < n and src[i] < 0x80:
-                    dst[o] = tab[src[i]]
-                    o += 1
-                    i += 1
-            i -= 1
+                o = _map_run(src[i:j], tab, dst, o)
+            i = j - 1
             continue
         v = word[src[i]]
         if v & COMPLEX == 0:
