@@ -200,23 +200,27 @@ def _permute_all(dst, a, b):
 
 # A text with few bytes >= 0x80 (a Latin script: an accent every few words) is hashed by runs of
 # ASCII, most of its k-grams in the vectorized ASCII loop; one with more (Cyrillic, Greek, CJK,
-# Turkish) by blocks, every k-gram by the branch-free loop. Measured on Debian's manual pages
-# (bench/speed/throughput_unicode.py) the blocks are 2-2.5x faster for Russian, Ukrainian,
-# Japanese and Chinese, 1.4x slower for German, and even near one high byte in SPARSE_HIGH.
+# Turkish) by blocks, every k-gram in the branch-free loop. On Debian's manual pages
+# (bench/speed/throughput_unicode.py's corpus) blocks hashed Russian, Ukrainian and Japanese pages
+# 2-2.7x faster than runs, German ones 1.8x slower; a switch at one byte in 16, 10 or 5 gave the
+# same whole-corpus figure within noise.
 _SPARSE_HIGH = 10
 _BLOCK = 256
 
 
 @njit(inline="always")
 def _xxh32_chars(text, k, dst, perm, a, b):
-    """xxh32 (with ``perm`` pi(h)) of the char k-grams of a UTF-8 text that is not ASCII, one
-    per element of ``dst``: by runs of ASCII (:func:`_xxh32_chars_runs`) when fewer than one
-    byte in ``_SPARSE_HIGH`` is >= 0x80, else by blocks (:func:`_xxh32_chars_blocks`)."""
+    """xxh32 (with ``perm`` pi(h)) of the char k-grams of a UTF-8 text, one per element of
+    ``dst`` (the whole text when it has fewer than k code points): by runs of ASCII
+    (:func:`_xxh32_chars_runs`; an ASCII text is one run) when fewer than one byte in
+    ``_SPARSE_HIGH`` is >= 0x80, else by blocks (:func:`_xxh32_chars_blocks`)."""
+    ascii_ = _is_ascii(text)  # an OR: several times faster than the count below
     high = 0
-    for p in range(len(text)):
-        high += text[p] >= 0x80
+    if not ascii_:
+        for p in range(len(text)):
+            high += text[p] >= 0x80
     if high * _SPARSE_HIGH < len(text):
-        _xxh32_chars_runs(text, k, dst, perm, a, b)
+        _xxh32_chars_runs(text, k, dst, perm, a, b, ascii_)
     else:
         _xxh32_chars_blocks(text, k, dst, perm, a, b)
 
@@ -233,7 +237,7 @@ def _xxh32_words_all(w0, w1, w2, w3, size, dst, perm, a, b):
             dst[j] = xxh32_words(w0[j], w1[j], w2[j], w3[j], size[j])
 
 
-@njit(inline="always")
+@njit(nogil=True)
 def _xxh32_spans(text, starts, ends, words, out, perm, a, b):
     """out[j] = xxh32 (with ``perm`` pi(h)) of text[starts[j]:ends[j]] for j < len(out), the
     starts increasing, in loops with no data-dependent branch: each span's length and first 16
@@ -296,25 +300,25 @@ def _xxh32_chars_blocks(text, k, dst, perm, a, b):
 
 
 @njit(inline="always")
-def _xxh32_chars_runs(text, k, dst, perm, a, b):
+def _xxh32_chars_runs(text, k, dst, perm, a, b, ascii_):
     """:func:`_xxh32_chars` for a text mostly ASCII, in one pass with no array of code point
     starts: the k-grams inside a run of ASCII bytes (most of a Latin-script text) by the
     vectorized ASCII loop (:func:`_xxh32_ascii_k`); any other one's span (its end found by
     stepping over k UTF-8 sequences) kept, and hashed with the next ``_BLOCK`` such spans by
-    :func:`_xxh32_spans`."""
+    :func:`_xxh32_spans`. ``ascii_``: the text is ASCII (one run, not scanned for its end)."""
     n = len(text)
-    at = np.empty(_BLOCK, dtype=np.int64)  # the kept spans: their k-gram's index, start and end
-    starts = np.empty(_BLOCK, dtype=np.int64)
-    ends = np.empty(_BLOCK, dtype=np.int64)
-    words = np.empty((5, _BLOCK), dtype=np.uint32)
-    hashes = np.empty(_BLOCK, dtype=np.uint32)
+    room = 0 if ascii_ and n >= k else _BLOCK  # an ASCII text keeps no span: no scratch to fill
+    spans = np.empty((3, room), dtype=np.int64)  # the kept spans: their k-gram's index, start and end
+    at, starts, ends = spans[0], spans[1], spans[2]
+    words = np.empty((6, room), dtype=np.uint32)
+    hashes = words[5]
     kept = 0
     p = 0
     t = 0
     e = -1  # the end of the k-gram at p when the one before it was kept (it slides by one sequence)
     while t < len(dst):
         if text[p] < 0x80:
-            q = p + 1
+            q = n if ascii_ else p + 1
             while q < n and text[q] < 0x80:
                 q += 1
             run = q - p - k + 1  # k-grams starting at p .. q - k lie inside the run
@@ -356,17 +360,13 @@ def _xxh32_chars_runs(text, k, dst, perm, a, b):
 def _hash_doc(text, k, word, code, perm, a, b, dst):
     """The hashes of one document's shingles (``len(dst)`` of them) into ``dst``;
     with ``perm`` the oph scheme's pi(h) instead (:func:`calib.sketches.oph.permute`)."""
-    if not word and _is_ascii(text):
-        # one unit per byte: shingle t is text[t : t + k] (the whole text when shorter)
-        if code == 0 and len(text) >= k:
-            _xxh32_ascii_k(text, k, dst, perm, a, b)
-            return
-        for t in range(len(dst)):
-            end = min(t + k, len(text))
-            dst[t] = xxh32(text, t, end) if code == 0 else murmur3_32(text, t, end)
-    elif code == 0 and not word:
+    if code == 0 and not word:
         _xxh32_chars(text, k, dst, perm, a, b)
         return
+    if not word and _is_ascii(text):
+        # one unit per byte: shingle t is text[t : t + k] (the whole text when shorter)
+        for t in range(len(dst)):
+            dst[t] = murmur3_32(text, t, min(t + k, len(text)))
     else:
         starts, ends, m = _unit_starts(text, 0, len(text), word)
         for t in range(len(dst)):
