@@ -83,6 +83,48 @@ def check_out_file(path: str, suffixes: tuple[str, ...], overwrite: bool, flag: 
     return out
 
 
+def same_path(one, other) -> bool:
+    """Two output names for one file: the same path once resolved (links followed), or one existing file."""
+    p, q = Path(one), Path(other)
+    try:
+        if p.exists() and q.exists():
+            return p.samefile(q)
+        return p.resolve() == q.resolve()
+    except (OSError, RuntimeError):  # a link loop: the output checks name it
+        return False
+
+
+def beside(out, part: str) -> Path:
+    """The file written beside ``out``: ``results.csv`` -> ``results.knobs.csv``."""
+    out = Path(out)
+    return out.with_name(f"{out.stem}.{part}{out.suffix}")
+
+
+class Outputs:
+    """Every file a command writes, declared before any work and checked alike: right suffix,
+    not an existing file or a folder unless --overwrite, claimed for this command
+    (:func:`check_out_file`), and no two of them on one path (the second would replace the first).
+    A file written beside another (the knobs table beside the results) is declared with
+    :meth:`beside` and named in messages by what it is."""
+
+    def __init__(self, overwrite: bool):
+        self.overwrite = overwrite
+        self.paths: dict[str, Path] = {}  # what each file is ("--out", "the knobs table beside --out") -> path
+
+    def file(self, flag: str, path: str, suffixes: tuple[str, ...]) -> Path:
+        for what, taken in self.paths.items():
+            if same_path(path, taken):
+                raise CliError(f"{flag} {path}: is the same file as {what} {taken}; name another file")
+        out = check_out_file(path, suffixes, self.overwrite, flag)
+        self.paths[flag] = out
+        return out
+
+    def beside(self, flag: str, part: str, what: str) -> Path:
+        """``NAME.PART.SUFFIX`` beside the output of ``flag`` (declared first), as ``what`` (e.g. "the knobs table")."""
+        out = self.paths[flag]
+        return self.file(f"{what} beside {flag}", str(beside(out, part)), (out.suffix.lower(),))
+
+
 def check_out_dir(path: str, overwrite: bool, flag: str = "--out") -> Path:
     """An output folder that can be written: not a file, not a non-empty folder unless --overwrite;
     claimed for this command (:func:`claim`) before those checks."""

@@ -37,6 +37,7 @@ QUEUE_MAX_BYTES = 64 * MiB      # a filled review queue (people fill it: ~500,00
 RESULTS_MAX_BYTES = 256 * MiB   # a sweep's results table (a row per configuration)
 CONFIG_MAX_BYTES = 16 * MiB     # an exported config.json
 STOPLIST_MAX_BYTES = 256 * MiB  # stoplist.json beside an exported config
+LINE_MAX_BYTES = 64 * MiB       # one line of a JSONL file (a document and its fields): longer is refused unread
 
 
 class InputError(ValueError):

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from calib.base.errors import CliError, check_input, check_out_file, check_rate
+from calib.base.errors import CliError, Outputs, check_input, check_rate
 from calib.base.inputs import QUEUE_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _no_labels,
                                _review_store, _say_if_sampled, _strs, add_missing_option, check_sweep_memory,
@@ -194,17 +194,6 @@ def with_reviews(sample, db: str):
     return sample, contested
 
 
-def _same_path(one: str, other: str) -> bool:
-    """Two output names for one file: the same path once resolved (links followed), or one existing file."""
-    p, q = Path(one), Path(other)
-    try:
-        if p.exists() and q.exists():
-            return p.samefile(q)
-        return p.resolve() == q.resolve()
-    except (OSError, RuntimeError):  # a link loop: the output checks name it
-        return False
-
-
 def cmd_sweep(a) -> int:
     from dataclasses import replace
 
@@ -217,19 +206,19 @@ def cmd_sweep(a) -> int:
     from calib.search.knobs import knobs_text
     from calib.clusters.truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
-    if a.review_queue and _same_path(a.out, a.review_queue):  # the queue would replace the results table
-        raise CliError(f"--review-queue {a.review_queue}: is the same file as --out {a.out}; name another file")
-    out = check_out_file(a.out, (".parquet", ".csv"), a.overwrite)
+    outputs = Outputs(a.overwrite)  # every file this sweep writes, checked alike before any work
+    out = outputs.file("--out", a.out, (".parquet", ".csv"))
     check_input(a.idf_corpus, "--idf-corpus")
     grid, given = grid_from_args(a)  # every option checked before the sample is read
     default_pairs = Grid.__dataclass_fields__["max_pairs"].default
     grid = replace(grid, max_pairs=fit_default_pairs(grid.max_pairs, default_pairs, "sweep"))
-    queue_out = check_out_file(a.review_queue, (".csv",), a.overwrite, "--review-queue") if a.review_queue else None
-    slices_out = check_out_file(a.by_slice, (".parquet", ".csv"), a.overwrite, "--by-slice") if a.by_slice else None
-    if slices_out is not None and _same_path(a.out, a.by_slice):
-        raise CliError(f"--by-slice {a.by_slice}: is the same file as --out {a.out}; name another file")
-    if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
-        check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
+    second = a.second_pass if a.second_pass is not None else not set(CHOSEN_AXES) <= set(given)  # a typed grid: as typed
+    if second:  # its knobs table is written beside the results
+        knobs_out = outputs.beside("--out", "knobs", "the knobs table")
+    if grid.seeds is not None and len(grid.seeds) > 1:
+        agg_out = outputs.beside("--out", "across_seeds", "the across-seed table")
+    queue_out = outputs.file("--review-queue", a.review_queue, (".csv",)) if a.review_queue else None
+    slices_out = outputs.file("--by-slice", a.by_slice, (".parquet", ".csv")) if a.by_slice else None
     sample = load(a.sample, a.pairs, a.missing_values)
     sample_hash = sample.content_hash()  # as loaded (before --reviews): what export --from-sweep loads and checks
     try:  # an ignored category no pair of the sample has, before any work
@@ -261,7 +250,6 @@ def cmd_sweep(a) -> int:
                            2 * max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     print(f"{sample}\n{grid}" + (f"\n{choice.text(grid)}" if choice else ""), file=sys.stderr)
     _say_if_sampled(ws.truth)
-    second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
     checked = a.seed_check if a.seed_check is not None else choice is not None
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
                    check_top=RESEED_TOP if checked else 0, effort=a.effort,
@@ -288,11 +276,9 @@ def cmd_sweep(a) -> int:
     print(f"wrote {len(results)} rows to {out}", file=sys.stderr)
     if not no_labels and second:
         knob_table = found.knobs()
-        knobs_out = out.with_name(f"{out.stem}.knobs{out.suffix}")
         write_table_atomic(knob_table, knobs_out)
         print(f"{knobs_text(knob_table)} (every value: {knobs_out})", file=sys.stderr)
     if over:
-        agg_out = out.with_name(f"{out.stem}.across_seeds{out.suffix}")
         write_table_atomic(table, agg_out)
         print(f"wrote {len(table)} across-seed rows (mean, min, max per configuration) to {agg_out}", file=sys.stderr)
     if no_labels:

@@ -22,6 +22,8 @@ from calib.reading.files import SampleError, is_missing, missing_set
 from calib.reading.sample import NOT_JUDGED
 from calib.reading.tables import Table, require_columns
 
+MAX_ID = 2_000  # characters of a document id a review store keeps (a long URL fits); a draw refuses longer ones
+
 LABELS = {"duplicate": True, "not_duplicate": False, "true": True, "false": False,
           "1": True, "0": False}
 

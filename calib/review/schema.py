@@ -20,10 +20,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from calib.reading.records import MAX_ID  # noqa: F401 - characters of a document id: the draw refuses longer ones too
+
 SCHEMA_VERSION = 2
 MAX_REVIEWER = 200  # characters of a reviewer name (a name, not a document: both backends refuse more)
 MAX_NOTE = 10_000  # characters of a note: a reviewer's remark, not a document
-MAX_ID = 2_000  # characters of a document id (a long URL fits)
 MAX_SHORT = 200  # characters of a configuration fingerprint
 DECISIONS = ("duplicate", "not_duplicate", "unsure")
 KINDS = ("review", "adjudication")
