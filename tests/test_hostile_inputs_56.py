@@ -154,7 +154,7 @@ def _small_gz(path: Path, n: int = 80) -> bytes:
 
 
 def test_every_corrupt_byte_in_the_deflate_stream_is_reported_as_corrupt_gzip_data(tmp_path):
-    from calib.reading.corpus import ApplyError, count_documents
+    from calib.reading.corpus import ApplyError, count_documents, iter_corpus
     good = _small_gz(tmp_path / "good.jsonl.gz")
     assert count_documents(tmp_path / "good.jsonl.gz") == 80
     bad = tmp_path / "bad.jsonl.gz"
@@ -163,12 +163,20 @@ def test_every_corrupt_byte_in_the_deflate_stream_is_reported_as_corrupt_gzip_da
         raw = bytearray(good)
         raw[at] ^= 0x5A
         bad.write_bytes(bytes(raw))
-        with pytest.raises(ApplyError) as err:
-            count_documents(bad)
-        message = str(err.value)
-        assert "\n" not in message and message.startswith(f"{bad}: corrupt gzip data at compressed byte"), (at, message)
-        said.add(message.split(" (")[0])
-    assert len(said) > 1
+        for read in (count_documents, lambda p: list(iter_corpus(p))):  # the draw's first pass, apply's batches
+            with pytest.raises(ApplyError) as err:
+                read(bad)
+            message = str(err.value)
+            assert "\n" not in message and message.startswith(f"{bad}: corrupt gzip data at compressed byte"), \
+                (at, message)
+            said.add(message.split(" (")[0])
+    assert len(said) > 10
+    bad.write_bytes(good[:len(good) // 2])  # cut short
+    with pytest.raises(ApplyError, match=f"corrupt gzip data at compressed byte {len(good) // 2:,} .truncated"):
+        count_documents(bad)
+    bad.write_bytes(b"plain text, not gzip\n")
+    with pytest.raises(ApplyError, match="Not a gzipped file"):
+        count_documents(bad)
 
 
 # ------------------------------------------------------------------ ids no review store keeps

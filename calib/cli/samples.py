@@ -17,7 +17,7 @@ from calib.base.errors import CliError, check_out_file
 from calib.reading.sample import SAMPLE_DIR, summary
 from calib.reading.files import SampleError
 from calib.reading.samples import load_sample
-from calib.shipped.base_texts import BASE_FILE, extract_base
+from calib.shipped.base_texts import BASE_FILE, BaseError, extract_base
 from calib.shipped.corpus import CORPUS_FILE, CORPUS_SEED, build_corpus
 from calib.shipped.sample import BUILD_SEED, build_sample
 
@@ -72,6 +72,9 @@ def main(argv=None) -> int:
             print(json.dumps(counts))
         else:
             print(json.dumps(summary(load_sample(args.path, args.pairs)), indent=2, ensure_ascii=False))
+    except BaseError as err:  # empty, not gzip, not base records, too few for the sample
+        print(f"error: --base {args.base}: {err}", file=sys.stderr)
+        return 2
     except OutputBusy as err:
         print(f"error: --out {err.strerror}", file=sys.stderr)
         return 2

@@ -19,8 +19,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Iterator
 
-from calib.reading.files import SampleError, iter_records, open_input
-from calib.reading.records import as_id as sample_id
+from calib.reading.files import LineTooLong, SampleError, iter_records, open_input
+from calib.reading.records import MAX_ID, as_id as sample_id
 
 
 class ApplyError(ValueError):
@@ -54,49 +54,83 @@ def _records(path: Path) -> Iterator[tuple[int, dict]]:
     try:
         with _open_binary(path) as fh:
             yield from iter_records(fh, path.name)
-    except SampleError as exc:
+    except LineTooLong as exc:  # said at once: finding a corrupt byte would decompress the whole bomb
         raise _apply_error(path, exc) from None
-    except (OSError, EOFError) as exc:  # gzip: truncated or not gzip
-        raise ApplyError(f"{path}: cannot read ({exc})") from None
+    except SampleError as exc:  # in a .gz file, maybe corrupt deflate data decoded to bytes that are not JSON
+        raise _corrupt_gzip(path) or _apply_error(path, exc) from None
+    except (OSError, EOFError) as exc:  # gzip: truncated, not gzip, or a failed CRC
+        raise _corrupt_gzip(path) or ApplyError(f"{path}: cannot read ({exc})") from None
     except zlib.error as exc:  # gzip: bytes changed inside the deflate stream
-        at = corrupt_offset(path)
-        where = f" at compressed byte {at:,}" if at is not None else ""
-        raise ApplyError(f"{path}: corrupt gzip data{where} ({exc})") from None
+        raise _corrupt_gzip(path) or ApplyError(f"{path}: corrupt gzip data ({exc})") from None
 
 
-def _feed(d, data: bytes):
-    """``data`` through a gzip decompressor, a new one per member; returns the one to go on with."""
+def _corrupt_gzip(path: Path) -> ApplyError | None:
+    """The one message for a .gz file whose deflate stream (or its CRC) fails, with the compressed
+    byte it fails at: changed bytes often decode to other bytes before zlib notices, so a line that
+    is not JSON (or not UTF-8, or not a record) in a .gz file is first checked for this. None when the
+    stream reads whole (the error is the line's) or the file is not gzipped."""
+    if not path.name.lower().endswith(".gz"):
+        return None
+    try:
+        with open_input(path, single_link=False) as fh:
+            if fh.read(2) != b"\x1f\x8b":  # not gzip at all: gzip's own "Not a gzipped file" says it
+                return None
+    except (SampleError, OSError):
+        return None
+    at, reason = corrupt_offset(path, why=True)
+    if at is None:
+        return None
+    return ApplyError(f"{path}: corrupt gzip data at compressed byte {at:,} ({reason})")
+
+
+_OUT = 1 << 20  # bytes a corrupt-offset scan decompresses at a time (a bomb expands 1,000-fold)
+
+
+def _feed_bounded(d, data: bytes):
+    """``data`` through a gzip decompressor, a new one per member, at most ``_OUT`` output bytes at a
+    time (each dropped); returns the decompressor to go on with."""
     while data:
-        d.decompress(data)
-        if not d.eof:
+        out = d.decompress(data, _OUT)  # after a member's end, the bytes go to unused_data
+        while (len(out) == _OUT or d.unconsumed_tail) and not d.eof:  # more output is waiting
+            out = d.decompress(d.unconsumed_tail, _OUT)
+        if not (d.eof and d.unused_data):
             break
-        data = d.unused_data
+        data = d.unused_data  # the next member
         d = zlib.decompressobj(31)
     return d
 
 
-def corrupt_offset(path, chunk: int = 8192) -> int | None:
-    """The offset of the first byte of a .gz file its deflate stream fails at (None if it reads whole)."""
+def corrupt_offset(path, chunk: int = 8192, why: bool = False):
+    """The offset of the first byte of a .gz file its deflate stream fails at (None if it reads whole);
+    with ``why``, ``(offset, zlib's reason)``. Decompressed bytes are dropped as they come: memory stays
+    bounded whatever the file expands to. A stream that ends inside a member (truncated) fails at its end."""
     try:
         fh = open_input(Path(path), single_link=False)
     except SampleError:
-        return None
+        return (None, "") if why else None
+    at, reason = None, ""
     with fh:
         d, pos = zlib.decompressobj(31), 0
         while data := fh.read(chunk):
             saved = d.copy()
             try:
-                d = _feed(d, data)
-            except zlib.error:
-                d = saved
+                d = _feed_bounded(d, data)
+            except zlib.error as exc:
+                d, reason = saved, str(exc)
                 for k in range(len(data)):  # again byte by byte, from the state before this chunk
                     try:
-                        d = _feed(d, data[k:k + 1])
+                        d = _feed_bounded(d, data[k:k + 1])
                     except zlib.error:
-                        return pos + k
-                return pos + len(data)
+                        at = pos + k
+                        break
+                else:
+                    at = pos + len(data)
+                break
             pos += len(data)
-    return None
+        else:
+            if pos and not d.eof:
+                at, reason = pos, "truncated: the stream ends inside a member"
+    return (at, reason) if why else at
 
 
 def _apply_error(path, exc: SampleError) -> ApplyError:
@@ -207,12 +241,15 @@ MISSING_TEXT = "(missing)"  # how the slice tables name "no value" (calib.estima
 
 
 def check_drawn_values(where: str, id_field: str, doc_id: str, extra_fields, values) -> None:
-    """A drawn document: an id a review store holds (no NUL: labeling it could never be
-    recorded), and slice values that are one value each (not a list or object) other than the
-    text ``(missing)``, which names the documents without a value."""
+    """A drawn document: an id a review store holds (no NUL, at most :data:`calib.reading.records.MAX_ID`
+    characters: labeling it could never be recorded), and slice values that are one value each (not a
+    list or object) other than the text ``(missing)``, which names the documents without a value."""
     if "\x00" in doc_id:
         raise ApplyError(f"{where}: field {id_field!r}: the id holds a NUL character (\\x00), which a review store "
                          "does not hold: its pairs could never be labeled")
+    if len(doc_id) > MAX_ID:
+        raise ApplyError(f"{where}: field {id_field!r}: the id is {len(doc_id):,} characters, more than a review store "
+                         f"keeps ({MAX_ID:,}): its pairs could never be labeled")
     for f, v in zip(extra_fields, values):
         if isinstance(v, (list, dict)):
             kind = "a list" if isinstance(v, list) else "an object"
@@ -240,8 +277,11 @@ def parse_jsonl_record(rec: dict, where: str, id_field: str, text_field: str,
 def _iter_jsonl(path, batch_size, id_field, text_field, extra_fields, drawing=False):
     ids, texts, extras = [], [], {f: [] for f in extra_fields}
     for lineno, rec in _records(path):
-        doc_id, text, values = parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field, extra_fields,
-                                                  drawing)
+        try:
+            doc_id, text, values = parse_jsonl_record(rec, f"{path}:{lineno}", id_field, text_field, extra_fields,
+                                                      drawing)
+        except ApplyError as exc:  # a record changed by corrupt deflate data is said as such
+            raise _corrupt_gzip(path) or exc from None
         ids.append(doc_id)
         texts.append(text)
         for f, v in zip(extra_fields, values):

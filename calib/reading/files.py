@@ -11,7 +11,8 @@ file may be and on every byte of it:
   that folder (no ``..``, no absolute name, no link leaving it) and have one
   hard link (a hard link is a second name for a file that may live anywhere).
 * :func:`iter_lines` splits on ``\\r\\n``, ``\\r`` and ``\\n`` (CSV's universal
-  newlines; JSON strings cannot hold a raw CR or LF) and numbers lines from 1.
+  newlines; JSON strings cannot hold a raw CR or LF) and numbers lines from 1; a
+  line longer than :data:`calib.base.inputs.LINE_MAX_BYTES` is refused unread.
 * :func:`decode_line`: strict UTF-8, a BOM dropped on the first line only.
 * :func:`parse_record`: one JSON object per line; duplicate keys, lone
   surrogates (``"\\ud800"`` escapes), integers past Python's digit limit and
@@ -31,7 +32,7 @@ from typing import BinaryIO, Iterator
 
 import pandas as pd
 
-from calib.base.inputs import InputError, open_regular
+from calib.base.inputs import LINE_MAX_BYTES, InputError, open_regular
 
 # What R (write.csv: NA), pandas (nan), SQL exports (NULL), Python (None) and
 # spreadsheets (N/A) write for a missing value; "" (an empty CSV cell) too.
@@ -52,6 +53,10 @@ class SampleError(ValueError):
         if field is not None:
             where += f"{', ' if where else ''}field {field!r}"
         super().__init__(f"{where}: {message}" if where else message)
+
+
+class LineTooLong(SampleError):
+    """A line past :data:`calib.base.inputs.LINE_MAX_BYTES`, refused before it is read whole."""
 
 
 # ---------------------------------------------------------------------------
@@ -113,12 +118,17 @@ def read_input(path, *, root=None, single_link: bool | None = None) -> bytes:
 BOM = b"\xef\xbb\xbf"
 
 
-def iter_lines(fh) -> Iterator[tuple[int, int, bytes]]:
+def iter_lines(fh, file: str | None = None, max_bytes: int = LINE_MAX_BYTES) -> Iterator[tuple[int, int, bytes]]:
     """``(line number, byte offset, content)`` for every line of a binary
-    stream; ``\\r\\n``, ``\\r`` and ``\\n`` end a line (reads one ``\\n``-line
-    at a time, so memory stays bounded by the longest line)."""
+    stream; ``\\r\\n``, ``\\r`` and ``\\n`` end a line. Reads one ``\\n``-line at a
+    time, at most ``max_bytes`` of it: a longer one (a gzip bomb's single line of
+    gigabytes) is a :class:`SampleError` naming ``file`` and the line, raised before
+    it is read whole, so memory stays bounded by ``max_bytes``."""
     no, pos = 0, 0
-    for raw in fh:
+    while raw := fh.readline(max_bytes + 1):
+        if len(raw) > max_bytes and not raw.endswith(b"\n"):
+            raise LineTooLong(f"line longer than {max_bytes:,} bytes (the most one line, a document with its fields, "
+                              "may hold); refused before reading it whole", file=file, line=no + 1)
         content = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1] if raw.endswith(b"\n") else raw
         start = pos
         for piece in content.split(b"\r"):
@@ -217,7 +227,7 @@ def parse_record(text: str, file: str, line: int) -> dict:
 
 def iter_records(fh, file: str) -> Iterator[tuple[int, dict]]:
     """``(line, record)`` for every non-blank line of a JSONL binary stream."""
-    for no, offset, raw in iter_lines(fh):
+    for no, offset, raw in iter_lines(fh, file):
         s = decode_line(raw, file, no, offset).strip()
         if s:
             yield no, parse_record(s, file, no)

@@ -1,4 +1,5 @@
-"""Which review store a target names: a PostgreSQL server for a ``postgresql://`` URL, else a SQLite file."""
+"""Which review store a target names: a PostgreSQL server for a ``postgresql://`` URL (or libpq's
+``keyword=value`` connection string), else a SQLite file."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ the password), and a ``/`` in a password ends the host instead. Everything here
 starts from libpq's own parse (:func:`conninfo`, psycopg's ``conninfo_to_dict``,
 which calls ``PQconninfoParse``), so the password found is the one libpq will
 send, the host is the one it will connect to (a ``%2Ftmp`` host or ``?host=/tmp``
-is a Unix-socket folder), and nothing is echoed from the URL's text:
+is a Unix-socket folder), and nothing is echoed from the URL's text. libpq's other form, a
+``keyword=value`` connection string (``host=db user=ana password=...``, what psql also accepts),
+is a store on a server too (:func:`is_postgres_url`), parsed, shown and scrubbed the same way:
 
 * :func:`redact_url` is the one display form of a URL, built from the parsed
   fields only: ``postgresql://user:***@host:port/database`` (no other
@@ -28,11 +30,26 @@ from urllib.parse import quote, unquote
 
 URL_SCHEMES = ("postgresql", "postgres")
 _PORTS = re.compile(r"\d*(,\d*)*")
+# libpq's other form, a connection string of keyword=value settings ("host=db user=ana password=..."): it
+# starts with a keyword and "=" (a SQLite path never does in practice; psql reads such text the same way)
+_KEYWORD_VALUE = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
+
+
+def is_key_value(target) -> bool:
+    """True for a libpq ``keyword=value`` connection string (not a URL)."""
+    return isinstance(target, str) and _KEYWORD_VALUE.match(target) is not None
 
 
 def is_postgres_url(target) -> bool:
-    """True for a ``postgresql://`` or ``postgres://`` URL (a review store on a server)."""
-    return isinstance(target, str) and target.strip().lower().startswith(tuple(f"{s}://" for s in URL_SCHEMES))
+    """True for a review store on a server: a ``postgresql://`` or ``postgres://`` URL, or libpq's
+    ``keyword=value`` connection string (``host=db dbname=reviews user=ana``), which psql accepts too."""
+    return isinstance(target, str) and (
+        target.strip().lower().startswith(tuple(f"{s}://" for s in URL_SCHEMES)) or is_key_value(target))
+
+
+def _scheme(url: str) -> str:
+    """The scheme a store is shown with: the URL's own, ``postgresql`` for a keyword=value string."""
+    return "postgresql" if is_key_value(url) else url.strip().split(":", 1)[0].lower()
 
 
 def conninfo(url: str) -> dict:
@@ -45,11 +62,11 @@ def conninfo(url: str) -> dict:
     try:
         return {k: str(v) for k, v in conninfo_to_dict(url.strip()).items() if v is not None}
     except Exception as exc:  # noqa: BLE001 - psycopg.ProgrammingError: libpq's message can quote the URL
-        raise ValueError(f"{_unparsed(url)}: libpq cannot parse this URL ({type(exc).__name__})") from None
+        raise ValueError(f"{_unparsed(url)}: libpq cannot parse it ({type(exc).__name__})") from None
 
 
 def _unparsed(url: str) -> str:
-    return f"{url.strip().split(':', 1)[0].lower()}://(URL not shown)"
+    return f"{_scheme(url)}://({'connection string' if is_key_value(url) else 'URL'} not shown)"
 
 
 def _authority_and_path(url: str) -> tuple[str, str]:
@@ -65,8 +82,11 @@ def check_unambiguous(url: str) -> None:
     meant as a password as the host, port or database: a second ``@``, or an ``@`` after
     the first ``/`` (a ``/`` ended the host inside the password), or a port that is not a
     number. Percent-encode such characters in a password (``%40`` for @, ``%2F`` for /)."""
-    authority, path = _authority_and_path(url)
     port = conninfo(url).get("port", "")
+    if is_key_value(url):  # every setting is named: nothing is read as another part (a port may still be text)
+        authority, path = "", ""
+    else:
+        authority, path = _authority_and_path(url)
     if authority.count("@") > 1 or "@" in path or not _PORTS.fullmatch(port):
         raise ValueError(f"{_unparsed(url)}: not a usable URL: libpq would read part of it as a port that is not "
                          "a number, or as the host or database (an unencoded @, / or : in the password?); "
@@ -89,6 +109,11 @@ def secrets(url: str) -> list[str]:
         pw = None
     if pw:
         out.add(pw)
+    if is_key_value(url):  # each password setting as typed (quoted, escaped), and its pieces: libpq may not parse it
+        for raw in re.findall(r"password\s*=\s*('(?:[^'\\]|\\.)*'?|\S+)", url, flags=re.IGNORECASE):
+            out.add(raw)
+            out.update(p for p in re.split(r"[\s'\\]", raw) if len(p) >= 3)
+        return sorted((s for s in out if s), key=len, reverse=True)
     rest = url.strip().split("://", 1)[-1]
     if "@" in rest:  # the widest reading: from the first ':' to the last '@' of the whole text
         user_part = rest[:rest.rindex("@")]
@@ -124,7 +149,7 @@ def redact_url(url: str) -> str:
     host = ",".join(f"[{h}]" if ":" in h else quote(h, safe="") for h in info.get("host", "").split(","))
     port = f":{info['port']}" if info.get("port") else ""
     db = quote(info.get("dbname", ""), safe="")
-    return f"{url.strip().split(':', 1)[0].lower()}://{cred + '@' if cred else ''}{host}{port}/{db}"
+    return f"{_scheme(url)}://{cred + '@' if cred else ''}{host}{port}/{db}"
 
 
 NO_CLEARTEXT = "!password"
@@ -161,4 +186,4 @@ def without_cleartext(url: str) -> str:
     info = conninfo(url)
     info["require_auth"] = _no_password_methods(info.get("require_auth", os.environ.get("PGREQUIREAUTH", "")), where)
     query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in info.items())
-    return f"{url.strip().split(':', 1)[0].lower()}://?{query}"
+    return f"{_scheme(url)}://?{query}"

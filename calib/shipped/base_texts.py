@@ -205,9 +205,37 @@ def extract_base(out=BASE_FILE, *, per_domain: int = 1400) -> Path:
     return out
 
 
+class BaseError(ValueError):
+    """A base file that cannot build the sample or the corpus: one line, naming the file (and line, field)."""
+
+
 def read_base(path=BASE_FILE) -> list[dict]:
-    """The committed base records (sorted by base_id)."""
+    """The committed base records (sorted by base_id), read through the loaders' reader (regular
+    files only, strict UTF-8 and JSON, bounded lines): each holds a text ``base_id``, a text
+    ``domain`` and ``paragraphs``, a list of texts; anything else is a :class:`BaseError` naming the line
+    and field (the caller names the file)."""
     import gzip
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        recs = [json.loads(line) for line in fh if line.strip()]
+    import zlib
+
+    from calib.reading.files import SampleError, iter_records, open_input
+    recs, ids = [], set()
+    try:
+        with open_input(path, single_link=False) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as fh:
+            for line, rec in iter_records(fh, None):
+                for field, ok in (("base_id", isinstance(rec.get("base_id"), str)),
+                                  ("domain", isinstance(rec.get("domain"), str)),
+                                  ("paragraphs", isinstance(rec.get("paragraphs"), list)
+                                   and all(isinstance(p, str) for p in rec["paragraphs"]))):
+                    if not ok:
+                        raise BaseError(f"line {line}, field {field!r}: "
+                                        f"{'missing' if field not in rec else 'not ' + ('a list of texts' if field == 'paragraphs' else 'a text')}"
+                                        " (a base record holds base_id, domain and paragraphs)")
+                if rec["base_id"] in ids:
+                    raise BaseError(f"line {line}, field 'base_id': {rec['base_id'][:80]!r} is there twice")
+                ids.add(rec["base_id"])
+                recs.append(rec)
+    except SampleError as exc:
+        raise BaseError(exc.detail if exc.line is None and exc.field is None else str(exc)) from None
+    except (OSError, EOFError, zlib.error) as exc:  # not gzip, truncated, corrupt
+        raise BaseError(f"not a readable gzipped JSONL base file ({exc})") from None
     return sorted(recs, key=lambda r: r["base_id"])

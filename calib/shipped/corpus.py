@@ -22,7 +22,7 @@ from pathlib import Path
 
 from calib.base.atomic import write_bytes_atomic
 from calib.reading.sample import REPO_ROOT
-from calib.shipped.base_texts import BASE_FILE, read_base
+from calib.shipped.base_texts import BASE_FILE, BaseError, read_base
 from calib.shipped.edits import _formatting_variant, _join, _light_edit, _replace_words
 
 CORPUS_FILE = REPO_ROOT / "data" / "corpus" / "docs.jsonl.gz"
@@ -68,14 +68,14 @@ def build_corpus(out=CORPUS_FILE, *, base=BASE_FILE, seed: int = CORPUS_SEED, or
     records = [r for r in read_base(base) if r["domain"] != "licenses"]  # licences: verbatim only
     chunks = [(r, c) for r in records for c in chunk_record(r, rng)]
     if len(chunks) < originals:
-        raise ValueError(f"the base file gives {len(chunks)} documents, fewer than originals={originals}")
+        raise BaseError(f"the base file gives {len(chunks)} documents, fewer than originals={originals}")
     kept = rng.sample(chunks, originals)
     vocab = sorted({w for _, c in kept for p in c for w in p.split() if w.isalpha() and w.islower() and len(w) > 3})
     docs = [(r, _join(c)) for r, c in kept]
     long_enough = [k for k, (_, c) in enumerate(kept) if _words(c) >= 60]
     need = exact + formatting + light + chains
     if len(long_enough) < need:
-        raise ValueError(f"only {len(long_enough)} documents of 60+ words for {need} near-duplicate families")
+        raise BaseError(f"only {len(long_enough)} documents of 60+ words for {need} near-duplicate families")
     sources = rng.sample(long_enough, need)
     for n, k in enumerate(sources):
         rec, paras = kept[k]

@@ -19,7 +19,7 @@ import pandas as pd
 from calib.sketches.represent import Representation, shingle_strings
 from calib.reading.sample import NOT_JUDGED, SAMPLE_DIR, Sample, from_frames
 from calib.reading.writing import pair_frame, write_frame
-from calib.shipped.base_texts import BASE_FILE, read_base
+from calib.shipped.base_texts import BASE_FILE, BaseError, read_base
 from calib.shipped.edits import (_boilerplate, _dictionary_translate, _excerpt, _formatting_variant, _heavy_edit,
     _join, _light_edit, _reorder, _sentences, _transliterate, _truncate_words, _words)
 
@@ -59,6 +59,7 @@ class _Builder:
         import random
         self.rng = random.Random(seed)
         self.pool = list(base)
+        self.records = len(base)
         self.rng.shuffle(self.pool)
         self.docs: list[dict] = []
         self.pairs: list[tuple[int, int, bool, str]] = []
@@ -69,7 +70,7 @@ class _Builder:
         for k, r in enumerate(self.pool):
             if ok(r):
                 return self.pool.pop(k)
-        raise ValueError("base file too small for the requested sample")
+        raise BaseError(f"base file too small for the requested sample ({self.records:,} records)")
 
     def doc(self, rec: dict, text: str, variant: str, language: str = "en") -> int:
         self.docs.append({"text": text, "domain": rec["domain"], "language": language, "variant": variant})
