@@ -14,7 +14,7 @@ from __future__ import annotations
 from calib.labeling.corpus_draw import (DEFAULT_LOOSE, VERIFY_HASHES, Scan, check_scan_options, corpus_identity,
                                        draw_scan)
 from calib.labeling.drawn import DEFAULT_REP, MAX_PAIRS, DrawError, DrawnSet, check_options
-from calib.reading.corpus import ApplyError
+from calib.reading.corpus import ApplyError, unreviewable_id
 from calib.reading.corpus_design import DEFAULT_CORPUS_EDGES
 from calib.sketches.represent import Representation
 
@@ -34,10 +34,10 @@ def scan_spark(corpus: str, *, rep: Representation = DEFAULT_REP, edges=DEFAULT_
                        scheme=scheme, spark=spark, progress=progress)
     except ApplyError as exc:
         raise DrawError(str(exc)) from None
-    nul = next((k for k, x in enumerate(s.ids) if "\x00" in x), None)  # the local pass refuses these by line
-    if nul is not None:
-        raise DrawError(f"{corpus}: non-empty document {nul + 1:,}: field {id_field!r}: the id holds a NUL character "
-                        "(\\x00), which a review store does not hold: its pairs could never be labeled")
+    bad = next((k for k, x in enumerate(s.ids) if unreviewable_id(x)), None)  # the local pass refuses these by line
+    if bad is not None:
+        raise DrawError(f"{corpus}: non-empty document {bad + 1:,}: field {id_field!r}: {unreviewable_id(s.ids[bad])}: "
+                        "its pairs could never be labeled")
     if len(s.ids) < 2:
         raise DrawError(f"{corpus}: {len(s.ids)} non-empty document{'s' if len(s.ids) != 1 else ''}; a draw needs 2")
     sc = Scan(str(corpus), rep, tuple(float(e) for e in edges), b, r, cut, scheme, s.ids, s.ci, s.cj,

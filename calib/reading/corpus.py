@@ -240,16 +240,23 @@ def iter_corpus(path, *, batch_size: int = 10_000, id_field: str = "id", text_fi
 MISSING_TEXT = "(missing)"  # how the slice tables name "no value" (calib.estimates.slices.MISSING)
 
 
+def unreviewable_id(doc_id: str) -> str | None:
+    """Why a review store could not hold a decision on ``doc_id`` (None when it can): the stores'
+    own bounds (:mod:`calib.review.schema`), checked when a document is drawn."""
+    if "\x00" in doc_id:
+        return "the id holds a NUL character (\\x00), which a review store does not hold"
+    if len(doc_id) > MAX_ID:
+        return f"the id is {len(doc_id):,} characters, more than a review store keeps ({MAX_ID:,})"
+    return None
+
+
 def check_drawn_values(where: str, id_field: str, doc_id: str, extra_fields, values) -> None:
     """A drawn document: an id a review store holds (no NUL, at most :data:`calib.reading.records.MAX_ID`
     characters: labeling it could never be recorded), and slice values that are one value each (not a
     list or object) other than the text ``(missing)``, which names the documents without a value."""
-    if "\x00" in doc_id:
-        raise ApplyError(f"{where}: field {id_field!r}: the id holds a NUL character (\\x00), which a review store "
-                         "does not hold: its pairs could never be labeled")
-    if len(doc_id) > MAX_ID:
-        raise ApplyError(f"{where}: field {id_field!r}: the id is {len(doc_id):,} characters, more than a review store "
-                         f"keeps ({MAX_ID:,}): its pairs could never be labeled")
+    why = unreviewable_id(doc_id)
+    if why:
+        raise ApplyError(f"{where}: field {id_field!r}: {why}: its pairs could never be labeled")
     for f, v in zip(extra_fields, values):
         if isinstance(v, (list, dict)):
             kind = "a list" if isinstance(v, list) else "an object"
