@@ -247,3 +247,44 @@ def test_samples_build_on_an_unusable_base_is_one_line(tmp_path, capsys, content
     assert code == 2, lines
     assert len(lines) == 1 and lines[0].startswith("error: --base") and str(base) in lines[0], lines
     assert "Traceback" not in lines[0] and not out.exists()
+
+
+def _key_value(url: str, **changed) -> str:
+    """``url`` as libpq's keyword=value string (values quoted, as psql users write them)."""
+    from calib.review.urls import conninfo
+    info = {**conninfo(url), **changed}
+    quoted = {k: "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'" for k, v in info.items()}
+    return " ".join(f"{k}={v}" for k, v in quoted.items())
+
+
+def test_a_key_value_string_opens_the_store_on_a_real_server_and_never_shows_its_password(postgres_db, capsys):
+    from calib.review.postgres import PostgresReviewStore
+    from calib.review.urls import conninfo
+    password = conninfo(postgres_db)["password"]
+    with PostgresReviewStore(postgres_db) as s:
+        for a, b, d in (("a", "b", "duplicate"), ("c", "d", "not_duplicate"), ("e", "f", "duplicate")):
+            s.record(a, b, d, "ana")
+            s.record(a, b, d, "bo")
+    kv = _key_value(postgres_db)
+    code, lines = run(capsys, "reviews", "agreement", "--reviews", kv, "--replicates", "50")
+    assert code == 0, lines
+    assert not [line for line in lines if password in line]
+    wrong = _key_value(postgres_db, password=f"{SECRET} x'y")
+    line = one_line(run(capsys, "reviews", "agreement", "--reviews", wrong), "--reviews", "***")
+    assert SECRET not in line and password not in line
+
+
+def test_the_app_box_checks_a_key_value_string_by_the_url_rules(monkeypatch, tmp_path):
+    from appui import reviews
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CALIB_REVIEW_DB", raising=False)
+    ok = "host=db.example port=5433 dbname=calib_reviews user=ana"
+    assert reviews.check_db_target(ok) == ok
+    for bad, needle in ((f"host=db.example user=ana password={SECRET}", "leave the password out"),
+                        ("host=db.example dbname=r passfile=/etc/shadow", "'passfile' is not accepted"),
+                        ("host=/var/run/postgresql dbname=r", "Unix-socket folder"),
+                        ("dbname=r", "name the server")):
+        with pytest.raises(ValueError, match=needle) as err:
+            reviews.check_db_target(bad)
+        assert SECRET not in str(err.value) and "\n" not in str(err.value)
+    assert reviews.shown(f"host=db user=ana password={SECRET}") == "postgresql://ana:***@db/"
