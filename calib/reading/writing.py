@@ -3,12 +3,13 @@ that :func:`calib.reading.samples.load_sample` reads back as the same sample."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from calib.base.atomic import csv_quoting
+from calib.base.atomic import csv_quoting, write_bytes_atomic
 from calib.reading.sample import Sample
 
 
@@ -36,12 +37,16 @@ def write_sample(sample: Sample, directory, *, fmt: str = "jsonl") -> tuple[Path
 
 
 def write_frame(frame: pd.DataFrame, out: Path, fmt: str) -> None:
+    """``frame`` as ``fmt`` at ``out``, written atomically (a reader never sees half a file)."""
     if fmt == "jsonl":
         text = frame.to_json(orient="records", lines=True, force_ascii=False)
-        out.write_bytes(text.encode("utf-8") if text.endswith("\n") or not text else (text + "\n").encode("utf-8"))
+        data = text.encode("utf-8") if text.endswith("\n") or not text else (text + "\n").encode("utf-8")
     elif fmt == "csv":
-        frame.to_csv(out, index=False, lineterminator="\n", encoding="utf-8", quoting=csv_quoting(frame))
+        data = frame.to_csv(index=False, lineterminator="\n", quoting=csv_quoting(frame)).encode("utf-8")
     elif fmt == "parquet":
-        frame.to_parquet(out, index=False)
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        data = buf.getvalue()
     else:
         raise ValueError(f"fmt must be jsonl, csv or parquet, got {fmt!r}")
+    write_bytes_atomic(out, data)
