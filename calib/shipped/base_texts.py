@@ -206,14 +206,28 @@ def extract_base(out=BASE_FILE, *, per_domain: int = 1400) -> Path:
 
 
 class BaseError(ValueError):
-    """A base file that cannot build the sample or the corpus: one line, naming the file (and line, field)."""
+    """A base file that cannot build the sample or the corpus: one line (the caller names the file)."""
+
+
+_BASE_FIELDS = (("base_id", "a text", lambda v: isinstance(v, str)), ("domain", "a text", lambda v: isinstance(v, str)),
+                ("paragraphs", "a list of texts", lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v)))
+
+
+def _check_base_record(rec: dict, line: int, ids: set) -> None:
+    for field, kind, ok in _BASE_FIELDS:
+        if not ok(rec.get(field)):
+            raise BaseError(f"line {line}, field {field!r}: {'missing' if field not in rec else 'not ' + kind} "
+                            "(a base record holds base_id, domain and paragraphs)")
+    if rec["base_id"] in ids:
+        raise BaseError(f"line {line}, field 'base_id': {rec['base_id'][:80]!r} is there twice")
+    ids.add(rec["base_id"])
 
 
 def read_base(path=BASE_FILE) -> list[dict]:
     """The committed base records (sorted by base_id), read through the loaders' reader (regular
     files only, strict UTF-8 and JSON, bounded lines): each holds a text ``base_id``, a text
-    ``domain`` and ``paragraphs``, a list of texts; anything else is a :class:`BaseError` naming the line
-    and field (the caller names the file)."""
+    ``domain`` and ``paragraphs``, a list of texts; anything else is a :class:`BaseError` naming
+    the line and field."""
     import gzip
     import zlib
 
@@ -222,17 +236,7 @@ def read_base(path=BASE_FILE) -> list[dict]:
     try:
         with open_input(path, single_link=False) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as fh:
             for line, rec in iter_records(fh, None):
-                for field, ok in (("base_id", isinstance(rec.get("base_id"), str)),
-                                  ("domain", isinstance(rec.get("domain"), str)),
-                                  ("paragraphs", isinstance(rec.get("paragraphs"), list)
-                                   and all(isinstance(p, str) for p in rec["paragraphs"]))):
-                    if not ok:
-                        raise BaseError(f"line {line}, field {field!r}: "
-                                        f"{'missing' if field not in rec else 'not ' + ('a list of texts' if field == 'paragraphs' else 'a text')}"
-                                        " (a base record holds base_id, domain and paragraphs)")
-                if rec["base_id"] in ids:
-                    raise BaseError(f"line {line}, field 'base_id': {rec['base_id'][:80]!r} is there twice")
-                ids.add(rec["base_id"])
+                _check_base_record(rec, line, ids)
                 recs.append(rec)
     except SampleError as exc:
         raise BaseError(exc.detail if exc.line is None and exc.field is None else str(exc)) from None
