@@ -4,6 +4,7 @@ that cannot be measured. Each test reproduces its case first."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -169,3 +170,174 @@ def test_the_chaining_warning_never_overflows():
     for metrics in ({"chained_removals": math.inf, "removed": 10}, {"chained_removals": 1, "removed": 1e400},
                     {"chained_removals": -1000, "removed": 485}, {"chained_removals": 50, "removed": 10}):
         assert chained_share_warning({"metrics": metrics}, 30, 100) is None
+
+
+# ------------------------------------------------------------------ a Unicode table planted in a shared cache
+
+CYRILLIC = [chr(c) for c in range(0x430, 0x450)]
+OTHER_USER = 65534
+
+
+def _plant(path: Path, owner: int | None = OTHER_USER) -> None:
+    """A table file as calib writes it (its sha256 recomputed, as a forger would) whose lowercase map sends
+    every Cyrillic letter to one letter: every Cyrillic document becomes a copy of every other."""
+    from calib.sketches import unicode_tables as u
+    tables = {k: v.copy() for k, v in u.base().items()}
+    tables["lower"][0x400:0x530] = 0x430
+    pack = getattr(u, "_pack", None)
+    if pack is not None:
+        path.write_bytes(pack(tables))
+    else:  # a table file without a sha256, as calib wrote before
+        np.savez(path.with_suffix(""), **tables)
+    if owner is not None:
+        os.chown(path, owner, owner)
+
+
+def _shared(tmp_path: Path) -> Path:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # sticky and world-writable, as /tmp: the Spark cache's folder check accepts it
+    return shared
+
+
+def _cyrillic_corpus(path: Path, n: int = 400) -> Path:
+    rng = random.Random(3)
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            words = ["".join(rng.choice(CYRILLIC) for _ in range(6)) for _ in range(20)]  # one length: one text once mapped
+            f.write(json.dumps({"id": i, "text": " ".join(words)}, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.getuid() != 0, reason="placing a file as another user needs root")
+def test_a_table_another_user_planted_in_a_shared_cache_changes_nothing(tmp_path, monkeypatch):
+    """Another user's table in a sticky 1777 cache folder made apply report 399 of 400 Cyrillic documents as
+    exact copies, without a word: it is now refused, named on stderr, and the tables rebuilt."""
+    import subprocess
+    import sys
+
+    from calib.production.document import build_config_doc
+    from calib.search.config import Config
+    from calib.sketches import unicode_tables as u
+    from calib.sketches.represent import Representation
+    shared = _shared(tmp_path)
+    env = {**os.environ, "CALIB_CACHE_DIR": str(shared)}
+    monkeypatch.setenv("CALIB_CACHE_DIR", str(shared))
+    planted = u._cache_file()
+    _plant(planted)
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(build_config_doc(Config(rep=Representation(shingle="word", k=2, lowercase=True),
+                                                      b=16, r=8, threshold=0.8))))
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "calib", "apply", "--config", str(cfg), "--corpus",
+                        str(_cyrillic_corpus(tmp_path / "c.jsonl")), "--out", str(out)],
+                       capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exact_copies"] == 0 and summary["proposed_removals"] == 0, summary
+    assert f"not using the Unicode tables cached at {planted}" in p.stderr
+    assert f"belongs to another user (uid {OTHER_USER})" in p.stderr
+
+
+@pytest.fixture
+def tables_in(tmp_path, monkeypatch):
+    """base() without its in-process cache, on a cache folder of the test's, with the scan replaced by a
+    marker (a scan takes seconds): base() returning the marker means the cached file was not used."""
+    from calib.sketches import unicode_tables as u
+    real = u.base()
+    marker = {"scanned": np.zeros(1, np.uint8)}
+    monkeypatch.setattr(u, "scan", lambda: marker)
+
+    def use(folder: Path):
+        monkeypatch.setenv("CALIB_CACHE_DIR", str(folder))
+        return u.base.__wrapped__()
+    return use, marker, real
+
+
+def _refused(capsys, path) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"not using the Unicode tables cached at {path}" in err[0], err
+    return err[0]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="placing a file as another user needs root")
+def test_another_users_table_is_never_read(tables_in, tmp_path, capsys, monkeypatch):
+    from calib.sketches import unicode_tables as u
+    use, marker, _ = tables_in
+    shared = _shared(tmp_path)
+    monkeypatch.setenv("CALIB_CACHE_DIR", str(shared))
+    _plant(u._cache_file())
+    assert use(shared) is marker
+    assert "belongs to another user (uid 65534)" in _refused(capsys, u._cache_file())
+
+
+@pytest.mark.parametrize("damage", ["one_value_changed", "cut_short", "no_sha256", "world_writable", "a_link",
+                                    "a_table_missing"])
+def test_a_table_not_as_written_is_rebuilt(tables_in, tmp_path, capsys, monkeypatch, damage):
+    """This user's own cache file, damaged or altered: refused (named), rebuilt, written again."""
+    from calib.sketches import unicode_tables as u
+    use, marker, real = tables_in
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    monkeypatch.setenv("CALIB_CACHE_DIR", str(folder))
+    path = u._cache_file()
+    good = u._pack(real)
+    path.write_bytes(good)
+    assert use(folder)["lower"][0x416] == 0x436 and capsys.readouterr().err == ""  # whole: used, nothing said
+    if damage == "one_value_changed":  # the bytes of one entry, the sha256 kept
+        tables = {k: v.copy() for k, v in real.items()}
+        tables["lower"][0x416] = 0x430
+        with np.load(io.BytesIO(good)) as z:
+            seal = z["sha256"]
+        buf = io.BytesIO()
+        np.savez(buf, sha256=seal, **tables)
+        path.write_bytes(buf.getvalue())
+    elif damage == "cut_short":
+        path.write_bytes(good[: len(good) // 2])
+    elif damage == "no_sha256":  # a file of the layout before
+        buf = io.BytesIO()
+        np.savez(buf, **real)
+        path.write_bytes(buf.getvalue())
+    elif damage == "world_writable":
+        os.chmod(path, 0o666)
+    elif damage == "a_link":
+        other = folder / "elsewhere.npz"
+        other.write_bytes(good)
+        path.unlink()
+        path.symlink_to(other)
+    else:
+        tables = {k: v for k, v in real.items() if k != "ccc"}
+        path.write_bytes(u._pack(tables))
+    assert use(folder) is marker
+    _refused(capsys, path)
+    assert not path.is_symlink() and os.stat(path).st_mode & 0o777 == 0o644  # written again, as the scan gave
+
+
+def test_a_folder_others_can_swap_files_in_is_neither_read_nor_written(tables_in, tmp_path, capsys, monkeypatch):
+    from calib.sketches import unicode_tables as u
+    use, marker, real = tables_in
+    folder = tmp_path / "open"
+    folder.mkdir()
+    os.chmod(folder, 0o777)  # world-writable, no sticky bit
+    monkeypatch.setenv("CALIB_CACHE_DIR", str(folder))
+    path = u._cache_file()
+    path.write_bytes(u._pack(real))
+    os.chmod(path, 0o644)
+    before = path.read_bytes()
+    assert use(folder) is marker
+    assert "its folder is writable by other users and has no sticky bit" in _refused(capsys, path)
+    assert path.read_bytes() == before
+
+
+def test_a_missing_cache_is_made_owner_only_and_then_used(tables_in, tmp_path, capsys, monkeypatch):
+    from calib.sketches import unicode_tables as u
+    use, marker, real = tables_in
+    monkeypatch.setattr(u, "scan", lambda: real)
+    folder = tmp_path / "new" / "cache"
+    assert use(folder) is real and capsys.readouterr().err == ""
+    assert os.stat(folder).st_mode & 0o777 == 0o700 and os.stat(u._cache_file()).st_mode & 0o777 == 0o644
+    monkeypatch.setattr(u, "scan", lambda: marker)
+    again = use(folder)
+    assert again is not marker and all(np.array_equal(again[k], real[k]) for k in real)
+    assert capsys.readouterr().err == ""
