@@ -341,3 +341,117 @@ def test_a_missing_cache_is_made_owner_only_and_then_used(tables_in, tmp_path, c
     again = use(folder)
     assert again is not marker and all(np.array_equal(again[k], real[k]) for k in real)
     assert capsys.readouterr().err == ""
+
+
+# ------------------------------------------------------------------ a drawn set's design without its digests
+
+def _small_corpus(path: Path) -> Path:
+    """60 texts of 60 words, each with versions changed at 10%, 30% and 50% of their words: pairs at every J."""
+    rng = random.Random(5)
+    words = [f"v{k}" for k in range(2000)]
+    rows = []
+    for g in range(60):
+        base = [rng.choice(words) for _ in range(60)]
+        rows.append(base)
+        for share in (0.1, 0.3, 0.5):
+            text = list(base)
+            for k in rng.sample(range(60), int(60 * share)):
+                text[k] = rng.choice(words)
+            rows.append(text)
+    rng.shuffle(rows)
+    path.write_text("".join(json.dumps({"id": f"d{k}", "text": " ".join(t)}) + "\n" for k, t in enumerate(rows)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_draw(tmp_path_factory) -> Path:
+    from calib.cli import main
+    base = tmp_path_factory.mktemp("draw56")
+    out = base / "set"
+    assert main(["draw", "--design", "corpus", "--corpus", str(_small_corpus(base / "c.jsonl")), "--out", str(out),
+                 "--pairs", "80"]) == 0
+    p = pd.read_csv(out / "pairs.csv", dtype=str, keep_default_na=False)
+    p["label"] = np.where(p["similarity"].astype(float) >= 0.6, "duplicate", "not_duplicate")
+    p.to_csv(out / "pairs.csv", index=False)
+    return out
+
+
+def _set_copy(small_draw: Path, tmp_path: Path) -> Path:
+    import shutil
+    shutil.copytree(small_draw, tmp_path / "set")
+    return tmp_path / "set"
+
+
+def _design_edit(folder: Path, edit, reseal: bool = False) -> None:
+    """Edit design.json; with ``reseal``, write its digests again as a forger would (they are unkeyed)."""
+    from calib.reading.corpus_design import load_design
+    from calib.reading.drawn_check import digests
+    d = json.loads((folder / "design.json").read_text())
+    edit(d)
+    if reseal:
+        design = load_design(json.dumps(d))
+        docs = [json.loads(x) for x in (folder / "documents.jsonl").read_text().splitlines()]
+        p = pd.read_csv(folder / "pairs.csv", dtype=str, keep_default_na=False)
+        d["digests"] = digests(design, [x["id"] for x in docs], [x["text"] for x in docs],
+                               p.assign(similarity=p["similarity"].astype(float)), np.load(folder / "candidates.npy"))
+    (folder / "design.json").write_text(json.dumps(d, indent=2))
+
+
+def _sweep_set(capsys, folder: Path, tmp_path: Path):
+    from tests.test_cli import SMALL_GRID
+    return run(capsys, "sweep", "--sample", folder, "--out", tmp_path / "r.csv", *SMALL_GRID)
+
+
+def test_the_drawn_set_as_drawn_sweeps(small_draw, tmp_path, capsys):
+    code, lines = _sweep_set(capsys, _set_copy(small_draw, tmp_path), tmp_path)
+    assert code == 0, lines
+
+
+def _no_digests(d):
+    d.pop("digests")
+
+
+def _no_digests_b1_r1(d):
+    d.pop("digests")
+    d.update(b=1, r=1)
+
+
+@pytest.mark.parametrize("edit", [_no_digests, _no_digests_b1_r1])
+def test_a_design_without_digests_is_refused_saying_how_to_redraw(small_draw, tmp_path, capsys, edit):
+    """Digests deleted (what a set written before them looks like) and b=1, r=1: the sweep estimated on
+    the edited S-curve (documents removed 207.6 -> 220.6 on the shipped corpus) and exited 0."""
+    folder = _set_copy(small_draw, tmp_path)
+    _design_edit(folder, edit)
+    line = one_line(_sweep_set(capsys, folder, tmp_path), "design.json", "no 'digests'",
+                    "calib draw --design corpus")
+    assert "b, r and representation" in line
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_design_missing_one_digest_is_refused(small_draw, tmp_path, capsys):
+    folder = _set_copy(small_draw, tmp_path)
+    _design_edit(folder, lambda d: d["digests"].pop("candidates.npy"))
+    one_line(_sweep_set(capsys, folder, tmp_path), "design.json", "no digest of candidates.npy")
+
+
+RESEALED = {  # edits under digests written again to match: the loose pass is recomputed
+    "b and r 1": lambda d: d.update(b=1, r=1),
+    "b halved": lambda d: d.update(b=d["b"] // 2),
+    "r one less": lambda d: d.update(r=d["r"] - 1),
+    "seed changed": lambda d: d["rep"].update(seed=d["rep"]["seed"] + 1),
+    "scheme prefix": lambda d: d.update(scheme="prefix" if d["scheme"] == "oph" else "oph"),
+}
+
+
+@pytest.mark.parametrize("name", list(RESEALED))
+def test_an_edited_split_under_resealed_digests_is_refused_by_the_loose_pass(small_draw, tmp_path, capsys, name):
+    """The digests are unkeyed and kept in the file they protect: a forger writes them again. The rows'
+    places in the loose pass are recomputed from their documents' signatures under design.json's b, r and
+    representation, so the edit is refused all the same, by the sweep and by --more."""
+    from calib.cli import main
+    folder = _set_copy(small_draw, tmp_path)
+    _design_edit(folder, RESEALED[name], reseal=True)
+    one_line(_sweep_set(capsys, folder, tmp_path), "design.json", "loose pass", "is not the draw's")
+    code = main(["draw", "--more", "5", "--out", str(folder)])
+    assert code == 2
+    assert "is not the draw's" in capsys.readouterr().err
