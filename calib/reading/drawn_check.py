@@ -290,8 +290,7 @@ def _check_loose(design, cand, loose, texts, ids, place, a, b, lines, at) -> Non
                                 f"r or representation is not the draw's", file=at("design.json"))
 
 
-_REDRAW = ("draw the set again (calib draw --design corpus --corpus CORPUS --out NEW_FOLDER) and carry its labels "
-           "over by id_a, id_b")
+_REDRAW = "draw the set again (calib draw --design corpus --corpus CORPUS --out NEW_FOLDER)"
 
 
 def _check_digests(design, ids, texts, a, b, strata, sim, cand, at) -> None:
