@@ -455,3 +455,23 @@ def test_an_edited_split_under_resealed_digests_is_refused_by_the_loose_pass(sma
     code = main(["draw", "--more", "5", "--out", str(folder)])
     assert code == 2
     assert "is not the draw's" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_sweep_page_says_nothing_fits(tmp_path, monkeypatch):
+    """The app's Sweep page on the same sample: it sweeps its form's grid whole (nothing skipped) and says
+    nothing fits, without an error."""
+    from test_app import start
+    folder = _exact_copy_nonduplicate(tmp_path / "s")
+    monkeypatch.setenv("CALIB_ALLOWED_DIRS", str(tmp_path))
+    at = start()
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Path on this machine").run()
+    at.text_input(key="sample_path").set_value(str(folder)).run()
+    at.button(key="load_path").click().run()
+    assert at.session_state["calib_sample"].n == 4
+    at.switch_page("pages/2_Sweep.py").run()
+    at.button(key="run_sweep").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and warnings[0].startswith("No configuration keeps the false-removal rate"), warnings
