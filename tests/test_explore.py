@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from calib.clusters.growth import chain_growth
+from calib.estimates.figures import chain_text
 from calib.search.config import Config
 from calib.search.explore import Limits, moves, setting_of
 from calib.search.knobs import knobs, knobs_text
@@ -136,7 +137,7 @@ def test_chain_growth_hand_cases():
     n = 400
     i = np.arange(0, n - 1)
     g = chain_growth(n, i, i + 1, np.ones(n - 1), halves=8, seed=0)
-    assert g.whole > g.half + 0.3 and g.growing and "chains lengthen" in g.text()
+    assert g.whole > g.half + 0.3 and g.growing and "chains lengthen" in chain_text(g)
     # isolated pairs never chain, whole or half
     g = chain_growth(n, np.arange(0, n, 2), np.arange(1, n, 2), np.ones(n // 2))
     assert g.whole == 0 and g.half == 0 and not g.growing

@@ -17,7 +17,7 @@ from calib.base.inputs import QUEUE_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _no_labels,
                                _review_store, _say_if_sampled, _strs, add_missing_option, check_sweep_memory,
                                fit_default_pairs, load, tqdm_progress, workspace_sources)
-from calib.estimates.figures import pct, summary
+from calib.estimates.figures import chain_text, pct, summary
 from calib.sketches.represent import HASH_FUNCTIONS, Representation
 
 
@@ -283,7 +283,9 @@ def cmd_sweep(a) -> int:
         print(f"wrote {len(table)} across-seed rows (mean, min, max per configuration) to {agg_out}", file=sys.stderr)
     if no_labels:
         return NO_LABELS
-    if not (results["status"] == "ok").any():
+    if not len(results):  # the grid's every configuration skipped: the search's text said why
+        print(f"no configuration keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
+    elif not (results["status"] == "ok").any():
         counts = ", ".join(f"{n} {s}" for s, n in results["status"].value_counts().sort_index().items())
         print(f"nothing was measured: every configuration exceeded the pair budget ({counts}); raise "
               "--max-pairs (memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)",
@@ -303,7 +305,7 @@ def cmd_sweep(a) -> int:
         if standing:
             print(f"it stands on: {standing}", file=sys.stderr)
         if found.chain is not None:
-            print(found.chain.text(), file=sys.stderr)
+            print(chain_text(found.chain), file=sys.stderr)
         if queue_out is not None:
             write_review_queue(ws, best, queue_out)
         if slices_out is not None:

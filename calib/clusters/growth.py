@@ -26,7 +26,7 @@ class ChainGrowth:
     """Removals by chaining alone as a share of removals: on the whole sample and on halves of it."""
 
     whole: float       # share on the whole sample (NaN: nothing removed)
-    half: float        # mean share over the halves
+    half: float        # mean share over the halves (NaN: no half removes anything)
     chained: int       # removals by chaining alone on the whole sample
     removed: int
 
@@ -34,16 +34,12 @@ class ChainGrowth:
     def growing(self) -> bool:
         return bool(np.isfinite(self.whole) and np.isfinite(self.half) and self.whole - self.half > GROWING)
 
-    def text(self) -> str:
-        if not self.removed:
-            return "chaining: nothing removed"
-        out = (f"chaining: {self.chained} of {self.removed} removals by chaining alone ({self.whole:.1%}; "
-               f"{self.half:.1%} on half the sample)")
-        if self.growing:
-            out += ("; chains lengthen with the collection: on the whole corpus expect a larger share, and "
-                    "compare calib apply's chained share (or use the star policy, which removes no document by "
-                    "chaining alone)")
-        return out
+    @property
+    def advice(self) -> str:
+        """What growing chains mean for the corpus ('' when they do not grow)."""
+        return ("chains lengthen with the collection: on the whole corpus expect a larger share, and compare calib "
+                "apply's chained share (or use the star policy, which removes no document by chaining alone)"
+                if self.growing else "")
 
 
 def _share(n: int, i, j, sim, keep, **rule) -> tuple[int, int]:
@@ -73,13 +69,14 @@ def chain_growth(n: int, i, j, sim, *, policy="connected", representative="first
 def chained_share_warning(evidence: dict | None, chained: int, removed: int) -> str | None:
     """A warning when a corpus removes a larger share by chaining alone than the sample the config was
     chosen on (the config document's evidence metrics ``chained_removals`` / ``removed``), by more than
-    :data:`GROWING`; None otherwise (or when the document carries no such evidence)."""
+    :data:`GROWING`; None otherwise (or when the document carries no such evidence, or counts no
+    share could come from: the config loader refuses those first, :func:`calib.production.document.check_metrics`)."""
     metrics = (evidence or {}).get("metrics") or {}
     try:
         sample_chained, sample_removed = int(metrics["chained_removals"]), int(metrics["removed"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
-    if not removed or not sample_removed:
+    if not removed or sample_removed <= 0 or not 0 <= sample_chained <= sample_removed:  # no share to compare with
         return None
     here, there = chained / removed, sample_chained / sample_removed
     if here - there <= GROWING:

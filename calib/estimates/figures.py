@@ -127,6 +127,19 @@ def number(n) -> str:
     return f"{int(n):,}" if measured(n) else NOT_MEASURED
 
 
+def chain_text(growth) -> str:
+    """A pick's removals by chaining alone (:class:`calib.clusters.growth.ChainGrowth`) in one line:
+    'chaining: 3 of 40 removals by chaining alone (7.5%; 2.1% on half the sample)'; a share with no
+    removal under it (no half of a tiny sample removes anything) is said in words."""
+    if not measured(growth.removed) or not growth.removed:
+        return "chaining: nothing removed"
+    half = (f"{pct(growth.half)} on half the sample" if measured(growth.half) else
+            f"{NOT_MEASURED} on half the sample: no half of it removes anything")
+    out = (f"chaining: {number(growth.chained)} of {number(growth.removed)} removals by chaining alone "
+           f"({pct(growth.whole)}; {half})")
+    return out + (f"; {growth.advice}" if growth.advice else "")
+
+
 RATE_NAMES = {"false_removal_rate": "false-removal rate", "pair_recall": "pair recall",
               "pair_precision": "pair precision", "missed_removal_rate": "missed-removal rate",
               "candidate_recall": "candidate recall"}

@@ -38,7 +38,7 @@ from calib.reading.corpus import ApplyError, iter_corpus
 from calib.base.atomic import atomic_folder, claim_output, csv_quoting, csv_safe, csv_values, write_bytes_atomic
 from calib.base.budget import check_pair_budget
 from calib.labeling.drawn import (CANDIDATES, DEFAULT_REP, DrawError, DrawnSet, allocate,  # noqa: F401 (public)
-                                  check_options, exact_similarity)
+                                  check_options, exact_similarity, loose_pairs)
 from calib.reading.corpus_design import load_design
 from calib.reading.design import DEFAULT_EDGES, UNIFORM, Design
 from calib.reading.drawn_check import DrawnSetError, check_corpus_set, digests, read_candidates
@@ -223,7 +223,8 @@ def write_drawn(out_dir, drawn: DrawnSet) -> dict[str, Path]:
                                                  drawn.candidates))
         try:
             check_corpus_set(design, drawn.docs["id"], drawn.docs["text"], drawn.pairs, drawn.candidates,
-                             exact_j=exact_similarity)
+                             exact_j=exact_similarity,
+                             loose=loose_pairs)
         except DrawnSetError as exc:
             raise DrawError(f"{out}: the drawn set does not hold together ({exc}): not written") from None
     with atomic_folder(out) as tmp:
@@ -271,7 +272,8 @@ def read_drawn(directory) -> DrawnSet:
     if getattr(design, "kind", "") == "corpus":
         try:
             cand = read_candidates(d / CANDIDATES) if (d / CANDIDATES).is_file() else None
-            check_corpus_set(design, docs["id"], docs["text"], pairs, cand, folder=d, exact_j=exact_similarity)
+            check_corpus_set(design, docs["id"], docs["text"], pairs, cand, folder=d, exact_j=exact_similarity,
+                             loose=loose_pairs)
         except DrawnSetError as exc:
             raise DrawError(str(exc)) from None
         cand = None if cand is None else np.array(cand)  # read whole: --more draws from it

@@ -84,6 +84,28 @@ def exact_similarity(rep: dict, texts: list, i, j) -> np.ndarray:
     return pairs_jaccard(sets, np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64))
 
 
+def loose_pairs(design, texts: list, i, j) -> tuple[np.ndarray, np.ndarray]:
+    """(collides, agreements) of pairs (i, j) of ``texts`` in a corpus draw's loose pass as design.json
+    describes it: the signatures the pass computes (``b*r + verify_hashes`` values under its representation,
+    seed and scheme), its ``b`` band keys of ``r`` rows (:mod:`calib.labeling.loose_pass`), and the
+    agreements on the verify columns after them. A document without a shingle collides with none."""
+    from dataclasses import replace as _replace
+
+    from calib.candidates import lsh
+    from calib.sketches.minhash import signatures_from_texts
+    b, r, V = design.b, design.r, design.verify_hashes
+    rep = _replace(Representation.from_dict(design.rep), num_perm=b * r + V, scheme=design.scheme)
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    used = np.unique(np.concatenate([i, j]))
+    sig = signatures_from_texts([texts[k] for k in used.tolist()], rep)
+    at = np.searchsorted(used, i), np.searchsorted(used, j)
+    keys = lsh.band_keys(sig[:, :b * r], b, r).astype(np.uint32)  # (b, documents): the low 32 bits the pass keeps
+    active = (sig != np.uint32(0xFFFFFFFF)).any(axis=1)
+    collides = (keys[:, at[0]] == keys[:, at[1]]).any(axis=0) & active[at[0]] & active[at[1]]
+    agree = (sig[at[0], b * r:] == sig[at[1], b * r:]).sum(axis=1)
+    return collides, agree
+
+
 def candidates_bytes(cand: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(cand, dtype=CAND_DTYPE), allow_pickle=False)

@@ -223,11 +223,40 @@ def validate_doc(doc, *, path: str | None = None) -> None:
     if bool(rep.strip_lines) != ("stoplist" in doc):
         raise ExportError("representation.strip_lines and the 'stoplist' entry go together (one is missing)",
                           "/stoplist", path)
+    check_metrics((doc.get("evidence") or {}).get("metrics") or {}, path)
     lsh = doc["lsh"]
     for name, want in (("rows_used", cfg.b * cfg.r), ("lsh_threshold", cfg.lsh_threshold), ("s50", cfg.s50)):
         if not math.isclose(float(lsh[name]), float(want), rel_tol=1e-12, abs_tol=1e-12):
             raise ExportError(f"{name} {lsh[name]!r} does not follow from b={cfg.b}, r={cfg.r} (expected {want!r})",
                               f"/lsh/{name}", path)
+
+
+# counts of a result row that the evidence holds and readers use (apply's chaining warning), and how
+# they nest: a part is never more than its whole
+COUNTS = ("removed", "chained_removals", "labeled_removals", "unlabeled_removals", "false_removals", "n_docs")
+PARTS_OF = {"chained_removals": "removed", "labeled_removals": "removed", "unlabeled_removals": "removed",
+            "false_removals": "labeled_removals"}
+RATES = ("pair_recall", "false_removal_rate", "pair_precision", "missed_removal_rate", "candidate_recall")
+
+
+def check_metrics(metrics: dict, path: str | None = None) -> None:
+    """The evidence metrics as calib writes them: every number finite (a value calib cannot measure is
+    null) and non-negative, counts whole, rates and their bounds at most 1, a part (chained, labeled,
+    false removals) at most its whole. Anything else was edited: :class:`ExportError` naming the field."""
+    def bad(key, why):
+        raise ExportError(f"evidence metric {key} {metrics[key]!r} {why} (not as calib wrote it: the file was "
+                          f"edited)", _pointer(["evidence", "metrics", key]), path)
+    numbers = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    for k, v in numbers.items():
+        if not math.isfinite(v) or v < 0:
+            bad(k, "is not a finite non-negative number")
+        if k in COUNTS and v != int(v):
+            bad(k, "is not a whole count")
+        if k.removesuffix("_low").removesuffix("_high") in RATES and v > 1:
+            bad(k, "is a rate above 1")
+    for part, whole in PARTS_OF.items():
+        if part in numbers and whole in numbers and numbers[part] > numbers[whole]:
+            bad(part, f"is more than {whole} {numbers[whole]!r}")
 
 
 def config_from_doc(doc: dict) -> "Config":

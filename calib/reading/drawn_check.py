@@ -24,8 +24,15 @@ naming the file, line and field:
    similarity`` in id order, and of documents.jsonl's ids and texts in file order).
    A field no check of 1 can see (``b``, ``r``, the representation), a row's
    similarity, or a document's text replaced is refused by the file it is in;
-   labels are the one thing meant to change. A set written before digests has none
-   (only 1 applies).
+   labels are the one thing meant to change. A set without them (written before
+   digests, or with them removed) is refused: nothing else would hold ``b`` and ``r``;
+3. what the digests cannot hold, since whoever edits design.json can write them again:
+   each row's J is recomputed from its documents' texts, and each row's place in the
+   loose pass from its documents' signatures under design.json's ``b``, ``r``,
+   ``verify_hashes`` and representation (:func:`_check_loose`: a kept candidate exactly
+   when they collide in a band and agree on the verify cut, with that estimate). An edited
+   ``b``, ``r`` or representation changes the signatures, the bands or the verify
+   columns, and so what the drawn rows would be.
 
 With both, an estimate's weights are the draw's own: the documents removed are then
 clipped to the corpus's N (:mod:`calib.estimates.corpus_weighted`), never more.
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -114,14 +122,16 @@ def digests(design, ids, texts, pairs, cand) -> dict:
 
 # -- the check --------------------------------------------------------------------------------
 
-def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None, exact_j=None) -> None:
+def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None, exact_j=None, loose=None) -> None:
     """Refuse (:class:`DrawnSetError`) a corpus draw whose files disagree (see the module docstring).
 
     ``ids``, ``texts``: documents.jsonl in file order; ``pairs``: pairs.csv's ``id_a, id_b,
     stratum, similarity`` (``lines``: each row's line, default the row's place + 2);
     ``cand``: candidates.npy's array, or None when the folder has none; ``exact_j(rep, texts, i,
     j)``: the exact J of pairs of ``texts`` (from the sketching stage, above this one), when given
-    every row's similarity is recomputed from its documents' texts, digests or not."""
+    every row's similarity is recomputed from its documents' texts; ``loose(design, texts, i, j)``:
+    (collides, agreements) of pairs of ``texts`` in the draw's loose pass, when given every row's
+    place in candidates.npy is recomputed from its documents' signatures (:func:`_check_loose`)."""
     at = (lambda name: str(Path(folder) / name)) if folder else (lambda name: name)
     D = at("design.json")
     ids = [str(x) for x in ids]
@@ -176,8 +186,9 @@ def check_corpus_set(design, ids, texts, pairs, cand, *, folder="", lines=None, 
             raise DrawnSetError(f"pair ({a[r]!r}, {b[r]!r}): the documents.jsonl texts give J {J[r]:.6g}, not its drawn "
                                 f"similarity {sim[r]:.6g}: a text (or design.json's rep) changed since the draw",
                                 file=at("pairs.csv"), line=lines[r], field="similarity")
-    if design.digests:
-        _check_digests(design, ids, texts, a, b, strata, sim, cand, at)
+    _check_digests(design, ids, texts, a, b, strata, sim, cand, at)
+    if loose is not None and cand is not None and len(a):
+        _check_loose(design, cand, loose, texts, ids, place, a, b, lines, at)
 
 
 def _check_later(design, a, b, sim, D) -> None:
@@ -250,8 +261,48 @@ def _check_bands(design, cand, pa, pb, strata, lines, at) -> None:
                                 f"{design.strata[h]!r}", file=at("pairs.csv"), line=lines[r], field="stratum")
 
 
+def _check_loose(design, cand, loose, texts, ids, place, a, b, lines, at) -> None:
+    """Every drawn row is a kept candidate of candidates.npy exactly when its documents' signatures under
+    design.json's loose pass (``b`` bands of ``r`` rows, ``verify_hashes`` columns after them, the
+    representation, seed and scheme) make it one: they collide in a band and agree on at least
+    ``verify_cut`` of the verify columns; and a kept one's estimate is those agreements / verify_hashes.
+    ``b``, ``r`` and the representation decide every pair's weight, so they are checked by recomputing
+    what they decided, not only by a digest the set holds."""
+    row_of = {d: k for k, d in enumerate(ids)}
+    collide, agree = loose(design, list(texts), [row_of[x] for x in a], [row_of[y] for y in b])
+    V = design.verify_hashes
+    need = math.ceil(V * design.verify_cut - 1e-9)
+    ci = cand["i"]
+    for r, (x, y) in enumerate(zip(a, b)):
+        lo_, hi_ = sorted((place[x], place[y]))
+        lo, hi = np.searchsorted(ci, [lo_, lo_ + 1])
+        k = lo + int(np.searchsorted(np.asarray(cand["j"][lo:hi]), hi_))
+        listed = k < hi and int(cand["j"][k]) == hi_
+        kept = bool(collide[r]) and int(agree[r]) >= need
+        off = listed != kept or (listed and design.strata_by == "estimate"
+                                 and abs(float(cand["J"][k]) - int(agree[r]) / V) > 1e-9)
+        if off:
+            said = (f"a kept candidate with J {int(agree[r]) / V:.6g}" if kept else "no kept candidate")
+            raise DrawnSetError(f"pair ({x!r}, {y!r}) of pairs.csv line {lines[r]}: its documents' signatures under "
+                                f"design.json's loose pass (b={design.b}, r={design.r}, verify_hashes {V}, rep) make "
+                                f"it {said}, but {CANDIDATES} {'lists' if listed else 'does not list'} it "
+                                f"{'with J ' + format(float(cand['J'][k]), '.6g') if listed else ''}: design.json's b, "
+                                f"r or representation is not the draw's", file=at("design.json"))
+
+
+_REDRAW = "draw the set again (calib draw --design corpus --corpus CORPUS --out NEW_FOLDER)"
+
+
 def _check_digests(design, ids, texts, a, b, strata, sim, cand, at) -> None:
     got = design.digests
+    if not got:
+        raise DrawnSetError(f"no 'digests' (a set written before calib sealed its files, or with them removed): "
+                            f"its b, r and representation, on which every pair's weight rests, cannot be checked; "
+                            f"{_REDRAW}", file=at("design.json"), field="digests")
+    gone = [name for name in PARTS if name not in got and (name != CANDIDATES or cand is not None)]
+    if gone:
+        raise DrawnSetError(f"no digest of {gone[0]} under 'digests': that file cannot be checked; {_REDRAW}",
+                            file=at("design.json"), field="digests")
     why = {"design.json": "its fields are not those calib draw wrote (an edited design reweights every pair)",
            CANDIDATES: "not the candidates calib draw wrote with this design.json",
            "pairs.csv": "the drawn pairs (id_a, id_b, stratum, similarity) are not those calib draw wrote "

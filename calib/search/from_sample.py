@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from calib.candidates import lsh
-from calib.search.config import Config, config_from_row
+from calib.search.config import Config, config_columns, config_from_row
 from calib.search.grid import (CHOSEN_AXES, MAX_ROWS, Grid, SampleChoice, grid_from_sample, nonduplicate_floor,
     pair_similarities, steep_splits)
 from calib.clusters.clustering import Representative
@@ -279,6 +279,10 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         grid, choice = grid_from_sample(ws, grid, given=given)
     configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
         else (list(grid.configs()), 0)
+    if not configs:  # nothing left to sweep: no front to refine, no pick to check
+        return SearchResult(seed_flags(no_rows(), max_false_removal_rate), grid, choice, skipped, None, None, 0,
+                            second_pass, budget=max_false_removal_rate, closest_text=empty_grid_text(
+                                skipped, max_false_removal_rate))
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
     checking = check_top > 0 and check_seeds > 0 and seeds is None
     share = (0.4 if second_pass else 0.9) if checking else (0.5 if second_pass else 1.0)
@@ -310,6 +314,22 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     chain = None if best is None else pick_growth(ws, config_from_row(best), grid.max_pairs)
     return SearchResult(rows, grid, choice, skipped, first_best, best, added, second_pass, refined_best,
                         check, max_false_removal_rate, exploration, near, near_text, chain)
+
+
+def no_rows() -> pd.DataFrame:
+    """A sweep table without a row (every configuration of the grid skipped), with the columns that
+    the recommendation, the knobs and the CLI read."""
+    figures = ("pair_recall", "false_removal_rate", "false_removal_rate_high", "candidates", "removed", "search_pass")
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in [*config_columns(Config()), "status"]}
+                        | {c: pd.Series(dtype=float) for c in figures})
+
+
+def empty_grid_text(skipped: int, budget: float) -> str:
+    """Why a grid whose every configuration was skipped recommends nothing, and what would change it."""
+    return (f"nothing within the false-removal budget {budget:.2%}: all {skipped} configurations of the grid were "
+            f"skipped, so none was measured (labeled non-duplicates as similar as the duplicates leave no threshold "
+            f"between them); check those labels, or sweep a grid of your own (--shingles, --num-perm, --splits, "
+            f"--thresholds)")
 
 
 def pick_growth(ws, config: Config, max_pairs: int | None) -> ChainGrowth | None:

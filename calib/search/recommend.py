@@ -55,7 +55,9 @@ def with_recommendation(results: pd.DataFrame, **criteria) -> pd.DataFrame:
 
 def ranked(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
            use_upper_bound: bool = False, any_seed: bool = True) -> pd.DataFrame:
-    """The rows :func:`recommend` may pick, best first (empty when none fits)."""
+    """The rows :func:`recommend` may pick, best first (empty when none fits, or nothing was swept)."""
+    if "status" not in results:  # an empty grid: no row, not even a column
+        return results.iloc[:0]
     ok = results[results["status"] == "ok"]
     if "n_positive" in ok and not (ok["n_positive"] > 0).any():
         return ok.iloc[:0]  # no duplicate labels: recall is undefined, nothing to recommend
@@ -98,6 +100,8 @@ def closest(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01,
     duplicate (its rate and, where it has one, the rate another seed would give, whichever is higher),
     ties to the higher objective. None (with the reason) when no row finds a duplicate at all."""
     ok = results[(results["status"] == "ok") & (results[objective].fillna(0) > 0)] if len(results) else results
+    if not len(results):
+        return None, "no configuration was swept"
     if ok.empty:
         return None, "no configuration found any labeled duplicate"
     frr = pd.to_numeric(ok["false_removal_rate"], errors="coerce")

@@ -2,7 +2,10 @@
 
 :func:`base` asks ``unicodedata`` and ``str`` about every code point once (a few seconds), and
 keeps the answer on disk (``calib.base.cache.cache_dir()``, keyed by Python's and the Unicode
-data's versions; in memory only when that folder cannot be written):
+data's versions, with the tables' sha256; in memory only when that folder cannot be written or
+others could swap files in it). Every result depends on these tables, so a cached file is read
+only as :mod:`calib.base.cache` trusts one (this user's, in a folder no one else can swap files in)
+and only when it holds exactly the tables and the sha256 written with them (:func:`trusted`):
 
 * ``nfkc``: NFKC of each code point that NFKC changes (pool and offsets);
 * ``ccc``: the canonical combining class;
@@ -32,14 +35,18 @@ punctuation rule are per code point. A text whose t fails the quick check is lef
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
 import sys
 import unicodedata
+import zipfile
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
-from calib.base.atomic import write_bytes_atomic
-from calib.base.cache import cache_dir
+from calib.base.cache import ADVICE, cache_dir, file_problem, folder_problem, make_folder, open_file, write_cached
 
 N = sys.maxunicode + 1
 MAYBE, CASED, IGNORABLE, SPACE, PUNCT, INERT, NONSTARTER = 1, 2, 4, 8, 16, 32, 64
@@ -48,7 +55,7 @@ T_SHIFT = 21             # kernel word of a simple code point: its NFKC's flags 
 CP_MASK = (1 << T_SHIFT) - 1
 SIGMA, DOTTED_I = 0x3A3, 0x130
 _LAST_CASED = 0x1E921  # ADLAM CAPITAL LETTER SHA, the last code point lower() changes
-_VERSION = 2  # of this file's layout
+_VERSION = 3  # of this file's layout (3: with the sha256 of its tables)
 
 
 def _cache_file():
@@ -118,23 +125,85 @@ def lower_table() -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def base() -> dict[str, np.ndarray]:
-    """:func:`scan`'s tables, from the disk cache when it holds them for this Python."""
+    """:func:`scan`'s tables, from the disk cache when it holds them for this Python and they can be
+    trusted (:func:`trusted`); else scanned, and cached when the folder is safe. A table found there and
+    refused is named on stderr: every result of calib depends on it."""
     path = _cache_file()
     try:
-        with np.load(path) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, KeyError):
-        pass
+        folder = os.stat(path.parent)
+    except OSError:
+        folder = None  # no folder yet: made below, owner only
+    problem = None if folder is None else folder_problem(folder)
+    tables, why = (None, "missing") if problem else trusted(path)
+    if problem or why not in ("", "missing"):
+        print(f"calib: not using the Unicode tables cached at {path}: "
+              f"{f'its folder {problem}' if problem else why}; rebuilding them ({ADVICE})", file=sys.stderr)
+    if tables is not None:
+        return tables
     tables = scan()
-    try:
-        import io
-        buf = io.BytesIO()
-        np.savez(buf, **tables)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, buf.getvalue())
-    except OSError:  # a read-only home: rebuilt by the next process
-        pass
+    if problem is None:
+        try:
+            make_folder(path.parent)
+            write_cached(path, _pack(tables))
+        except OSError:  # a read-only home, another user's file in a sticky folder: rebuilt by the next process
+            pass
     return tables
+
+
+def _digest(tables: dict[str, np.ndarray]) -> bytes:
+    """sha256 of the tables: each one's name, dtype, shape and bytes, in name order."""
+    h = hashlib.sha256()
+    for k in sorted(tables):
+        a = np.ascontiguousarray(tables[k])
+        h.update(f"{k}:{a.dtype.str}:{a.shape}:".encode("ascii"))
+        h.update(a.tobytes())
+    return h.digest()
+
+
+def _pack(tables: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, sha256=np.frombuffer(_digest(tables), dtype=np.uint8), **tables)
+    return buf.getvalue()
+
+
+_SHAPES = {"ccc": (np.uint8, N), "flags": (np.uint8, N), "lower": (np.uint32, _LAST_CASED + 1),
+           "nfkc_cp": (np.uint32, None), "nfkc_off": (np.int64, None), "nfkc_pool": (np.uint32, None)}
+_MAX_BYTES = 64 << 20  # the tables take ~8 MB
+
+
+def trusted(path: Path) -> tuple[dict[str, np.ndarray] | None, str]:
+    """(the tables cached at ``path``, "") when this user wrote them (:func:`calib.base.cache.file_problem`)
+    and they are whole: the tables of :func:`scan` by name, type and shape, with the sha256 they were
+    written with; else (None, why not: "missing" when there is no file)."""
+    try:
+        fd = open_file(path)
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as exc:
+        return None, f"{path.name} cannot be opened ({exc.strerror or exc}; a link?)"
+    try:
+        why = file_problem(fd, path)
+        if why:
+            return None, why
+        if os.fstat(fd).st_size > _MAX_BYTES:
+            return None, f"{path.name} holds {os.fstat(fd).st_size:,} bytes, more than the tables take"
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read()
+    finally:
+        os.close(fd)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            tables = {k: z[k] for k in z.files}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None, f"{path.name} is not a table file calib wrote"
+    seal = tables.pop("sha256", None)
+    if set(tables) != set(_SHAPES) or any(
+            tables[k].dtype != t or tables[k].ndim != 1 or (n is not None and len(tables[k]) != n)
+            for k, (t, n) in _SHAPES.items()):
+        return None, f"{path.name} does not hold the tables calib writes"
+    if seal is None or seal.tobytes() != _digest(tables):
+        return None, f"{path.name} does not hold the tables written (their sha256 differs from the one kept with them)"
+    return tables, ""
 
 
 def _nfkc_of(t: dict, c: int) -> list[int]:

@@ -20,17 +20,14 @@ read-only folder) is one line naming the folder too.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 from calib.base.atomic import cleanup_temp_files
+from calib.base.cache import ADVICE, file_problem, folder_problem, make_folder, open_file, publish, sha256_of
 from calib.reading.corpus import ApplyError
-
-ADVICE = "set CALIB_CACHE_DIR to a folder of your own"
 
 
 class ArchiveError(ApplyError):
@@ -43,43 +40,17 @@ def record_path(path: Path) -> Path:
 
 
 def check_folder(folder: Path) -> None:
-    """Create ``folder`` (owner only) if missing; refuse one that another user could swap files in."""
+    """Create ``folder`` (owner only) if missing; refuse one that another user could swap files in
+    (:func:`calib.base.cache.folder_problem`, the rule every cache of calib follows)."""
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.stat(folder)
+        st = make_folder(folder)
     except OSError as exc:
         raise ArchiveError(f"cannot use {folder} for the Spark environment archive: {exc.strerror or exc}; "
                               f"{ADVICE}") from None
-    if st.st_uid not in (os.getuid(), 0):
-        raise ArchiveError(f"{folder} belongs to another user (uid {st.st_uid}), who could replace the Spark "
-                              f"environment archive that every executor runs; {ADVICE}")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
-        raise ArchiveError(f"{folder} is writable by other users and has no sticky bit, so any of them could "
-                              f"replace the Spark environment archive that every executor runs; {ADVICE}")
-
-
-def _own_file(fd: int, path: Path) -> str | None:
-    """Why the open file ``fd`` cannot be trusted (not a regular file, another owner, writable by others)."""
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        return f"{path.name} is not a regular file"
-    if st.st_uid != os.getuid():
-        return f"{path.name} belongs to another user (uid {st.st_uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{path.name} is writable by other users"
-    return None
-
-
-def _open(path: Path) -> int:
-    return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-
-
-def _sha256(fd: int) -> tuple[str, int]:
-    h, size = hashlib.sha256(), 0
-    while chunk := os.read(fd, 1 << 20):
-        h.update(chunk)
-        size += len(chunk)
-    return h.hexdigest(), size
+    problem = folder_problem(st)
+    if problem:
+        raise ArchiveError(f"{folder} {problem}, so another user could replace the Spark environment archive "
+                           f"that every executor runs; {ADVICE}")
 
 
 def distrust(path: Path) -> str | None:
@@ -87,40 +58,33 @@ def distrust(path: Path) -> str | None:
     if not os.path.lexists(path):
         return "missing"
     try:
-        fd = _open(record_path(path))
+        fd = open_file(record_path(path))
     except OSError:
         return f"{record_path(path).name} is missing or a link (an archive whose writing did not finish?)"
     try:
-        why = _own_file(fd, record_path(path))
+        why = file_problem(fd, record_path(path))
         recorded = os.read(fd, 256).decode("ascii", "replace").split()
     finally:
         os.close(fd)
     if why:
         return why
     try:
-        fd = _open(path)
+        fd = open_file(path)
     except OSError as exc:
         return f"{path.name} cannot be opened ({exc.strerror or exc}; a link?)"
     try:
-        why = _own_file(fd, path)
+        why = file_problem(fd, path)
         if why:
             return why
         if len(recorded) != 2 or not recorded[1].isdigit():
             return f"{record_path(path).name} is not a size and a sha256"
         if os.fstat(fd).st_size != int(recorded[1]):
             return f"{path.name} holds {os.fstat(fd).st_size:,} bytes, not the {int(recorded[1]):,} written (cut short?)"
-        if _sha256(fd)[0] != recorded[0]:
+        if sha256_of(fd)[0] != recorded[0]:
             return f"{path.name} does not hold the bytes written (its sha256 differs from {record_path(path).name})"
     finally:
         os.close(fd)
     return None
-
-
-def _publish(tmp: Path, path: Path) -> None:
-    os.chmod(tmp, 0o644)  # readable by the Spark daemons of other users, writable by its owner only
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def write(path: Path, fill: Callable[[Path], None]) -> Path:
@@ -140,13 +104,13 @@ def write(path: Path, fill: Callable[[Path], None]) -> Path:
         fill(temps[0])
         fd = os.open(temps[0], os.O_RDONLY)
         try:
-            sha, size = _sha256(fd)
+            sha, size = sha256_of(fd)
         finally:
             os.close(fd)
         temps[1].write_text(f"{sha} {size}\n", encoding="ascii")
         record_path(path).unlink(missing_ok=True)  # the old record goes first: never a new archive under it
-        _publish(temps[0], path)
-        _publish(temps[1], record_path(path))
+        publish(temps[0], path)
+        publish(temps[1], record_path(path))
     except OSError as exc:
         owner = os.lstat(path).st_uid if os.path.lexists(path) else os.getuid()
         why = (f"{path.name} there belongs to another user (uid {owner}) and cannot be replaced"
