@@ -89,6 +89,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--profile", help="with --one: write a cProfile dump here")
     ap.add_argument("--table", help="with --one: pickle the results table here")
+    ap.add_argument("--include", action="append", default=[], metavar="TREE=FILE",
+                    help="a --one run's JSON line measured earlier (a long sample), as tree TREE (repeatable)")
+    ap.add_argument("--threads", type=int, help="NUMBA_NUM_THREADS of the runs (default: numba's, every core)")
     ap.add_argument("--out", default="bench/results/search_speed.md")
     a = ap.parse_args(argv)
     if a.calib_root:
@@ -97,8 +100,10 @@ def main(argv=None) -> None:
         print(json.dumps(one(a.one, a.profile, a.table)))
         return
     from bench.record import load_averages, machine, write_result
-    samples = a.sample or ["data/sample"]
+    samples = a.sample if a.sample is not None else ([] if a.include else ["data/sample"])
     trees = ([("before", a.before)] if a.before else []) + [("after", None)]
+    if a.threads:
+        os.environ["NUMBA_NUM_THREADS"] = str(a.threads)
     runs = []
     for sample in samples:
         for _ in range(a.repeats):
@@ -107,10 +112,14 @@ def main(argv=None) -> None:
                 r["tree"] = name
                 runs.append(r)
                 print(json.dumps(r), file=sys.stderr)
+    for spec in a.include:
+        tree, path = spec.split("=", 1)
+        runs.append({**json.loads(Path(path).read_text().strip().splitlines()[-1]), "tree": tree})
     lines = ["# The default search's wall and CPU seconds", "",
              f"`python -m bench.search.search_speed {' '.join(argv or sys.argv[1:])}`: each run a fresh process "
              f"(numba kernels from their cache), {machine()}; load averages {load_averages()} at the end. "
-             "CPU = user + system seconds of the process and its children.", "",
+             "CPU = user + system seconds of the process and its children"
+             + (f"; NUMBA_NUM_THREADS={a.threads}" if a.threads else "") + ".", "",
              "| sample | docs | tree | configurations | wall s | CPU s | load before / after | recommended | "
              "results checksum |", "|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
