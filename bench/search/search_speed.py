@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -116,8 +117,8 @@ def main(argv=None) -> None:
         tree, path = spec.split("=", 1)
         runs.append({**json.loads(Path(path).read_text().strip().splitlines()[-1]), "tree": tree})
     lines = ["# The default search's wall and CPU seconds", "",
-             f"`python -m bench.search.search_speed {' '.join(argv or sys.argv[1:])}`: each run a fresh process "
-             f"(numba kernels from their cache), {machine()}; load averages {load_averages()} at the end. "
+             f"`python -m bench.search.search_speed {' '.join(shlex.quote(x) for x in (argv or sys.argv[1:]))}`: each run a fresh process "
+             f"(numba kernels from their cache), {machine()}; load averages {', '.join(f'{x:.2f}' for x in load_averages())} at the end. "
              "CPU = user + system seconds of the process and its children"
              + (f"; NUMBA_NUM_THREADS={a.threads}" if a.threads else "") + ".", "",
              "| sample | docs | tree | configurations | wall s | CPU s | load before / after | recommended | "
