@@ -59,9 +59,11 @@ def cold_kernels() -> list[str]:
 
 def warm_up(progress=None) -> float:
     """Run a tiny sample through every step; returns the seconds it took.
-    ``progress(fraction, message)``, when given, is called before each step
-    and at the end with how many of the kernels cold at the start are compiled
-    ("step 3 of 15: banding (7 of 29 kernels compiled)")."""
+    ``progress(fraction, message)``, when given, is called before each step, at the end, and while a
+    step runs each time another of the kernels cold at the start has its cache entry written
+    (:class:`CompileWatch`: "step 1 of 18: normalization and shingle hashing (7 of 36 kernels
+    compiled)"). The fraction never falls: the larger of the steps begun and the kernels compiled
+    (compiling is nearly all of a cold start's time), below 1 until the end."""
     import pandas as pd
 
     from calib.search.config import Config
@@ -105,13 +107,70 @@ def warm_up(progress=None) -> float:
                                              Representation(shingle="char", k=3, num_perm=16, scheme="oph")))]
     steps += [("evaluation and collision curve", lambda: (evaluate(ws, cfg), collision_curve(ws, cfg.rep, 4, 4,
                                                                                               random_pairs=10)))]
-    for k, (label, run) in enumerate(steps):
-        if progress:
-            progress(k / len(steps), f"step {k + 1} of {len(steps)}: {label} ({_compiled(cold)})")
-        run()
+    watch = CompileWatch(cold, progress) if progress else None
+    try:
+        for k, (label, run) in enumerate(steps):
+            if watch:
+                watch.step(k / len(steps), f"step {k + 1} of {len(steps)}: {label}")
+            run()
+    finally:
+        if watch:
+            watch.stop()
     if progress:
         progress(1.0, f"done: {_compiled(cold)}")
     return time.perf_counter() - t0
+
+
+class CompileWatch:
+    """The progress of a warm-up while its steps run: a step's first kernel calls compile for minutes
+    (the first step alone compiles most of them), so a thread looks every ``interval`` seconds at
+    which of the ``cold`` kernels have their cache entry now (``still_cold``: :func:`cold_kernels`,
+    numba's index files, written as each kernel is compiled) and reports the step again when that
+    count rose. Counts and fractions never fall (an index file being rewritten reads as absent)."""
+
+    def __init__(self, cold: set[str], progress, interval: float = 1.0, still_cold=None):
+        import threading
+        self.cold, self.progress, self.interval = set(cold), progress, interval
+        self.still_cold = still_cold or cold_kernels
+        self.compiled, self.fraction, self.label = 0, 0.0, ""
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._thread = None
+        if self.cold:
+            self._thread = threading.Thread(target=self._watch, name="calib-warmup-watch", daemon=True)
+            self._thread.start()
+
+    def _count(self) -> int:
+        if not self.cold:
+            return 0
+        return max(self.compiled, len(self.cold) - len(self.cold.intersection(self.still_cold())))
+
+    def _say(self) -> None:
+        share = self.compiled / len(self.cold) if self.cold else 0.0
+        self.fraction = max(self.fraction, min(share, 0.99))
+        what = (f"{self.compiled} of {len(self.cold)} kernels compiled" if self.cold else "every kernel was cached")
+        self.progress(self.fraction, f"{self.label} ({what})")
+
+    def step(self, fraction: float, label: str) -> None:
+        """A step begins: report it with the kernels compiled so far."""
+        with self._lock:
+            self.compiled = self._count()
+            self.fraction, self.label = max(self.fraction, fraction), label
+            self._say()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                if not self.label:
+                    continue
+                now = self._count()
+                if now > self.compiled:
+                    self.compiled = now
+                    self._say()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def spawn(command, cwd, env: dict, stderr):

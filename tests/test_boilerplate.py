@@ -83,3 +83,18 @@ def test_shingle_stripping_matches_brute_force(sample):
     assert len(stop_set) > 0
     for d in range(sets.n):
         assert out.of(d).tolist() == [h for h in sets.of(d).tolist() if h not in stop_set]
+
+
+def test_a_line_is_normalized_exactly_as_normalize_does_it():
+    """normalize_line (the ASCII lines' punctuation by a translation table, then no regex) gives
+    normalize's bytes under every normalization: every ASCII character, random ASCII lines, and
+    lines that are not ASCII (which go to normalize itself)."""
+    import itertools
+    import random
+    from calib.sketches.boilerplate import normalize_line
+    rng = random.Random(0)
+    lines = ["".join(map(chr, range(128))), "", "  A.B,c;D--e\tF\r\n", "Ünïcödé — «x», café ©", "ΣΑΣ. x\u2028y"]
+    lines += ["".join(chr(rng.randrange(0, 128)) for _ in range(rng.randrange(0, 40))) for _ in range(2000)]
+    for shingle, lower, nfkc, punct, ws in itertools.product(("word", "char"), *[(True, False)] * 4):
+        rep = Representation(shingle=shingle, k=3, lowercase=lower, nfkc=nfkc, strip_punct=punct, collapse_ws=ws)
+        assert [normalize_line(x, rep) for x in lines] == [normalize(x, rep) for x in lines], rep

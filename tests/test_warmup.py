@@ -41,13 +41,16 @@ def test_cold_cache_is_detected_and_warm_up_compiles_every_kernel(tmp_path):
                    "oph._signatures", "lsh._band_keys", "jaccard._prefix_join"):
         assert kernel in before
     assert after == []
-    # the progress callback: steps in order, fractions rising to 1, kernels compiled counted up to all of them
+    # the progress callback: steps in order (each reported again while it compiles), fractions rising to 1,
+    # kernels compiled counted up to all of them, and counted while the first step compiles, not after it
     fractions = [f for f, _ in calls]
     assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
-    steps = len(calls) - 1
-    assert [m.split(":")[0] for _, m in calls[:-1]] == [f"step {k} of {steps}" for k in range(1, steps + 1)]
+    named = [m.split(":")[0] for _, m in calls[:-1]]
+    steps = int(named[0].split(" of ")[1])
+    assert list(dict.fromkeys(named)) == [f"step {k} of {steps}" for k in range(1, steps + 1)]
     compiled = [int(re.search(r"\((\d+) of (\d+) kernels compiled\)", m).group(1)) for _, m in calls[:-1]]
     assert compiled == sorted(compiled) and compiled[0] == 0 and compiled[-1] <= len(before)
+    assert max(c for c, name in zip(compiled, named) if name == f"step 1 of {steps}") > 0
     assert calls[-1][1] == f"done: {len(before)} of {len(before)} kernels compiled"
     # a second process finds everything cached
     again = subprocess.run([sys.executable, "-c", "from calib.warmup import cold_kernels; print(cold_kernels())"],
@@ -68,6 +71,32 @@ def test_warm_up_progress_on_a_warm_cache():
     assert calls[0] == (0.0, f"step 1 of {n}: normalization and shingle hashing (every kernel was cached)")
     assert calls[-1] == (1.0, "done: every kernel was cached")
     assert [f for f, _ in calls] == [k / n for k in range(n)] + [1.0]
+
+
+def test_progress_counts_kernels_as_their_cache_entries_appear():
+    """While one long step compiles, the watch reports each rise of the kernels whose cache entry exists
+    (not only at the next step), never a fall (an index file being rewritten reads as cold for a moment),
+    and the fraction follows the kernels compiled without reaching 1 before the end."""
+    from calib.warmup import CompileWatch
+    cold = {"a.k1", "a.k2", "b.k3", "b.k4"}
+    states = [cold, cold - {"a.k1"}, cold - {"a.k1"}, cold, {"b.k3", "b.k4"}, {"b.k4"}, set()]
+    seen, calls = [], []
+
+    def still_cold():
+        seen.append(None)
+        return sorted(states[min(len(seen) - 1, len(states) - 1)])
+
+    watch = CompileWatch(cold, lambda f, m: calls.append((f, m)), interval=0.01, still_cold=still_cold)
+    watch.step(0.0, "step 1 of 3: shingles")
+    deadline = time.monotonic() + 10
+    while len(seen) < len(states) + 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    watch.stop()
+    messages = [m for _, m in calls]
+    assert messages == [f"step 1 of 3: shingles ({k} of 4 kernels compiled)" for k in (0, 1, 2, 3, 4)]
+    assert [f for f, _ in calls] == [0.0, 0.25, 0.5, 0.75, 0.99]
+    watch.step(2 / 3, "step 2 of 3: banding")  # a step's own fraction below the kernels' share: no fall
+    assert calls[-1] == (0.99, "step 2 of 3: banding (4 of 4 kernels compiled)")
 
 
 # a stand-in for ``python -m calib.warmup --json``: two steps, the second only once the gate file exists

@@ -381,7 +381,8 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: Policy | str = Policy.CONNE
         rep = np.where(star_comp[component], star_rep, rep)
 
     removed = rep != rows
-    chained = removed & ~np.isin(unordered_codes(rows, rep, n), pair_codes(i, j, n))
+    chained = removed.copy()  # a removed row without a verified pair to its representative (looked up for those alone)
+    chained[removed] = ~np.isin(unordered_codes(rows[removed], rep[removed], n), pair_codes(i, j, n))
     cluster = _relabel_by_first(rep) if policy is Policy.STAR or giant_comp.any() else component
     return Clustering(component=component, cluster=cluster, representative=rep,
                       removed=removed, chained=chained, flagged_giant=flagged,

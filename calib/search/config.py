@@ -168,7 +168,14 @@ class Config:
     def fingerprint(self) -> str:
         """First 12 hex digits of sha256 of the canonical JSON. The hashed form
         writes "no threshold" as 0.0, as fingerprints were first defined, so the
-        fingerprints of earlier exports stay valid."""
+        fingerprints of earlier exports stay valid. Computed once per object (it is frozen)."""
+        fp = self.__dict__.get("_fingerprint")
+        if fp is None:
+            fp = self._fingerprint_of()
+            object.__setattr__(self, "_fingerprint", fp)
+        return fp
+
+    def _fingerprint_of(self) -> str:
         d = self.to_dict()
         d["rep"] = self.rep.hashed_dict()  # renamed values under their first names, likewise
         if d["threshold"] is None:

@@ -126,6 +126,7 @@ def ceiling(ws, cfg: Config, budget: float) -> Ceiling:
     ts, rec, frr, lab = [], [], [], []
     n_pos = max(1, len(ws.truth.pos_i))
     over, k, ref, ref_floor = 0, 0, None, 1.0
+    last = (None, -1, (0, 0))  # (join, pairs >= t, their removals): a step that verifies no new pair clusters alike
     for t in np.round(np.arange(1.0, low - 1e-9, -SCAN_STEP), 3):
         try:
             while ref is None or t < ref_floor:  # floors[-1] is the scan's lowest threshold
@@ -136,7 +137,10 @@ def ceiling(ws, cfg: Config, budget: float) -> Ceiling:
             break
         i, j, s, _ = ref
         m = s >= t
-        false, true = _removals(ws, cfg, i[m], j[m], s[m])
+        count = int(np.count_nonzero(m))
+        if last[0] is not ref or last[1] != count:  # within one join the pairs >= t only grow as t falls
+            last = (ref, count, _removals(ws, cfg, i[m], j[m], s[m]))
+        false, true = last[2]
         ts.append(t)
         rec.append(_passing_positives(ws, cfg, t).sum() / n_pos)
         frr.append(false / (false + true) if false + true else np.nan)

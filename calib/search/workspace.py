@@ -165,9 +165,10 @@ class Workspace:
             return None, self.sample.texts
         key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
         if key not in self._texts:
+            memo: dict = {}  # raw line -> normalized: counting, finding and stripping normalize each line once
             st = stoplist(self.line_corpus if self.line_corpus is not None else self.sample.texts, rep,
-                          rep.strip_lines)
-            self._texts[key] = (st, st.strip_all(self.sample.texts, rep))
+                          rep.strip_lines, memo)
+            self._texts[key] = (st, st.strip_all(self.sample.texts, rep, memo))
         return self._texts[key]
 
     def sets(self, rep: Representation) -> ShingleSets:

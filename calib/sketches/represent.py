@@ -178,16 +178,24 @@ class Representation:
 
     def fingerprint(self) -> str:
         """Short stable id: first 12 hex digits of sha256 of the sorted, compact
-        JSON of :meth:`hashed_dict`."""
-        return hashlib.sha256(json.dumps(self.hashed_dict(), sort_keys=True, separators=(",", ":"))
-                              .encode()).hexdigest()[:12]
+        JSON of :meth:`hashed_dict` (computed once per object: it is frozen, and a search asks thousands of times)."""
+        fp = self.__dict__.get("_fingerprint")
+        if fp is None:
+            fp = hashlib.sha256(json.dumps(self.hashed_dict(), sort_keys=True, separators=(",", ":"))
+                                .encode()).hexdigest()[:12]
+            object.__setattr__(self, "_fingerprint", fp)
+        return fp
 
     def shingling(self) -> "Representation":
         """The part that fixes the shingle hash sets (num_perm, seed, scheme reset)."""
         return replace(self, num_perm=1, seed=0, scheme="prefix", weighting="none")
 
     def shingling_fingerprint(self) -> str:
-        return self.shingling().fingerprint()
+        fp = self.__dict__.get("_shingling_fingerprint")
+        if fp is None:
+            fp = self.shingling().fingerprint()
+            object.__setattr__(self, "_shingling_fingerprint", fp)
+        return fp
 
     def with_(self, **changes) -> "Representation":
         return replace(self, **changes)
