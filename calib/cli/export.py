@@ -73,6 +73,9 @@ def check_within_budget(path: str, row, budget: float, confidence: float | None 
         if confidence is not None and rate == rate:
             shown += f" (its {100 * confidence:g}% one-sided upper bound {bound:.4f})"
         why = ""
+        recorded = pd_number((swept if swept is not None else row).get("budget"))
+        if recorded == recorded and recorded != budget:
+            why = f" (the sweep recommended it under --budget {recorded:g})"
         if swept is not None:
             then = pd_number(swept.get("false_removal_rate"))
             ignored = str(swept.get("ignored_categories") or "")
