@@ -278,7 +278,8 @@ def add_parser(sub) -> None:
                                      "and the reviewers' agreement")
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
-                        "named in the export's evidence")
+                        "named in the export's evidence; with --from-sweep: the sweep's (recorded with its rows), "
+                        "and others are refused")
     e.add_argument("--idf-corpus", metavar="CORPUS", help="corpus (.jsonl[.gz] or .parquet, id and text fields) whose document frequencies give the idf "
                         "weights of --weighting idf (default: the sample's own); the one the rows were swept with)")
     e.set_defaults(func=cmd_export)
