@@ -165,7 +165,7 @@ def cmd_export(a) -> int:
     from calib.search.workspace import Workspace
     from calib.search.config import config_from_row
     from calib.search.sweep import evaluate
-    from calib.search.recommend import recommendation_line, rule_text, standing_text
+    from calib.search.recommend import held_words, recommendation_line, standing_text
     check_rate(a.budget, "--budget")
     confidence, ignore = a.confidence, tuple(a.ignore_categories)
     if a.config and a.from_sweep:
@@ -213,7 +213,7 @@ def cmd_export(a) -> int:
                        confidence=confidence, progress=tqdm_progress("sweep"))
         print(found.added_text(), file=sys.stderr)
         if found.best is None:
-            raise CliError(f"no configuration of the default search fits the rule ({rule_text(a.budget, confidence)}); "
+            raise CliError(f"no configuration of the default search keeps the {held_words(confidence)} <= {a.budget}; "
                            f"raise --budget{' or lower --confidence' if confidence is not None else ''} or pass --config")
         config = config_from_row(found.best)
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,

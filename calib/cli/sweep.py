@@ -213,7 +213,7 @@ def cmd_sweep(a) -> int:
     from calib.search.grid import Grid
     from calib.search.workspace import Workspace
     from calib.search.seeds import across_seeds
-    from calib.search.recommend import recommendation_line, rule_text, standing_text, with_recommendation
+    from calib.search.recommend import held_words, recommendation_line, standing_text, with_recommendation
     from calib.search.knobs import knobs_text
     from calib.clusters.truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
@@ -311,7 +311,7 @@ def cmd_sweep(a) -> int:
               "--max-pairs (memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)",
               file=sys.stderr)
     elif not table["recommended"].any():
-        print(f"no configuration fits the rule ({rule_text(a.budget, a.confidence)}){over}", file=sys.stderr)
+        print(f"no configuration keeps the {held_words(a.confidence)} <= {a.budget}{over}", file=sys.stderr)
     else:
         best = table[table["recommended"]].iloc[0]
         spread = (f"; pair recall over the seeds {pct(best['pair_recall_min'], 'pair_recall')}-"

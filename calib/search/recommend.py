@@ -166,12 +166,17 @@ def config_text(row) -> str:
             f"t={row['threshold']}{clusters}")
 
 
+def held_words(confidence: float | None = None) -> str:
+    """What the budget is held on, in words: 'false-removal rate' or "false-removal rate's 95% one-sided
+    upper bound"."""
+    c = check_confidence(confidence)
+    return "false-removal rate" if c is None else f"false-removal rate's {100 * c:g}% one-sided upper bound"
+
+
 def rule_text(budget: float, confidence: float | None = None, objective: str = "pair_recall") -> str:
     """The rule a recommendation was picked by, in words: 'max pair recall, false-removal rate <= 1.00%'
     (the point estimate) or 'max pair recall, false-removal rate's 95% one-sided upper bound <= 1.00%'."""
-    c = check_confidence(confidence)
-    what = "false-removal rate" if c is None else f"false-removal rate's {100 * c:g}% one-sided upper bound"
-    return f"max {objective.replace('_', ' ')}, {what} <= {budget:.2%}"
+    return f"max {objective.replace('_', ' ')}, {held_words(confidence)} <= {budget:.2%}"
 
 
 def exceed_text(row, budget: float) -> str:
