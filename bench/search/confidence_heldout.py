@@ -69,7 +69,8 @@ def pick_figures(found, whole_ws) -> dict:
             "whole_labeled": int(row.get("labeled_removals", 0) or 0)}
 
 
-def run(spec: str, draws: int, share: float, records: int) -> list[dict]:
+def run(spec: str, draws: int, share: float, records: int, done=lambda rows: None) -> list[dict]:
+    """Every draw of one corpus, both rules; ``done`` is called with the rows after each draw."""
     from calib.search.from_sample import search
     from calib.search.workspace import Workspace
     name, whole = corpus(spec, records)
@@ -89,6 +90,7 @@ def run(spec: str, draws: int, share: float, records: int) -> list[dict]:
                   f"P(>budget) {fig['p_exceed']:.3f} whole {fig['whole_frr']:.4f} "
                   f"({fig['whole_false']}/{fig['whole_labeled']}) recall {fig['whole_recall']:.3f} "
                   f"[{seconds:.0f} s]", file=sys.stderr)
+        done(out)
     return out
 
 
@@ -135,9 +137,9 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "confidence_heldout.md")
     argv = sys.argv[1:] if argv is None else argv
     a = ap.parse_args(argv)
-    rows = []
-    for spec in a.corpus or ["records"]:
-        rows += run(spec, a.draws, a.share, a.records)
+    rows: list[dict] = []
+    for spec in a.corpus or ["records"]:  # the report so far is written after each draw
+        rows += run(spec, a.draws, a.share, a.records, done=lambda more: write_result(a.out, report(rows + more, argv)))
     text = report(rows, argv)
     print(text)
     write_result(a.out, text)
