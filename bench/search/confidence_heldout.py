@@ -10,8 +10,10 @@ sample with the stated P(rate > budget), its rate and pair recall on the whole c
 whole corpus exceeds the budget; in total, how often each rule's pick exceeded it.
 
 Corpora: ``records`` (``bench/corpora/person_records.py``: short generated person records, typos and
-swapped fields, different people sharing names) and any labeled sample folder, e.g. the manual pages
-of ``python -m bench.corpora.held_out manpages``, given as ``NAME:PATH``.
+swapped fields, different people sharing names), ``lookalikes`` (``bench/corpora/rare.py`` made dense:
+edited duplicate families beside look-alike groups built on a shared template, which are not
+duplicates) and any labeled sample folder, e.g. the manual pages of ``python -m bench.corpora.held_out
+manpages``, given as ``NAME:PATH``.
 
     PYTHONPATH=. python -m bench.search.confidence_heldout --corpus records --corpus manpages:/tmp/manpages
 """
@@ -31,11 +33,27 @@ BUDGET = 0.01
 CONFIDENCE = 0.95
 
 
+def lookalikes(n: int = 4000, seed: int = 3):
+    """``bench/corpora/rare.py``'s corpus made dense and hard: duplicate families (up to 35% of the words
+    replaced) beside as many look-alike groups (a shared template of 45-85% of the words, not
+    duplicates), random-word documents around them; labeled whole by the families."""
+    import pandas as pd
+
+    from bench.corpora.rare import build
+    from calib.reading.sample import from_frames
+    c = build(n, dup_pairs=n / 3, lookalikes=1.0, max_edit=0.35, seed=seed)
+    group = pd.Series([f"f{f}" if f >= 0 else None for f in c.family], dtype=object)
+    docs = pd.DataFrame({"id": c.ids, "text": c.texts, "group": group})
+    return from_frames(docs, name=f"lookalikes_{n}_{seed}", slice_columns=())
+
+
 def corpus(spec: str, records: int):
-    """The whole labeled corpus named by ``spec``: 'records' or 'NAME:PATH' (a sample folder)."""
+    """The whole labeled corpus named by ``spec``: 'records', 'lookalikes' or 'NAME:PATH' (a sample folder)."""
     if spec == "records":
         from bench.corpora.person_records import person_records
         return "person records", person_records(records, seed=7)
+    if spec == "lookalikes":
+        return "look-alikes", lookalikes()
     name, _, path = spec.partition(":")
     from calib.reading.samples import load_sample
     return name, load_sample(Path(path))
@@ -130,7 +148,8 @@ def report(rows: list[dict], argv: list[str]) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", action="append", default=None,
-                    help="'records' or NAME:PATH of a labeled sample folder (repeatable; default: records)")
+                    help="'records', 'lookalikes' or NAME:PATH of a labeled sample folder (repeatable; "
+                         "default: records)")
     ap.add_argument("--draws", type=int, default=3, help="samples drawn from each corpus (default: 3)")
     ap.add_argument("--share", type=float, default=0.5, help="share of the corpus's documents in a sample (0.5)")
     ap.add_argument("--records", type=int, default=3000, help="people in the person-records corpus (3000)")
