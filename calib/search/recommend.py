@@ -149,8 +149,7 @@ def closest(results: pd.DataFrame, *, max_false_removal_rate: float = 0.01,
              f"{int(row.get('unlabeled_removals', 0) or 0)} unlabeled removals, or a category ignored that the "
              f"false removals come from (--ignore-categories)")
     return row, (f"nothing within the false-removal budget {max_false_removal_rate:.2%}: the closest is "
-                 f"{row['representation']} num_perm={row['num_perm']} b={row['b']} r={row['r']} "
-                 f"t={row['threshold']:g} ({objective.replace('_', ' ')} {row[objective]:.1%}); what binds: "
+                 f"{config_text(row)} ({objective.replace('_', ' ')} {row[objective]:.1%}); what binds: "
                  f"{binds}; to relax: {relax}")
 
 
