@@ -33,27 +33,29 @@ BUDGET = 0.01
 CONFIDENCE = 0.95
 
 
-def lookalikes(n: int = 4000, seed: int = 3):
-    """``bench/corpora/rare.py``'s corpus made dense and hard: duplicate families (up to 35% of the words
-    replaced) beside as many look-alike groups (a shared template of 45-85% of the words, not
+def lookalikes(n: int = 4000, max_edit: float = 0.35, seed: int = 3):
+    """``bench/corpora/rare.py``'s corpus made dense and hard: duplicate families (up to ``max_edit`` of the
+    words replaced) beside as many look-alike groups (a shared template of 45-85% of the words, not
     duplicates), random-word documents around them; labeled whole by the families."""
     import pandas as pd
 
     from bench.corpora.rare import build
     from calib.reading.sample import from_frames
-    c = build(n, dup_pairs=n / 3, lookalikes=1.0, max_edit=0.35, seed=seed)
+    c = build(n, dup_pairs=n / 3, lookalikes=1.0, max_edit=max_edit, seed=seed)
     group = pd.Series([f"f{f}" if f >= 0 else None for f in c.family], dtype=object)
     docs = pd.DataFrame({"id": c.ids, "text": c.texts, "group": group})
-    return from_frames(docs, name=f"lookalikes_{n}_{seed}", slice_columns=())
+    return from_frames(docs, name=f"lookalikes_{n}_{max_edit:g}_{seed}", slice_columns=())
 
 
 def corpus(spec: str, records: int):
-    """The whole labeled corpus named by ``spec``: 'records', 'lookalikes' or 'NAME:PATH' (a sample folder)."""
+    """The whole labeled corpus named by ``spec``: 'records', 'lookalikes[:DOCS:MAX_EDIT]' or 'NAME:PATH'
+    (a sample folder)."""
     if spec == "records":
         from bench.corpora.person_records import person_records
         return "person records", person_records(records, seed=7)
-    if spec == "lookalikes":
-        return "look-alikes", lookalikes()
+    if spec.startswith("lookalikes"):
+        n, edit = (spec.split(":")[1:] + ["4000", "0.35"][len(spec.split(":")) - 1:])[:2]
+        return f"look-alikes (edits up to {float(edit):.0%})", lookalikes(int(n), float(edit))
     name, _, path = spec.partition(":")
     from calib.reading.samples import load_sample
     return name, load_sample(Path(path))
