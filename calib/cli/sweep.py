@@ -231,7 +231,8 @@ def cmd_sweep(a) -> int:
     if grid.seeds is not None and len(grid.seeds) > 1:  # the across-seed table is written beside it
         check_out_file(str(out.with_name(f"{out.stem}.across_seeds{out.suffix}")), (out.suffix.lower(),), a.overwrite)
     sample = load(a.sample, a.pairs, a.missing_values)
-    if _no_labels(sample) and not a.reviews:  # nothing to measure: said before any work, nothing written
+    # nothing to measure: said before any work, nothing written (fewer than 2 documents: refused as such below)
+    if sample.n >= 2 and _no_labels(sample) and not a.reviews:
         waiting = sample.unlabeled_pairs()
         raise CliError(f"{a.sample} has no duplicate labels ({len(sample.pairs):,} labeled pairs"
                        + (f"; {waiting:,} pairs not labeled yet: fill their label in pairs.csv, or on the Label "
