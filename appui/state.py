@@ -24,6 +24,7 @@ SAMPLE, SAMPLE_HASH, SAMPLE_SOURCE = "calib_sample", "calib_sample_hash", "calib
 CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
 RESULTS, RESULTS_HASH, GRID = "calib_results", "calib_results_hash", "calib_grid"
 BUDGET, OBJECTIVE = "calib_budget", "calib_objective"
+UPPER_95 = 0.975  # the "Upper bound" box: the budget on the 95% interval's upper end, the one-sided 97.5% bound
 REVIEW_DB, REVIEWER = "calib_review_db", "calib_reviewer"
 FLASH = "calib_flash"
 
@@ -103,4 +104,4 @@ def recommended():
     if not (res["n_positive"].fillna(0) > 0).any():
         return None
     return recommend(res, max_false_removal_rate=ss[BUDGET], objective=ss[OBJECTIVE],
-                     use_upper_bound=bool(ss.get("calib_use_upper", False)))
+                     confidence=UPPER_95 if ss.get("calib_use_upper", False) else None)

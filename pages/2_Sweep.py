@@ -389,7 +389,7 @@ def results_section(results: pd.DataFrame) -> None:
         return
     budget, objective, upper = controls()
     results = seed_flags(results, budget)  # the mark "± seed": standing against this budget swings with the seed
-    rec = recommend(results, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
+    rec = recommend(results, max_false_removal_rate=budget, objective=objective, confidence=state.UPPER_95 if upper else None)
     bad = int((results["status"] != "ok").sum())
     if bad:
         st.caption(f"{count(bad, 'configuration')} stopped with too many candidates (splits too loose); "

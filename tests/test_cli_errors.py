@@ -176,9 +176,9 @@ def test_no_labels_first_line_and_exit_status(tmp_path, capsys):
     docs.write_text("\n".join(json.dumps({"id": json.loads(x)["id"], "text": json.loads(x)["text"]})
                               for x in src) + "\n")
     code, lines = run(capsys, ["sweep", "--sample", docs, "--out", tmp_path / "r.csv", *SMALL])
+    one_line(code, lines, "has no duplicate labels", "nothing is recommended", "nothing swept", status=3)
     assert code == _common.NO_LABELS == 3
-    assert "has no duplicate labels" in lines[0] and "nothing is recommended" in lines[0]
-    assert not pd.read_csv(tmp_path / "r.csv")["recommended"].any()
+    assert not (tmp_path / "r.csv").exists()  # refused before any work: nothing measured, nothing written
     code, lines = run(capsys, ["export", "--sample", docs, "--out", tmp_path / "e"])
     one_line(code, lines, "no duplicate labels", "--from-sweep", status=3)
 

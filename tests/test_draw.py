@@ -212,9 +212,16 @@ def test_more_cli_proposes_and_draws(tmp_path, oracle):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(build_config_doc(Config(rep=Representation(shingle="char", k=5), b=16, r=8,
                                                        threshold=0.8))))
+    from calib.estimates.figures import rate_text
+    from calib.production.document import load_config
+    from calib.search.sweep import evaluate
+    row = evaluate(Workspace(load_sample(d)), load_config(cfg)[0]).row  # the figures sweep and export print
     proc = _run("draw", "--more", "40", "--out", f"{d}/", "--config", str(cfg), "--width", "0.1")
     assert proc.returncode == 0, proc.stderr
-    assert "pair recall:" in proc.stderr and "false removal rate:" in proc.stderr and "+/-0.1 needs" in proc.stderr
+    # each rate as sweep and export write it (a percentage with its 95% interval), from the same row
+    for name, words in (("pair_recall", "pair recall"), ("false_removal_rate", "false-removal rate")):
+        assert f"{words} {rate_text(row, name)}; +/-0.1 needs" in proc.stderr, proc.stderr
+    assert "+/- 0.0" not in proc.stderr
     assert "_rate" not in proc.stderr.split("stratum")[0] and "//" not in proc.stderr  # words, no doubled slash
     grown = read_drawn(d)
     new = len(grown.pairs) - 150
@@ -245,13 +252,16 @@ def test_printed_inclusion_probability_says_it_holds_the_document_sample_factor(
     assert sum(int(r[1]) for r in rows) == 15 and sum(int(r[2]) for r in rows) == 15
     for stratum, pairs, drawn, share, factor, pi in rows:  # 30/132 = 22.7%, in words
         assert factor == "22.7%" and int(drawn) == int(pairs)
-        assert (share, pi) == (("all", "22.7%") if int(pairs) else ("0", "0"))
+        assert (share, pi) == (("all", "22.7%") if int(pairs) else ("0%", "0%"))
 
 
 def test_fraction_words():
     from calib.cli.draw import fraction_words
-    cases = {1.0: "1", 0.0: "0", 0.0259: "2.59%", 0.442893: "44.3%", 0.99994: "> 99.9%", 0.999: "99.9%",
-             0.001: "0.1%", 2.590674e-05: "1 in 38,600", 1.020010e-08: "1 in 98,038,255"}
+    # one decimal everywhere, so side by side they compare (8.4% beside 10.5%, not 8.39% beside 10.5%);
+    # 1 is 100% beside "> 99.9%", not "1"
+    cases = {1.0: "100%", 0.0: "0%", 0.0259: "2.6%", 0.442893: "44.3%", 0.99994: "> 99.9%", 0.999: "99.9%",
+             0.001: "0.1%", 0.105: "10.5%", 0.0839: "8.4%", 2.590674e-05: "1 in 38,600",
+             1.020010e-08: "1 in 98,038,255"}
     assert {x: fraction_words(x) for x in cases} == cases
     assert fraction_words(1.0, "all") == "all"
 

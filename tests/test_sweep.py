@@ -155,7 +155,8 @@ def test_recommend_respects_budget_and_tie_breaks_on_candidates():
     })
     assert recommend(rows, max_false_removal_rate=0.01)["config_fingerprint"] == "c"
     assert recommend(rows, max_false_removal_rate=0.1)["config_fingerprint"] == "a"
-    assert recommend(rows, max_false_removal_rate=0.025, use_upper_bound=True)["config_fingerprint"] == "b"
+    # the two-sided 95% interval's upper end is the one-sided 97.5% bound
+    assert recommend(rows, max_false_removal_rate=0.025, confidence=0.975)["config_fingerprint"] == "b"
     assert recommend(rows.iloc[[0]], max_false_removal_rate=0.01) is None
 
 

@@ -236,3 +236,27 @@ def summary_line(s: dict, manifest, engine: str = "") -> str:
             f"(report only) in {s['clusters_with_removals']:,} clusters, {s['exact_copies']:,} exact copies, "
             f"{s['chained_removals']:,} by chaining alone -> {manifest}")
 
+
+
+CONFIDENCE_HELP = ("recommend the best row whose false-removal rate's one-sided upper bound at this confidence "
+                   "holds --budget, e.g. 0.95: the corpus rate then exceeds the budget with probability at most "
+                   "1 - CONFIDENCE (the normal approximation of the row's 95%% interval, "
+                   "calib.estimates.exceedance); default: the rate itself (the point estimate)")
+
+
+def _confidence(text: str) -> float:
+    """--confidence: a number from 0.5 up to (not including) 1."""
+    import argparse
+
+    from calib.estimates.exceedance import check_confidence
+    try:
+        return check_confidence(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a confidence from 0.5 up to (not including) 1, e.g. 0.95, "
+                                         f"got {text!r}") from None
+
+
+def add_confidence_option(p, from_sweep: bool = False) -> None:
+    """``--confidence`` (``calib sweep``, ``calib export``): the budget held on the upper bound at a confidence."""
+    more = "; with --from-sweep: the confidence the sweep recommended with (recorded in its table)" if from_sweep else ""
+    p.add_argument("--confidence", type=_confidence, default=None, metavar="LEVEL", help=CONFIDENCE_HELP + more)

@@ -28,17 +28,14 @@ HEADERS = {"drawn_share": "share drawn", "x_document_factor": "x document factor
            "inclusion_probability": "inclusion probability", "P_candidate_at_lower_edge": "P(candidate) at lower edge"}
 
 
-def fraction_words(x: float, whole: str = "1") -> str:
-    """A share or a probability as read aloud: ``whole`` at 1, 0 at 0, a percentage (three significant
-    digits, never rounded up to 100%) down to 0.1%, "1 in N" below."""
-    if x >= 1:
-        return whole
-    if x <= 0:
-        return "0"
-    if x < 0.001:
+def fraction_words(x: float, whole: str = "100%") -> str:
+    """A share or a probability as read aloud (:func:`calib.estimates.figures.probability`: one decimal,
+    ``whole`` at 1, '> 99.9%' just below it), and "1 in N" below 0.1%, where a draw's small inclusion
+    probabilities are read."""
+    from calib.estimates.figures import probability
+    if 0 < x < 0.001:
         return f"1 in {round(1 / x):,}"
-    pct = f"{100 * x:.3g}"
-    return "> 99.9%" if float(pct) >= 100 else f"{pct}%"
+    return probability(x, whole)
 
 
 def _in_words(table: pd.DataFrame) -> str:
@@ -279,14 +276,15 @@ def cmd_more(a) -> int:
     frame = design_pairs(ws, config, ev.clustering)
     plan = next_labels(frame, sample.design, width=a.width, k=a.more)
     print(f"configuration: {config}", file=sys.stderr)
+    from calib.estimates.figures import RATE_NAMES, rate_text
     for r, d in plan["rates"].items():
         limit = ("the loose pass's misses limit it (a looser --loose)" if getattr(sample.design, "kind", "") == "corpus"
                  else "the document sample limits it: draw from every document (calib draw without --design "
                       "sample)")
         need = (limit if d["documents_limit"] else
                 "more than the strata hold" if d["labels_needed"] is None else f"{d['labels_needed']:,} more labels")
-        print(f"{r.replace('_', ' ')}: {d['estimate']:.4f} +/- {d['half_width']:.4f}; +/-{a.width:g} needs {need}",
-              file=sys.stderr)
+        # the rate as sweep and export write it (the same row: the drawn set's design-weighted estimate)
+        print(f"{RATE_NAMES.get(r, r)} {rate_text(ev.row, r)}; +/-{a.width:g} needs {need}", file=sys.stderr)
     # drawn but unlabeled pairs are proposed first; only the rest is drawn anew
     unlabeled = (drawn.pairs["label"].str.strip() == "").groupby(drawn.pairs["stratum"]).sum()
     waiting = unlabeled.reindex(list(sample.design.strata)).fillna(0).astype(int)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from calib.base.errors import CliError, check_input, check_out_dir, check_rate
 from calib.base.inputs import CONFIG_MAX_BYTES, RESULTS_MAX_BYTES
-from calib.estimates.figures import summary
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
-                               _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
-                               check_sweep_memory, load, tqdm_progress, workspace_sources)
+                               _no_labels, _review_store, _say_if_sampled, _strs, add_confidence_option,
+                               add_missing_option, check_reviews, check_sweep_memory, load, tqdm_progress,
+                               workspace_sources)
 
 
 def row_from_sweep(path: str, fingerprint: str | None):
@@ -59,15 +59,56 @@ def row_from_sweep(path: str, fingerprint: str | None):
     return rows.iloc[0]
 
 
-def check_within_budget(path: str, row, budget: float) -> None:
-    """The recommended row of a results table still fits ``--budget``: its false-removal rate measured
-    and at most the budget (a table edited to mark another row is refused, not exported as a recommendation)."""
+def check_within_budget(path: str, row, budget: float, confidence: float | None = None, swept=None) -> None:
+    """The recommended row of a results table still fits ``--budget``: its false-removal rate (with
+    ``confidence``, the rate's one-sided upper bound at it) measured and at most the budget (a table edited
+    to mark another row is refused, not exported as a recommendation). ``swept``: the table's row, when
+    ``row`` is the rate measured now; where the two differ the refusal names what differs."""
+    from calib.search.recommend import held_rate
+    import pandas as pd
     rate = pd_number(row.get("false_removal_rate"))
-    if not rate <= budget:
+    bound = rate if confidence is None else float(held_rate(pd.DataFrame([dict(row)]), confidence).iloc[0])
+    if not bound <= budget:
         shown = "not measured" if rate != rate else f"{rate:.4f}"
+        if confidence is not None and rate == rate:
+            shown += f" (its {100 * confidence:g}% one-sided upper bound {bound:.4f})"
+        why = ""
+        recorded = pd_number((swept if swept is not None else row).get("budget"))
+        if recorded == recorded and recorded != budget:
+            why = f" (the sweep recommended it under --budget {recorded:g})"
+        if swept is not None:
+            then = pd_number(swept.get("false_removal_rate"))
+            ignored = str(swept.get("ignored_categories") or "")
+            now_ignored = str(row.get("ignored_categories") or "")
+            if ignored != now_ignored and ignored != "nan":
+                why = (f" (the sweep stored {then:.4f} with --ignore-categories {ignored or '(none)'}; this export "
+                       f"counts {'every category' if not now_ignored else 'all but ' + now_ignored}): pass "
+                       f"--ignore-categories as the sweep did")
         raise CliError(f"--from-sweep {path}: row {row.get('config_fingerprint')} is marked recommended, but its "
-                       f"false-removal rate {shown} exceeds --budget {budget:g}: pass the sweep's --budget, or "
+                       f"false-removal rate {shown} exceeds --budget {budget:g}{why}: pass the sweep's --budget"
+                       f"{' and --confidence' if confidence is not None else ''}, or "
                        "--fingerprint to export it as a chosen row")
+
+
+def swept_rule(path: str, row, confidence: float | None, ignore: tuple[str, ...]):
+    """(the confidence, the ignored categories) an export of a sweep's row uses: each as given, else as the
+    sweep recorded them with the row (said on stderr), so the export measures the row as the sweep did.
+    Categories given that differ from the sweep's are refused, naming both."""
+    recorded = pd_number(row.get("confidence"))
+    if confidence is None and recorded == recorded:
+        confidence = recorded
+        print(f"--from-sweep {path}: recommended with --confidence {recorded:g} (as the sweep was)", file=sys.stderr)
+    swept = row.get("ignored_categories")
+    swept = () if swept is None or swept != swept else tuple(c for c in str(swept).split(",") if c)
+    if not ignore and swept:
+        print(f"--from-sweep {path}: --ignore-categories {','.join(swept)} (as the sweep was: those labeled pairs "
+              "count neither right nor wrong)", file=sys.stderr)
+        return confidence, swept
+    if tuple(sorted(ignore)) != tuple(sorted(swept)) and "ignored_categories" in row:
+        raise CliError(f"--from-sweep {path}: row {row.get('config_fingerprint')} was swept with --ignore-categories "
+                       f"{','.join(swept) or '(none)'}, this export has --ignore-categories {','.join(ignore)}: its "
+                       "figures would count other labeled pairs; pass the sweep's --ignore-categories")
+    return confidence, tuple(ignore)
 
 
 def pd_number(v) -> float:
@@ -124,8 +165,9 @@ def cmd_export(a) -> int:
     from calib.search.workspace import Workspace
     from calib.search.config import config_from_row
     from calib.search.sweep import evaluate
-    from calib.search.recommend import standing_text
+    from calib.search.recommend import held_words, recommendation_line, standing_text
     check_rate(a.budget, "--budget")
+    confidence, ignore = a.confidence, tuple(a.ignore_categories)
     if a.config and a.from_sweep:
         raise CliError("pass either --config or --from-sweep, not both")
     if a.fingerprint and not a.from_sweep:
@@ -145,15 +187,17 @@ def cmd_export(a) -> int:
             config = config_from_row(row)
         except (ValueError, TypeError, KeyError) as exc:
             raise CliError(f"--from-sweep {a.from_sweep}: row {row.get('config_fingerprint')}: {exc}")
+        confidence, ignore = swept_rule(a.from_sweep, row, confidence, ignore)
         selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
                      "config_fingerprint": config.fingerprint()}
         if not a.fingerprint:
-            check_within_budget(a.from_sweep, row, a.budget)
+            selection.update(max_false_removal_rate=a.budget, confidence=confidence)
+            check_within_budget(a.from_sweep, row, a.budget, confidence)
     sample = load(a.sample, a.pairs, a.missing_values)
     if a.from_sweep:
         check_swept_row(a.from_sweep, row, config, sample)
     try:
-        ws = Workspace(sample, ignore_categories=a.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a),
+        ws = Workspace(sample, ignore_categories=ignore, line_corpus=_line_corpus(a), **_idf_source(a),
                        **workspace_sources(a))
     except ValueError as exc:
         raise CliError(str(exc))
@@ -163,17 +207,17 @@ def cmd_export(a) -> int:
         if _no_labels(sample):
             raise CliError(f"{a.sample} has no duplicate labels: nothing can be recommended; pass --config or "
                            f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
-        grid, choice = grid_from_sample(ws, Grid(ignore_categories=a.ignore_categories))
+        grid, choice = grid_from_sample(ws, Grid(ignore_categories=ignore))
         print(f"{sample}\nno --config: the default search (as calib sweep does): {choice.text(grid)}", file=sys.stderr)
         found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, skip=True,
-                       progress=tqdm_progress("sweep"))
+                       confidence=confidence, progress=tqdm_progress("sweep"))
         print(found.added_text(), file=sys.stderr)
         if found.best is None:
-            raise CliError(f"no configuration of the default search keeps the false-removal rate <= {a.budget}; "
-                           f"raise --budget or pass --config")
+            raise CliError(f"no configuration of the default search keeps the {held_words(confidence)} <= {a.budget}; "
+                           f"raise --budget{' or lower --confidence' if confidence is not None else ''} or pass --config")
         config = config_from_row(found.best)
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
-                     "grid_size": int(len(found.results)), "search": choice.text(grid),
+                     "confidence": confidence, "grid_size": int(len(found.results)), "search": choice.text(grid),
                      "second_pass": found.added_text()}
     _say_if_sampled(ws.truth)
     check_sweep_memory(sample.n, 20_000_000, (config.rep.num_perm,), config.b)  # evaluate's default pair budget
@@ -181,7 +225,7 @@ def cmd_export(a) -> int:
     if evaluation.clustering is None:
         raise CliError(f"configuration {config.fingerprint()} collides too many pairs on this sample: nothing to export")
     if a.from_sweep and not a.fingerprint:  # the rate measured now, not the table's cell
-        check_within_budget(a.from_sweep, evaluation.row, a.budget)
+        check_within_budget(a.from_sweep, evaluation.row, a.budget, confidence, swept=row)
     store = _review_store(a.reviews)
     try:
         paths = write_export(out, config, evaluation=evaluation, sample=sample, review_store=store,
@@ -192,8 +236,14 @@ def cmd_export(a) -> int:
         if store is not None:
             store.close()
     r = evaluation.row
-    print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; {summary(r)} "
-          "(proposed removals, report only)", file=sys.stderr)
+    print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files (proposed removals, "
+          "report only)", file=sys.stderr)
+    how = selection.get("method")
+    print(recommendation_line(r, budget=a.budget, confidence=confidence, seeds=False,
+                              lead="recommended" if how == "recommend" else
+                              "the chosen row" if how == "chosen" else "the given configuration",
+                              rule=None if how == "recommend" else f"not picked by a rule; budget {a.budget:.2%}"),
+          file=sys.stderr)
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
@@ -221,13 +271,15 @@ def add_parser(sub) -> None:
     e.add_argument("--out", required=True, help="output directory")
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    add_confidence_option(e, from_sweep=True)
     e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions "
                                      "fill review_status; config.json's evidence.reviews records its label counts "
                                      "and the reviewers' agreement")
     e.add_argument("--ignore-categories", type=_arg_type(_strs, "--ignore-categories"), default=(), metavar="LIST",
                    help="pair categories that count neither right nor wrong (as calib sweep --ignore-categories); "
-                        "named in the export's evidence")
+                        "named in the export's evidence; with --from-sweep: the sweep's (recorded with its rows), "
+                        "and others are refused")
     e.add_argument("--idf-corpus", metavar="CORPUS", help="corpus (.jsonl[.gz] or .parquet, id and text fields) whose document frequencies give the idf "
                         "weights of --weighting idf (default: the sample's own); the one the rows were swept with)")
     e.set_defaults(func=cmd_export)

@@ -15,9 +15,9 @@ from pathlib import Path
 from calib.base.errors import CliError, Outputs, check_input, check_rate
 from calib.base.inputs import QUEUE_MAX_BYTES
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _no_labels,
-                               _review_store, _say_if_sampled, _strs, add_missing_option, check_sweep_memory,
-                               fit_default_pairs, load, tqdm_progress, workspace_sources)
-from calib.estimates.figures import chain_text, pct, summary
+                               _review_store, _say_if_sampled, _strs, add_confidence_option, add_missing_option,
+                               check_sweep_memory, fit_default_pairs, load, tqdm_progress, workspace_sources)
+from calib.estimates.figures import chain_text, pct
 from calib.sketches.represent import HASH_FUNCTIONS, Representation
 
 
@@ -202,7 +202,7 @@ def cmd_sweep(a) -> int:
     from calib.search.grid import Grid
     from calib.search.workspace import Workspace
     from calib.search.seeds import across_seeds
-    from calib.search.recommend import standing_text, with_recommendation
+    from calib.search.recommend import held_words, recommendation_line, standing_text, with_recommendation
     from calib.search.knobs import knobs_text
     from calib.clusters.truth import ignored_pair_codes
     check_rate(a.budget, "--budget")
@@ -220,6 +220,13 @@ def cmd_sweep(a) -> int:
     queue_out = outputs.file("--review-queue", a.review_queue, (".csv",)) if a.review_queue else None
     slices_out = outputs.file("--by-slice", a.by_slice, (".parquet", ".csv")) if a.by_slice else None
     sample = load(a.sample, a.pairs, a.missing_values)
+    # nothing to measure: said before any work, nothing written (fewer than 2 documents: refused as such below)
+    if sample.n >= 2 and _no_labels(sample) and not a.reviews:
+        waiting = sample.unlabeled_pairs()
+        raise CliError(f"{a.sample} has no duplicate labels ({len(sample.pairs):,} labeled pairs"
+                       + (f"; {waiting:,} pairs not labeled yet: fill their label in pairs.csv, or on the Label "
+                          "page" if waiting else "") + f"): recall and false-removal rates cannot be measured and "
+                       f"nothing is recommended; nothing swept (exit status {NO_LABELS})", status=NO_LABELS)
     sample_hash = sample.content_hash()  # as loaded (before --reviews): what export --from-sweep loads and checks
     try:  # an ignored category no pair of the sample has, before any work
         ignored_pair_codes(sample, grid.ignore_categories)
@@ -252,7 +259,7 @@ def cmd_sweep(a) -> int:
     _say_if_sampled(ws.truth)
     checked = a.seed_check if a.seed_check is not None else choice is not None
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
-                   check_top=RESEED_TOP if checked else 0, effort=a.effort,
+                   check_top=RESEED_TOP if checked else 0, effort=a.effort, confidence=a.confidence,
                    skip=choice is not None, progress=tqdm_progress("sweep"))
     if not no_labels:
         print(found.added_text(), file=sys.stderr)
@@ -263,15 +270,17 @@ def cmd_sweep(a) -> int:
     if grid.seeds is not None and len(grid.seeds) > 1:  # the grid's own seeds: recommend on the across-seed figures
         table = across_seeds(results)
         over = f" (mean over seeds {table['seed_list'].iloc[0]})"
-        table = with_recommendation(table, max_false_removal_rate=a.budget)
+        table = with_recommendation(table, max_false_removal_rate=a.budget, confidence=a.confidence)
     else:  # the search's pick (after its seed check: the third pass's rows are other seeds of the same few)
         fp = None if found.best is None else found.best["config_fingerprint"]
         table = results.assign(recommended=(results["config_fingerprint"] == fp).to_numpy(bool))
     # The per-seed table marks the row that describes the recommended configuration
     # (across_seeds keeps the lowest seed's fingerprint), so --from-sweep exports it.
     chosen = set(table.loc[table["recommended"], "config_fingerprint"])
+    # The rule the mark was made by goes with the table, so export --from-sweep checks the row by the same rule
     results = results.drop(columns=["recommended"], errors="ignore").assign(
-        recommended=results["config_fingerprint"].isin(chosen).to_numpy(bool), sample_hash=sample_hash)
+        recommended=results["config_fingerprint"].isin(chosen).to_numpy(bool), sample_hash=sample_hash,
+        budget=float(a.budget), confidence=float("nan") if a.confidence is None else float(a.confidence))
     write_table_atomic(results, out)
     print(f"wrote {len(results)} rows to {out}", file=sys.stderr)
     if not no_labels and second:
@@ -291,16 +300,13 @@ def cmd_sweep(a) -> int:
               "--max-pairs (memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)",
               file=sys.stderr)
     elif not table["recommended"].any():
-        print(f"no configuration keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
+        print(f"no configuration keeps the {held_words(a.confidence)} <= {a.budget}{over}", file=sys.stderr)
     else:
         best = table[table["recommended"]].iloc[0]
         spread = (f"; pair recall over the seeds {pct(best['pair_recall_min'], 'pair_recall')}-"
                   f"{pct(best['pair_recall_max'], 'pair_recall')}" if over else "")
-        print(f"recommended (max pair recall, false-removal rate <= {a.budget}{over}; column 'recommended'): "
-              f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']}"
-              f"{'' if best.get('measure', 'jaccard') == 'jaccard' else ' ' + str(best['measure'])} "
-              f"t={best['threshold']}: {summary(best)}{spread}"
-              f"{seed_text(best)} ({best['config_fingerprint']})", file=sys.stderr)
+        print(recommendation_line(best, budget=a.budget, confidence=a.confidence, note=f"{over}; column 'recommended'",
+                                  extra=spread), file=sys.stderr)
         standing = standing_text(best)
         if standing:
             print(f"it stands on: {standing}", file=sys.stderr)
@@ -316,24 +322,6 @@ def cmd_sweep(a) -> int:
     if contested is not None and len(contested):
         say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
     return 0
-
-
-def seed_text(row) -> str:
-    """How a row's false-removal rate holds across hash seeds, for its CLI line."""
-    import pandas as pd
-
-    from calib.estimates.figures import pct
-    out = ""
-    e = row.get("expected_false_removal_rate")
-    if e is not None and not pd.isna(e):
-        frr = "false_removal_rate"
-        out += (f" (false-removal rate expected over seeds {pct(e, frr)}, a new seed <= "
-                f"{pct(row['false_removal_rate_seed_high'], frr)} at 95%)")
-    if row.get("seeds_held"):
-        out += f"; held the budget on {row['seeds_held'].replace('/', ' of ')} seeds"
-    if row.get("seed_swing"):
-        out += "; SWINGS WITH THE SEED (column seed_swing)"
-    return out
 
 
 def say_contested_sensitivity(ws, results, contested, budget: float, max_pairs) -> None:
@@ -369,6 +357,7 @@ def add_parser(sub) -> None:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    add_confidence_option(s)
     s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     s.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL), or a filled "
                                      "--review-queue CSV: its decisions are used as pair labels (a store's by the "

@@ -67,6 +67,23 @@ def pct(value, name: str = "") -> str:
     return f"{float(value):.{percent_digits(name)}%}" if measured(value) else NOT_MEASURED
 
 
+def probability(x, whole: str = "100%") -> str:
+    """A probability or share in [0, 1] as people read it, one decimal everywhere so figures side by side
+    compare ('8.4%' beside '10.5%'): exactly 1 is ``whole`` ('100%'), exactly 0 is '0%'; a value that one
+    decimal would round to 100.0% or 0.0% is '> 99.9%' or '< 0.1%', never the bound itself;
+    'not measured' when it is not a number."""
+    if not measured(x):
+        return NOT_MEASURED
+    x = float(x)
+    if x >= 1:
+        return whole
+    if x <= 0:
+        return "0%"
+    if x < 0.0005:
+        return "< 0.1%"
+    return "> 99.9%" if x >= 0.9995 else f"{100 * x:.1f}%"
+
+
 def span(low, high, name: str = "") -> str:
     """An interval as '48.2–58.6%' (digits of column ``name``); '' when either end is not measured."""
     if not (measured(low) and measured(high)):

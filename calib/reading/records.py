@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from calib.reading.files import SampleError, is_missing, missing_set
-from calib.reading.sample import NOT_JUDGED
+from calib.reading.sample import NOT_JUDGED, UNLABELED
 from calib.reading.tables import Table, require_columns
 
 MAX_ID = 2_000  # characters of a document id a review store keeps (a long URL fits); a draw refuses longer ones
@@ -233,7 +233,7 @@ def resolve_pairs(rows: list[PairRow], docs: Docs, frame: pd.DataFrame) -> tuple
         if r.a == r.b:
             raise SampleError(f"pair of document {r.a!r} with itself", file=r.file, line=r.line, field="id_b")
         if r.label is None:
-            excl.append({"file": r.file, "line": r.line, "id": f"{r.a}|{r.b}", "reason": "missing label"})
+            excl.append({"file": r.file, "line": r.line, "id": f"{r.a}|{r.b}", "reason": UNLABELED})
             continue
         gone = [d for d in (r.a, r.b) if d in docs.excluded]
         if gone:

@@ -20,6 +20,7 @@ import pandas as pd
 
 PAIR_COLUMNS = ("i", "j", "is_duplicate", "category")
 EXCLUSION_COLUMNS = ("file", "line", "id", "reason")
+UNLABELED = "missing label"  # the exclusion reason of a pair whose label is empty (not labeled yet)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = REPO_ROOT / "data" / "sample"  # the shipped sample (built by calib.shipped.sample)
 # The group value of a document nobody has judged: its pairs are unlabeled (neither duplicate nor not),
@@ -125,12 +126,20 @@ class Sample:
             h.update(p["is_duplicate"].to_numpy(bool).tobytes())
         return h.hexdigest()
 
+    def unlabeled_pairs(self) -> int:
+        """Pairs of the pair file whose label is still empty (a drawn set not labeled yet): read, kept
+        out of the labels, not excluded for a fault."""
+        e = self.exclusions
+        return int((e["reason"] == UNLABELED).sum()) if len(e) else 0
+
     def __str__(self) -> str:
         npos = int(self.pairs["is_duplicate"].sum()) if len(self.pairs) else 0
         slices = ", ".join(self.slice_columns) or "none"
+        waiting = self.unlabeled_pairs()
         return (f"Sample {self.name}: {self.n:,} documents, {len(self.pairs):,} labeled pairs "
-                f"({npos:,} duplicate), groups: {'yes' if self.has_groups else 'no'}, "
-                f"{len(self.exclusions):,} exclusions, slice columns: {slices}")
+                f"({npos:,} duplicate)" + (f", {waiting:,} pairs not labeled yet" if waiting else "")
+                + f", groups: {'yes' if self.has_groups else 'no'}, "
+                f"{len(self.exclusions) - waiting:,} exclusions, slice columns: {slices}")
 
 
 def from_frames(docs: pd.DataFrame, pairs: pd.DataFrame | None = None, *, name: str = "sample",

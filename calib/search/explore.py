@@ -158,14 +158,17 @@ class Exploration:
 
 
 def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "pair_recall", effort: float = 1.0,
-            max_pairs: int | None = 20_000_000, num_perms=(128, 256), progress=None) -> tuple[pd.DataFrame, Exploration]:
-    """(the measured rows the exploration adds, search_pass 2; what it looked at): module docstring."""
+            max_pairs: int | None = 20_000_000, num_perms=(128, 256), progress=None,
+            confidence: float | None = None) -> tuple[pd.DataFrame, Exploration]:
+    """(the measured rows the exploration adds, search_pass 2; what it looked at): module docstring.
+    ``confidence``: the measured rows are ranked by the budget on the false-removal rate's one-sided
+    upper bound at it (:func:`calib.search.recommend.ranked`)."""
     progress = progress or (lambda f, m: None)
     limits = Limits.of(ws)
     ex = Exploration()
     rounds = max(1, int(round(ROUNDS * effort)))
 
-    starts = _start_settings(first, budget, objective)
+    starts = _start_settings(first, budget, objective, confidence=confidence)
     max_settings = max(len(starts) + 1, int(round(SETTINGS * effort)))
 
     def ceil_of(cfg: Config) -> Ceiling | None:
@@ -179,7 +182,7 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
         return ex.ceilings[fp][1]
 
     def best_measured(rows: pd.DataFrame) -> float:
-        ok = ranked(rows, max_false_removal_rate=budget, objective=objective)
+        ok = ranked(rows, max_false_removal_rate=budget, objective=objective, confidence=confidence)
         return float(ok[objective].iloc[0]) if len(ok) else 0.0
 
     done = first
@@ -255,10 +258,11 @@ def _best_ceiling(ex: Exploration) -> float:
     return max((c.value for _, c in ex.ceilings.values()), default=0.0)
 
 
-def _start_settings(first: pd.DataFrame, budget: float, objective: str, top: int = 6) -> list[Config]:
+def _start_settings(first: pd.DataFrame, budget: float, objective: str, top: int = 6,
+                    confidence: float | None = None) -> list[Config]:
     """The settings of the first pass's best rows within the budget, then of its rows nearest the budget."""
     ok = first[first["status"] == "ok"]
-    within = ranked(ok, max_false_removal_rate=budget, objective=objective)
+    within = ranked(ok, max_false_removal_rate=budget, objective=objective, confidence=confidence)
     near = ok.assign(_gap=(ok["false_removal_rate"] - budget).clip(lower=0)).sort_values(
         ["_gap", objective], ascending=[True, False], kind="stable")
     out: dict[str, Config] = {}

@@ -28,7 +28,7 @@ from calib.clusters.clustering import Representative
 from calib.clusters.growth import ChainGrowth, chain_growth
 from calib.search.explore import Exploration, explore
 from calib.search.knobs import knobs
-from calib.search.recommend import closest, recommend
+from calib.search.recommend import closest, config_text, held_rate, recommend
 from calib.search.reseed import MORE as RESEED_MORE, TOP as RESEED_TOP, SeedCheck, seed_check, seed_flags
 from calib.search.seeds import across_seeds
 from calib.search.sweep import sweep_configs
@@ -128,14 +128,14 @@ def _split_neighbours(ws, cfg: Config) -> list[Config]:
 
 
 def refine(ws, results: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
-           max_new: int = MAX_REFINED, num_perm_cap: int = 256) -> list[Config]:
+           max_new: int = MAX_REFINED, num_perm_cap: int = 256, confidence: float | None = None) -> list[Config]:
     """Configurations around the recommended row and the Pareto front that ``results`` lacks
     (recommended row's neighbours first), at most ``max_new``."""
     seeds = []
-    best = recommend(results, max_false_removal_rate=max_false_removal_rate, objective=objective)
+    best = recommend(results, max_false_removal_rate=max_false_removal_rate, objective=objective, confidence=confidence)
     if best is not None:
         seeds.append(best)
-    ok = results[(results["status"] == "ok") & (results["false_removal_rate"] <= max_false_removal_rate)]
+    ok = results[(results["status"] == "ok") & (held_rate(results, confidence) <= max_false_removal_rate)]
     if "measure" in ok and ok["measure"].nunique() > 1:  # the best row of every measure: each is refined
         ranked_ok = ok.sort_values(objective, ascending=False, kind="stable")
         seeds += [row for _, row in ranked_ok.groupby("measure", sort=False).head(1).iterrows()]
@@ -178,6 +178,7 @@ class SearchResult:
     refined_best: pd.Series | None = None  # the second pass's pick, before the seed check
     check: SeedCheck | None = None  # the third step (None: off, or the grid's own several seeds)
     budget: float = 0.01
+    confidence: float | None = None  # the budget held on the rate's one-sided upper bound at this confidence
     exploration: Exploration | None = None  # what the second pass's exploration looked at
     closest: pd.Series | None = None  # nothing within the budget: the row that comes closest
     closest_text: str = ""             # and what binds it, what would relax it
@@ -185,7 +186,7 @@ class SearchResult:
 
     def knobs(self, objective: str = "pair_recall") -> pd.DataFrame:
         """Per axis, the best row within the budget at each value (:func:`calib.search.knobs.knobs`)."""
-        return knobs(self.results, budget=self.budget, objective=objective)
+        return knobs(self.results, budget=self.budget, objective=objective, confidence=self.confidence)
 
     def added_text(self, objective: str = "pair_recall") -> str:
         return (f"first pass: {int((self.results['search_pass'] == 1).sum())} configurations"
@@ -216,9 +217,7 @@ class SearchResult:
         if self.first_best is not None and self.first_best[objective] == best[objective]:
             before += " (a tie: more labeled removals or fewer candidates)"
         return (f"second pass: {self.refined} configurations around the front{explored}; the recommendation moved from "
-                f"{before} to {best[objective]:.1%} ({best['representation']} "
-                f"{'' if best.get('measure', 'jaccard') == 'jaccard' else best['measure'] + ' '}"
-                f"num_perm={best['num_perm']} b={best['b']} r={best['r']} t={best['threshold']:g})")
+                f"{before} to {best[objective]:.1%} ({config_text(best)})")
 
 
 def objective_text(objective: str, value: float) -> str:
@@ -228,11 +227,11 @@ def objective_text(objective: str, value: float) -> str:
 
 def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
             max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
-            progress=None) -> tuple[pd.DataFrame, int]:
+            progress=None, confidence: float | None = None) -> tuple[pd.DataFrame, int]:
     """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
     first = first if "search_pass" in first else first.assign(search_pass=1)
     more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
-                  objective=objective, num_perm_cap=num_perm_cap)
+                  objective=objective, num_perm_cap=num_perm_cap, confidence=confidence)
     more = useful(ws, more)[0]
     if seeds:  # each new configuration once per seed, like the first pass's
         more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
@@ -244,26 +243,27 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
 
 def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
            max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
-           effort: float = 1.0, progress=None) -> tuple[pd.DataFrame, int, Exploration | None]:
+           effort: float = 1.0, progress=None, confidence: float | None = None) -> tuple[pd.DataFrame, int, Exploration | None]:
     """The second pass: :func:`refined` (one step around the front), then the exploration of every axis
     (:mod:`calib.search.explore`, ``effort``; off at 0 and with several seeds). (``first`` with both
     steps' rows appended, search_pass 2; how many the first step added; what the exploration saw)."""
     progress = progress or (lambda f, m: None)
     exploring = effort > 0 and seeds is None
     rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
-                          max_pairs=max_pairs, seeds=seeds, num_perm_cap=num_perm_cap,
+                          max_pairs=max_pairs, seeds=seeds, num_perm_cap=num_perm_cap, confidence=confidence,
                           progress=lambda f, m: progress((0.2 if exploring else 1.0) * f, m))
     if not exploring:
         return rows, added, None
     more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
-                                max_pairs=max_pairs, progress=lambda f, m: progress(0.2 + 0.8 * f, m))
+                                max_pairs=max_pairs, progress=lambda f, m: progress(0.2 + 0.8 * f, m),
+                                confidence=confidence)
     return pd.concat([rows, more], ignore_index=True), added, exploration
 
 
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
            check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, effort: float = 1.0,
-           progress=None) -> SearchResult:
+           progress=None, confidence: float | None = None) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
     ``grid``: every axis chosen), swept, then refined once around the front, then the ``check_top``
     best rows re-run on ``check_seeds`` further seeds before one is recommended
@@ -271,7 +271,9 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     instead). ``skip``: leave out the grid's configurations :func:`useful` rejects (default: when
     the sample chose an axis; a grid given whole is swept whole). ``effort``: the second pass's
     exploration of every axis (:mod:`calib.search.explore`) runs up to ``4 x effort`` rounds (0: off;
-    with a grid of several seeds it is off)."""
+    with a grid of several seeds it is off). ``confidence``: every step recommends by the budget held on the
+    false-removal rate's one-sided upper bound at this confidence (:func:`calib.search.recommend.recommend`);
+    None: on the rate itself."""
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
@@ -291,7 +293,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
 
     def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does
         return recommend(across_seeds(rows) if seeds else rows, max_false_removal_rate=max_false_removal_rate,
-                         objective=objective)
+                         objective=objective, confidence=confidence)
 
     first_best = best_of(first)
     rows, added, exploration = first, 0, None
@@ -299,21 +301,23 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         rows, added, exploration = second(ws, first, max_false_removal_rate=max_false_removal_rate,
                                           objective=objective, max_pairs=grid.max_pairs, seeds=seeds,
                                           num_perm_cap=max(max(grid.num_perms) * 2, 256), effort=effort,
+                                          confidence=confidence,
                                           progress=lambda f, m: progress(share + 0.5 * f, m))
     best = refined_best = best_of(rows)
     check = None
     if checking and best is not None:
         check = seed_check(ws, rows, budget=max_false_removal_rate, objective=objective, top=check_top,
+                           confidence=confidence,
                            more=check_seeds, max_pairs=grid.max_pairs, progress=lambda f, m: progress(0.9 + 0.1 * f, m))
         rows, best = pd.concat([rows, check.rows], ignore_index=True), check.best
     rows = seed_flags(rows, max_false_removal_rate, check)
     if check is not None:  # the picked row as the table holds it (with its seed flags)
         best = rows[rows["config_fingerprint"] == best["config_fingerprint"]].iloc[0]
     near, near_text = (None, "") if best is not None else closest(
-        rows, max_false_removal_rate=max_false_removal_rate, objective=objective)
+        rows, max_false_removal_rate=max_false_removal_rate, objective=objective, confidence=confidence)
     chain = None if best is None else pick_growth(ws, config_from_row(best), grid.max_pairs)
     return SearchResult(rows, grid, choice, skipped, first_best, best, added, second_pass, refined_best,
-                        check, max_false_removal_rate, exploration, near, near_text, chain)
+                        check, max_false_removal_rate, confidence, exploration, near, near_text, chain)
 
 
 def no_rows() -> pd.DataFrame:

@@ -39,14 +39,15 @@ def _values(rows: pd.DataFrame) -> pd.DataFrame:
     }, index=rows.index)
 
 
-def knobs(results: pd.DataFrame, *, budget: float = 0.01, objective: str = "pair_recall") -> pd.DataFrame:
+def knobs(results: pd.DataFrame, *, budget: float = 0.01, objective: str = "pair_recall",
+          confidence: float | None = None) -> pd.DataFrame:
     """One row per (axis, value): ``best`` (the objective of the best row within the budget taking
     that value, 0 when none fits), ``rows`` (measured rows taking it), ``config`` (the best row's
     fingerprint), ``spread`` (the axis's best minus worst value), axes ordered by spread. Only axes
     whose rows take two or more values are listed."""
     ok = results[results["status"] == "ok"] if "status" in results else results
     values = _values(ok)
-    within = ranked(ok, max_false_removal_rate=budget, objective=objective)
+    within = ranked(ok, max_false_removal_rate=budget, objective=objective, confidence=confidence)
     out = []
     for axis in values.columns:
         counts = values[axis].value_counts()

@@ -24,7 +24,7 @@ import pandas as pd
 
 from calib.estimates.over_hash import Z95_ONE_SIDED
 from calib.search.config import config_from_row
-from calib.search.recommend import ranked
+from calib.search.recommend import config_text, held_rate, ranked
 from calib.search.sweep import sweep_configs
 
 TOP = 5    # configurations re-run
@@ -62,23 +62,24 @@ class SeedCheck:
 
 
 def _describe(row) -> str:
-    m = row.get("measure", "jaccard")
-    return (f"{row['representation']} num_perm={row['num_perm']} b={row['b']} r={row['r']}"
-            f"{'' if m == 'jaccard' else ' ' + str(m)} t={row['threshold']}")
+    return config_text(row)
 
 
-def _within(frame: pd.DataFrame, budget: float) -> np.ndarray:
-    """Each row holds the budget: measured, and an unknown rate only when nothing is removed."""
-    frr = frame["false_removal_rate"]
+def _within(frame: pd.DataFrame, budget: float, confidence: float | None = None) -> np.ndarray:
+    """Each row holds the budget (on its rate, or with ``confidence`` on the rate's one-sided upper bound
+    at it): measured, and an unknown rate only when nothing is removed."""
+    frr = held_rate(frame, confidence)
     removed = frame["removed"].fillna(0) if "removed" in frame else pd.Series(0, index=frame.index)
     ok = (frame["status"] == "ok") & ((frr <= budget) | (frr.isna() & (removed == 0)))
     return ok.to_numpy(bool)
 
 
 def seed_check(ws, results: pd.DataFrame, *, budget: float = 0.01, objective: str = "pair_recall",
-               top: int = TOP, more: int = MORE, max_pairs: int | None = 20_000_000, progress=None) -> SeedCheck:
-    """Re-run the ``top`` best rows that fit ``budget`` on ``more`` further seeds and pick (module docstring)."""
-    cands = ranked(results, max_false_removal_rate=budget, objective=objective)
+               top: int = TOP, more: int = MORE, max_pairs: int | None = 20_000_000, progress=None,
+               confidence: float | None = None) -> SeedCheck:
+    """Re-run the ``top`` best rows that fit ``budget`` on ``more`` further seeds and pick (module docstring);
+    with ``confidence``, a seed holds the budget on its rate's one-sided upper bound at that confidence."""
+    cands = ranked(results, max_false_removal_rate=budget, objective=objective, confidence=confidence)
     cands = cands.drop_duplicates("config_fingerprint").head(top)
     empty = pd.DataFrame(columns=["config_fingerprint", "seeds", "held", "picked"])
     if cands.empty or more < 1:
@@ -95,7 +96,7 @@ def seed_check(ws, results: pd.DataFrame, *, budget: float = 0.01, objective: st
     table = []
     for rank, (fp, (_, row)) in enumerate(zip(cands["config_fingerprint"], cands.iterrows())):
         every = pd.concat([cands.loc[[row.name]], rows[rows["checks"] == fp]])
-        held = _within(every, budget)
+        held = _within(every, budget, confidence)
         frr = every["false_removal_rate"].fillna(0.0)
         obj = every[objective]
         table.append({"config_fingerprint": fp, "rank": rank, "seeds": len(every), "held": int(held.sum()),

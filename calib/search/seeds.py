@@ -15,7 +15,7 @@ and the mean of every count (candidates, removed, ...). The seed-free
 fingerprints are those of the lowest seed, so a row still describes a
 runnable :class:`~calib.search.config.Config`. :func:`calib.search.recommend.recommend` works
 on the result unchanged: the recommendation is then made on the across-seed
-means (and, with ``use_upper_bound``, on the envelope's upper end).
+means (and, with a ``confidence``, on the one-sided bound the envelope's upper end implies).
 """
 
 from __future__ import annotations
