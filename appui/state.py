@@ -4,6 +4,9 @@ when the page changes, these are not).
     calib_sample / calib_sample_hash / calib_sample_source   the sample in use
     calib_config / calib_config_source                       the current Config
     calib_results / calib_results_hash                       last sweep (for that sample)
+    calib_sweeps                                             every sample's last sweep, by sample fingerprint:
+                                                             {hash: Sweep} (a sample left and loaded again
+                                                             finds its sweep)
     calib_grid                                               last grid choices
     calib_budget / calib_objective                           recommendation settings
     calib_review_db / calib_reviewer                         review page settings (kept in the query string too:
@@ -11,6 +14,8 @@ when the page changes, these are not).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -26,6 +31,18 @@ RESULTS, RESULTS_HASH, GRID = "calib_results", "calib_results_hash", "calib_grid
 BUDGET, OBJECTIVE = "calib_budget", "calib_objective"
 REVIEW_DB, REVIEWER = "calib_review_db", "calib_reviewer"
 FLASH = "calib_flash"
+SWEEPS = "calib_sweeps"
+
+
+@dataclass(eq=False)
+class Sweep:
+    """One sample's last sweep: its rows, the search's result when the default search made them
+    (None: a grid of the user's own, or a results file opened), its settings, and where it came from."""
+
+    rows: object
+    found: object = None
+    settings: dict = field(default_factory=dict)
+    source: str = "this session's sweep"
 
 
 
@@ -42,9 +59,13 @@ def ensure() -> None:
 
 def set_sample(loaded: Loaded) -> None:
     ss = st.session_state
-    if ss.get(SAMPLE_HASH) != loaded.content_hash:
-        ss.pop(RESULTS, None)
-        ss.pop(RESULTS_HASH, None)
+    if ss.get(SAMPLE_HASH) != loaded.content_hash:  # this sample's own last sweep, if it had one
+        kept = ss.get(SWEEPS, {}).get(loaded.content_hash)
+        if kept is None:
+            ss.pop(RESULTS, None)
+            ss.pop(RESULTS_HASH, None)
+        else:
+            ss[RESULTS], ss[RESULTS_HASH] = kept.rows, loaded.content_hash
     ss[SAMPLE], ss[SAMPLE_HASH], ss[SAMPLE_SOURCE] = loaded.sample, loaded.content_hash, loaded.source
 
 
@@ -73,9 +94,21 @@ def results():
     return None
 
 
-def set_results(frame) -> None:
-    st.session_state[RESULTS] = frame
-    st.session_state[RESULTS_HASH] = st.session_state[SAMPLE_HASH]
+def set_results(frame, found=None, settings: dict | None = None, source: str = "this session's sweep") -> None:
+    """The current sample's sweep: its rows (and the search's result, settings and source, see :class:`Sweep`)."""
+    ss = st.session_state
+    ss[RESULTS] = frame
+    ss[RESULTS_HASH] = ss[SAMPLE_HASH]
+    ss.setdefault(SWEEPS, {})[ss[SAMPLE_HASH]] = Sweep(frame, found, dict(settings or {}), source)
+
+
+def sweep():
+    """The current sample's :class:`Sweep`, or None."""
+    ss = st.session_state
+    kept = ss.get(SWEEPS, {}).get(ss.get(SAMPLE_HASH))
+    if kept is not None and kept.rows is results():
+        return kept
+    return None if results() is None else Sweep(results())
 
 
 def changed(msg: str) -> None:

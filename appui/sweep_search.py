@@ -1,0 +1,249 @@
+"""The Sweep page's default search: its controls, the run you can watch and stop, how each row was
+found, re-picking from the measured rows, and results files read and written as ``calib sweep``'s.
+
+The controls are keyword arguments of :func:`calib.search.from_sample.search` (:func:`settings`):
+a control added there reaches the search, the "same settings" check and the results caption at once.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pandas as pd
+import streamlit as st
+
+from calib.base import atomic
+from calib.search.recommend import recommend
+from calib.search.reseed import seed_flags
+
+from . import charts, engine, search_job, state
+from .text import count
+
+JOB = "calib_search_job"
+EFFORT_HELP = ("How far the second pass explores (calib sweep --search-effort): up to 4 x effort rounds of "
+               "moving every axis of the best settings; 0: only the step around the front")
+
+
+def objective_name(objective: str) -> str:
+    """'pair recall': an objective as words (never its column name)."""
+    return objective.replace("_", " ")
+
+
+def settings() -> dict:
+    """The controls, as the keyword arguments of the search they run (and of the re-pick)."""
+    ss = st.session_state
+    c = st.columns(4)
+    pct = c[0].number_input("False-removal budget (%)", 0.0, 100.0, float(ss[state.BUDGET]) * 100, 0.1,
+                            format="%.2f", key="budget_pct",
+                            help="Largest share of labeled removals that may be non-duplicates (any value: "
+                                 "calib sweep --budget)")
+    ss[state.BUDGET] = pct / 100
+    objectives = list(charts.OBJECTIVES)
+    objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
+                           format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
+    ss[state.OBJECTIVE] = objective
+    effort = c[2].number_input("Search effort", 0.0, 10.0, float(ss.get("calib_effort", 1.0)), 0.5,
+                               key="search_effort", help=EFFORT_HELP)
+    ss["calib_effort"] = effort
+    ss["calib_use_upper"] = c[3].checkbox(
+        "Upper bound", value=ss.get("calib_use_upper", False), key="use_upper",
+        help="Pick on the 95% upper bound of the false-removal rate: stricter, the rate's interval must fit "
+             "the budget (a re-pick of the measured rows; the search itself budgets the rate, as calib sweep)")
+    return {"max_false_removal_rate": pct / 100, "effort": float(effort), "objective": objective}
+
+
+def ignored() -> tuple[str, ...]:
+    """Pair categories that count neither right nor wrong (calib sweep --ignore-categories)."""
+    cats = sorted(c for c in state.sample().pairs["category"].astype(str).unique() if c)
+    return tuple(st.multiselect("Ignore pair categories", cats, default=[c for c in st.session_state.get(
+        "calib_ignored", []) if c in cats], key="g_ignored", disabled=not cats,
+        help="Labeled pairs of these categories count neither as duplicates nor as non-duplicates "
+             "(e.g. heavy revisions: derived from their source, yet not copies); their number is listed"))
+
+
+def job() -> search_job.Job | None:
+    j = st.session_state.get(JOB)
+    return j if j is not None and j.sample_hash == state.sample_hash() else None
+
+
+def run_controls(kwargs: dict, cats: tuple[str, ...]) -> None:
+    """Run (or Stop) the default search; while it runs, its progress."""
+    j = job()
+    if j is not None and j.running:
+        if st.button("Stop the search (keeps what was measured)", key="stop_search"):
+            j.stop()
+        watch()
+        return
+    if st.button("Run the search", key="run_search", type="primary",
+                 help="calib sweep's default search: a grid chosen from the sample (first pass), a step around "
+                      "the recall / false-removal front and the exploration of every axis (second pass), then "
+                      "the best few re-run on more hash seeds (seed check)"):
+        st.session_state["calib_ignored"] = list(cats)
+        st.session_state[JOB] = search_job.start(state.sample_hash(), kwargs, engine.default_search(kwargs, cats))
+        st.session_state[JOB].ignored = cats
+        st.rerun()
+
+
+def describe(row: pd.Series, objective: str) -> str:
+    return (f"{state.config_label(_config(row))}: {objective_name(objective)} {row[objective]:.1%}, "
+            f"false-removal rate {row['false_removal_rate']:.2%}")
+
+
+def _config(row):
+    from calib.search.config import config_from_row
+    return config_from_row(row)
+
+
+@st.fragment(run_every=1.0)
+def watch() -> None:
+    """The running search's progress, redrawn every second; the whole page once it ends."""
+    j = job()
+    if j is None:
+        return
+    if not j.running:
+        collect(j)
+        st.rerun()
+    st.progress(min(max(j.fraction, 0.0), 1.0), text=f"{j.fraction:.0%}: {j.message}")
+    st.caption(f"Elapsed {search_job.clock(j.elapsed())}; about {search_job.clock(j.left())} left "
+               f"(estimated from the share done); {count(sum(len(b) for b in j.batches), 'configuration')} "
+               "measured so far.")
+    best = j.best_so_far(j.settings.get("objective", "pair_recall"))
+    if best is not None:
+        st.markdown(f"**Best so far** (within the {j.settings['max_false_removal_rate']:.2%} budget, "
+                    f"{found_by_text(best)}): {describe(best, j.settings.get('objective', 'pair_recall'))}")
+
+
+def collect(j: search_job.Job) -> None:
+    """A finished (or stopped) search's rows become the sample's sweep; an error is shown."""
+    if st.session_state.get(JOB) is j:
+        del st.session_state[JOB]
+    if j.error is not None:
+        st.session_state["calib_search_error"] = f"The search failed: {j.error}"
+        return
+    found = j.found
+    state.set_results(found.results, found, j.settings, "the default search" + (
+        ", stopped" if found.stopped else ""))
+    st.session_state["calib_second_pass_note"] = ""
+
+
+def finish_if_done() -> None:
+    """A search that ended while another page was open: its rows become the sweep now."""
+    j = job()
+    if j is not None and not j.running:
+        collect(j)
+    err = st.session_state.pop("calib_search_error", None)
+    if err:
+        st.error(err)
+
+
+# --- how each row was found --------------------------------------------------------------------
+STEP_NAMES = {1: "the first pass", 2: "the second pass's step around the front", 3: "the seed check"}
+
+
+def found_by(rows: pd.DataFrame, found=None) -> pd.Series:
+    """Per row, the step of the search that measured it."""
+    step = rows["search_pass"].map(STEP_NAMES).fillna("this sweep") if "search_pass" in rows else \
+        pd.Series("this sweep", index=rows.index)
+    ex = getattr(found, "exploration", None)
+    if ex is not None and ex.rows:
+        explored = set(pd.concat(ex.rows)["config_fingerprint"])
+        step = step.where(~rows["config_fingerprint"].isin(explored), "the second pass's exploration")
+    return step
+
+
+def found_by_text(row: pd.Series, found=None) -> str:
+    frame = row.to_frame().T
+    return "found by " + found_by(frame, found).iloc[0]
+
+
+def steps_summary(sweep: state.Sweep) -> None:
+    """Which step measured what and what the search recommended: calib sweep's own summary line."""
+    found = sweep.found
+    if found is None:
+        return
+    st.markdown("**How the search went** (the same lines as `calib sweep`):")
+    lines = re.split(r"; (?=second pass|seed check|nothing within|stopped on request)",
+                     found.added_text(sweep.settings.get("objective", "pair_recall")))
+    st.markdown("\n".join(f"- {x}" for x in lines))
+    if found.exploration is not None and found.exploration.rounds:
+        st.caption("Exploration: " + "; ".join(found.exploration.rounds) + ".")
+
+
+# --- re-picking from the measured rows --------------------------------------------------------
+def pick(sweep: state.Sweep, rows: pd.DataFrame, budget: float, objective: str, upper: bool):
+    """(the rows with their seed flags, the recommended row or None, how it was picked). The search's own
+    budget and objective give the search's pick (after its seed check, as calib sweep's); any other
+    choice re-picks from the rows measured (never recomputed): the best within the budget among the
+    rows of the first and second passes."""
+    found, s = sweep.found, sweep.settings
+    if found is None and s.get("file_pick") and not upper and objective == s.get("objective") \
+            and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12:
+        marked = rows[rows["config_fingerprint"] == s["file_pick"]]
+        if len(marked):
+            return seed_flags(rows, budget), marked.iloc[0], "the file's recommended row (calib sweep's pick)"
+    own = (found is not None and not upper and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12
+           and objective == s.get("objective", "pair_recall"))
+    if own:
+        return seed_flags(rows, budget, found.check), found.best, "the search's pick"
+    flagged = seed_flags(rows, budget)
+    main = flagged[flagged["search_pass"] != 3] if "search_pass" in flagged else flagged
+    rec = recommend(main, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
+    how = (f"re-picked from the {count(len(main), 'measured row')} without running anything again"
+           + ("" if found is None else f" (the search ran at a {s['max_false_removal_rate']:.2%} budget, maximizing "
+              f"{objective_name(s.get('objective', 'pair_recall'))}; its seed check covered that pick: run the "
+              "search again to check this one on more seeds)"))
+    return flagged, rec, how
+
+
+# --- results files, both ways -------------------------------------------------------------------
+def results_file(rows: pd.DataFrame, rec_fp: str | None, sample_hash: str, fmt: str) -> bytes:
+    """The rows as ``calib sweep`` writes them: ``recommended`` on the pick's rows and the sample's
+    ``sample_hash``, so ``calib export --from-sweep`` reads and checks them."""
+    out = rows.drop(columns=["recommended"], errors="ignore").assign(
+        recommended=(rows["config_fingerprint"] == rec_fp).to_numpy(bool), sample_hash=sample_hash)
+    return atomic.frame_bytes(out, fmt)
+
+
+def read_results(name: str, data: bytes) -> pd.DataFrame:
+    """A results table of ``calib sweep`` (.parquet or .csv), read as ``calib export --from-sweep`` reads it."""
+    try:
+        if name.lower().endswith(".parquet"):
+            frame = pd.read_parquet(io.BytesIO(data))
+        else:
+            frame = atomic.csv_values(pd.read_csv(io.BytesIO(data)))
+    except Exception as exc:  # noqa: BLE001 - any unreadable table is one user error
+        raise ValueError(f"{name}: not a readable results table ({exc})") from None
+    missing = [c for c in ("config_fingerprint", "status", "false_removal_rate") if c not in frame]
+    if missing:
+        raise ValueError(f"{name}: no {', '.join(missing)} column: not a calib sweep results table")
+    if "recommended" in frame:
+        frame["recommended"] = frame["recommended"].astype(str).str.lower() == "true"
+    return frame
+
+
+def open_results() -> None:
+    """Open a ``calib sweep`` results file as this sample's sweep (refused when swept on another sample)."""
+    box = st.expander("Open a calib sweep results file")
+    up = box.file_uploader("Results (.parquet or .csv, as calib sweep --out writes)", type=["parquet", "csv"],
+                           key="open_results")
+    if up is None or st.session_state.get("calib_opened") == (up.name, up.size, state.sample_hash()):
+        return
+    try:
+        frame = read_results(up.name, up.getvalue())
+    except ValueError as exc:
+        box.error(str(exc))
+        return
+    swept_on = set(frame["sample_hash"].astype(str)) if "sample_hash" in frame else set()
+    if swept_on and swept_on != {state.sample_hash()}:
+        box.error(f"{up.name}: swept on another sample (sample_hash {sorted(swept_on)[0][:12]}..., this sample "
+                  f"{state.sample_hash()[:12]}...): load that sample first, or sweep this one")
+        return
+    st.session_state["calib_opened"] = (up.name, up.size, state.sample_hash())
+    marked = frame.loc[frame["recommended"], "config_fingerprint"] if "recommended" in frame else []
+    ss = st.session_state
+    state.set_results(frame.drop(columns=["sample_hash"], errors="ignore"), None,
+                      {"file_pick": str(marked.iloc[0]) if len(marked) else None,
+                       "max_false_removal_rate": ss[state.BUDGET], "objective": ss[state.OBJECTIVE]},
+                      f"opened from {up.name}")
+    st.rerun()
