@@ -126,14 +126,15 @@ def config_label(cfg: Config) -> str:
 def recommended():
     """The row the Sweep page recommends for this session's sweep under the budget, objective and bound chosen
     there (the across-seed rows when it swept several seeds), or None (no sweep, no label, nothing fits)."""
-    from calib.search.recommend import recommend
     from calib.search.seeds import across_seeds
+
+    from .sweep_search import pick  # the Sweep page's own pick (after the search's seed check)
     res, ss = results(), st.session_state
     if res is None or not len(res):
         return None
-    if "seed" in res and res["seed"].nunique() > 1:
+    kept = sweep()
+    if "seed" in res and res["seed"].nunique() > 1 and kept.found is None:
         res = across_seeds(res)
     if not (res["n_positive"].fillna(0) > 0).any():
         return None
-    return recommend(res, max_false_removal_rate=ss[BUDGET], objective=ss[OBJECTIVE],
-                     use_upper_bound=bool(ss.get("calib_use_upper", False)))
+    return pick(kept, res, ss[BUDGET], ss[OBJECTIVE], bool(ss.get("calib_use_upper", False)))[1]

@@ -79,8 +79,9 @@ def grid_inputs() -> Grid:
     g["splits"] = c[1].text_input("Splits (bands x rows)", value=saved["splits"], key="g_splits",
                                   disabled=g["all_splits"])
     # the whole width: seven chips in half of it showed four at 1000 px and three at 800
-    g["thresholds"] = st.multiselect("Thresholds (J or C)", sorted(set(THRESHOLDS) | set(saved["thresholds"])),
-                                     default=saved["thresholds"], key="g_thresholds", accept_new_options=True,
+    kept = [t for t in (_number(v) for v in saved["thresholds"]) if t is not None]  # a typed one stays listed
+    g["thresholds"] = st.multiselect("Thresholds (J or C)", sorted(set(THRESHOLDS) | set(kept)),
+                                     default=kept, key="g_thresholds", accept_new_options=True,
                                      help="Pick from the list or type any number between 0 and 1 (e.g. 0.57)")
     c = st.columns(2)
     g["verify"] = c[1].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
@@ -136,15 +137,21 @@ def grid_inputs() -> Grid:
                 seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)
 
 
+def _number(v) -> float | None:
+    """A threshold picked or typed, as a number in (0, 1] (None: not one)."""
+    try:
+        t = round(float(v), 4)
+    except (TypeError, ValueError):
+        return None
+    return t if 0.0 < t <= 1.0 else None
+
+
 def thresholds(values) -> tuple[float, ...]:
     """The thresholds picked or typed: numbers in (0, 1], sorted, each once."""
     out = set()
     for v in values:
-        try:
-            t = round(float(v), 4)
-        except (TypeError, ValueError):
-            raise ValueError(f"threshold {v!r}: expected a number between 0 and 1") from None
-        if not 0.0 < t <= 1.0:
+        t = _number(v)
+        if t is None:
             raise ValueError(f"threshold {v!r}: expected a number between 0 and 1")
         out.add(t)
     return tuple(sorted(out))
