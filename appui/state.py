@@ -128,7 +128,7 @@ def recommended():
     there (the across-seed rows when it swept several seeds), or None (no sweep, no label, nothing fits)."""
     from calib.search.seeds import across_seeds
 
-    from .sweep_search import pick  # the Sweep page's own pick (after the search's seed check)
+    from .picking import pick  # the Sweep page's own pick (after the search's seed check)
     res, ss = results(), st.session_state
     if res is None or not len(res):
         return None

@@ -14,20 +14,14 @@ import pandas as pd
 import streamlit as st
 
 from calib.base import atomic
-from calib.search.recommend import recommend
-from calib.search.reseed import seed_flags
 
 from . import charts, engine, search_job, state
+from .picking import objective_name, pick  # noqa: F401  (the page picks through this module)
 from .text import count
 
 JOB = "calib_search_job"
 EFFORT_HELP = ("How far the second pass explores (calib sweep --search-effort): up to 4 x effort rounds of "
                "moving every axis of the best settings; 0: only the step around the front")
-
-
-def objective_name(objective: str) -> str:
-    """'pair recall': an objective as words (never its column name)."""
-    return objective.replace("_", " ")
 
 
 def settings() -> dict:
@@ -56,10 +50,12 @@ def settings() -> dict:
 def ignored() -> tuple[str, ...]:
     """Pair categories that count neither right nor wrong (calib sweep --ignore-categories)."""
     cats = sorted(c for c in state.sample().pairs["category"].astype(str).unique() if c)
-    return tuple(st.multiselect("Ignore pair categories", cats, default=[c for c in st.session_state.get(
+    chosen = tuple(st.multiselect("Ignore pair categories", cats, default=[c for c in st.session_state.get(
         "calib_ignored", []) if c in cats], key="g_ignored", disabled=not cats,
         help="Labeled pairs of these categories count neither as duplicates nor as non-duplicates "
              "(e.g. heavy revisions: derived from their source, yet not copies); their number is listed"))
+    st.session_state["calib_ignored"] = list(chosen)  # the search's and a grid of your own's, kept across pages
+    return chosen
 
 
 def job() -> search_job.Job | None:
@@ -79,7 +75,6 @@ def run_controls(kwargs: dict, cats: tuple[str, ...]) -> None:
                  help="calib sweep's default search: a grid chosen from the sample (first pass), a step around "
                       "the recall / false-removal front and the exploration of every axis (second pass), then "
                       "the best few re-run on more hash seeds (seed check)"):
-        st.session_state["calib_ignored"] = list(cats)
         st.session_state[JOB] = search_job.start(state.sample_hash(), kwargs, engine.default_search(kwargs, cats))
         st.session_state[JOB].ignored = cats
         st.rerun()
@@ -168,32 +163,6 @@ def steps_summary(sweep: state.Sweep) -> None:
     st.markdown("\n".join(f"- {x}" for x in lines))
     if found.exploration is not None and found.exploration.rounds:
         st.caption("Exploration: " + "; ".join(found.exploration.rounds) + ".")
-
-
-# --- re-picking from the measured rows --------------------------------------------------------
-def pick(sweep: state.Sweep, rows: pd.DataFrame, budget: float, objective: str, upper: bool):
-    """(the rows with their seed flags, the recommended row or None, how it was picked). The search's own
-    budget and objective give the search's pick (after its seed check, as calib sweep's); any other
-    choice re-picks from the rows measured (never recomputed): the best within the budget among the
-    rows of the first and second passes."""
-    found, s = sweep.found, sweep.settings
-    if found is None and s.get("file_pick") and not upper and objective == s.get("objective") \
-            and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12:
-        marked = rows[rows["config_fingerprint"] == s["file_pick"]]
-        if len(marked):
-            return seed_flags(rows, budget), marked.iloc[0], "the file's recommended row (calib sweep's pick)"
-    own = (found is not None and not upper and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12
-           and objective == s.get("objective", "pair_recall"))
-    if own:
-        return seed_flags(rows, budget, found.check), found.best, "the search's pick"
-    flagged = seed_flags(rows, budget)
-    main = flagged[flagged["search_pass"] != 3] if "search_pass" in flagged else flagged
-    rec = recommend(main, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
-    how = (f"re-picked from the {count(len(main), 'measured row')} without running anything again"
-           + ("" if found is None else f" (the search ran at a {s['max_false_removal_rate']:.2%} budget, maximizing "
-              f"{objective_name(s.get('objective', 'pair_recall'))}; its seed check covered that pick: run the "
-              "search again to check this one on more seeds)"))
-    return flagged, rec, how
 
 
 # --- results files, both ways -------------------------------------------------------------------

@@ -1,0 +1,48 @@
+"""Picking the recommended row from a sweep's stored rows, without measuring anything again.
+
+The search's own budget and objective give the search's pick (after its seed check, as ``calib sweep``
+marks it); a results file opened at the page's settings gives the row the file marks; any other choice
+re-picks with :func:`calib.search.recommend.recommend` from the rows of the first and second passes
+(the seed check's rows are other seeds of its few best: never candidates themselves).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from calib.search.recommend import recommend
+from calib.search.reseed import seed_flags
+
+from .text import count
+
+
+def objective_name(objective: str) -> str:
+    """'pair recall': an objective as words (never its column name)."""
+    return objective.replace("_", " ")
+
+
+def pick(sweep, rows: pd.DataFrame, budget: float, objective: str, upper: bool):
+    """(the rows with their seed flags, the recommended row or None, how it was picked). The search's own
+    budget and objective give the search's pick (after its seed check, as calib sweep's); any other
+    choice re-picks from the rows measured (never recomputed): the best within the budget among the
+    rows of the first and second passes."""
+    found, s = sweep.found, sweep.settings
+    if found is None and s.get("file_pick") and not upper and objective == s.get("objective") \
+            and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12:
+        marked = rows[rows["config_fingerprint"] == s["file_pick"]]
+        if len(marked):
+            return seed_flags(rows, budget), marked.iloc[0], "the file's recommended row (calib sweep's pick)"
+    own = (found is not None and not upper and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12
+           and objective == s.get("objective", "pair_recall"))
+    if own:
+        return seed_flags(rows, budget, found.check), found.best, "the search's pick"
+    flagged = seed_flags(rows, budget)
+    main = flagged[flagged["search_pass"] != 3] if "search_pass" in flagged else flagged
+    rec = recommend(main, max_false_removal_rate=budget, objective=objective, use_upper_bound=upper)
+    how = (f"re-picked from the {count(len(main), 'measured row')} without running anything again"
+           + ("" if found is None else f" (the search ran at a {s['max_false_removal_rate']:.2%} budget, maximizing "
+              f"{objective_name(s.get('objective', 'pair_recall'))}; its seed check covered that pick: run the "
+              "search again to check this one on more seeds)"))
+    return flagged, rec, how
+
+
