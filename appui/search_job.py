@@ -42,7 +42,8 @@ class Job:
         self.updates += 1
 
     def measured(self, rows: pd.DataFrame) -> None:
-        self.batches.append(rows)
+        # the step that measured them: the progress message's head ("first pass", "seed check", ...)
+        self.batches.append(rows.assign(found_by=self.message.split(":")[0]))
 
     # --- read by the page ---------------------------------------------------------------
     @property
@@ -66,7 +67,7 @@ class Job:
         return pd.concat(self.batches, ignore_index=True) if self.batches else None
 
     def best_so_far(self, objective: str = "pair_recall") -> pd.Series | None:
-        """The row the rows measured so far recommend under the search's budget."""
+        """The row the rows measured so far recommend under the search's budget (its ``found_by``: the step)."""
         rows = self.rows()
         if rows is None:
             return None

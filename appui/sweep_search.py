@@ -105,8 +105,8 @@ def watch() -> None:
                "measured so far.")
     best = j.best_so_far(j.settings.get("objective", "pair_recall"))
     if best is not None:
-        st.markdown(f"**Best so far** (within the {j.settings['max_false_removal_rate']:.2%} budget, "
-                    f"{found_by_text(best)}): {describe(best, j.settings.get('objective', 'pair_recall'))}")
+        st.markdown(f"**Best so far** (within the {j.settings['max_false_removal_rate']:.2%} budget, found by "
+                    f"the {best['found_by']}): {describe(best, j.settings.get('objective', 'pair_recall'))}")
 
 
 def collect(j: search_job.Job) -> None:
