@@ -225,3 +225,43 @@ def test_thresholds_can_be_any_number():
     assert any("thresholds 0.57, 0.6 x" in c.value for c in at.caption), [c.value for c in at.caption]
     at.multiselect(key="g_thresholds").set_value(["1.5"]).run()
     assert any("'1.5'" in e.value and "expected a number between 0 and 1" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_a_sample_left_and_loaded_again_finds_its_sweep_and_curves_reads_it(tmp_path):
+    """Sweep the shipped sample (a small grid of your own), make its pick current, load another sample,
+    come back: the sweep is there, and Curves says it draws the recommendation, with no stale r note."""
+    at = app_on(None)
+    at.multiselect(key="g_word_k").set_value([5])
+    at.multiselect(key="g_char_k").set_value([])
+    at.multiselect(key="g_num_perms").set_value([128])
+    at.radio(key="g_split_mode").set_value("a list").run()
+    at.text_input(key="g_splits").set_value("16x8, 32x4")
+    at.multiselect(key="g_thresholds").set_value([0.7, 0.8]).run()
+    at.button(key="run_sweep").click().run()
+    assert not at.exception, at.exception
+    swept = at.session_state["calib_results"]
+    at.button(key="use_recommended").click().run()
+    at.switch_page("pages/3_Curves.py").run()
+    at.slider(key="curve_b").set_value(64).run()  # r must drop: the page says so, for this move only
+    assert any("r lowered from" in i.value for i in at.info)
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Upload files").run()
+    docs = b"id,text\n" + b"".join(f"d{k},some words of document {k % 5} here\n".encode() for k in range(8))
+    pairs = b"id_a,id_b,label\nd0,d5,duplicate\nd0,d1,not_duplicate\n"
+    at.file_uploader(key="upload_docs").set_value(("d.csv", docs, "text/csv"))
+    at.file_uploader(key="upload_pairs").set_value(("p.csv", pairs, "text/csv")).run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception, at.exception
+    at.switch_page("pages/2_Sweep.py").run()
+    assert any(i.value.startswith("No sweep for this sample yet") for i in at.info)
+    at.switch_page("pages/1_Sample.py").run()
+    at.radio(key="sample_source_choice").set_value("Shipped sample").run()
+    at.button(key="use_shipped").click().run()
+    at.switch_page("pages/2_Sweep.py").run()
+    assert not any(i.value.startswith("No sweep for this sample yet") for i in at.info)
+    assert at.session_state["calib_results"] is swept
+    at.switch_page("pages/3_Curves.py").run()
+    assert not at.exception, at.exception
+    assert not any("not the sweep's recommendation" in i.value for i in at.info), [i.value for i in at.info]
+    assert any("(the sweep's recommendation)" in c.value for c in at.caption)
+    assert not any("r lowered from" in i.value for i in at.info), [i.value for i in at.info]
