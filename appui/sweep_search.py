@@ -27,17 +27,17 @@ EFFORT_HELP = ("How far the second pass explores (calib sweep --search-effort): 
 def settings() -> dict:
     """The controls, as the keyword arguments of the search they run (and of the re-pick)."""
     ss = st.session_state
-    c = st.columns(4)
+    c = st.columns(2) + st.columns(2)  # two a row: four cut "Upper bound" at 800 px
     pct = c[0].number_input("False-removal budget (%)", 0.0, 100.0, float(ss[state.BUDGET]) * 100, 0.1,
                             format="%.2f", key="budget_pct",
                             help="Largest share of labeled removals that may be non-duplicates (any value: "
                                  "calib sweep --budget)")
     ss[state.BUDGET] = pct / 100
     objectives = list(charts.OBJECTIVES)
-    objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
+    objective = c[2].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]), horizontal=True,
                            format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
     ss[state.OBJECTIVE] = objective
-    effort = c[2].number_input("Search effort", 0.0, 10.0, float(ss.get("calib_effort", 1.0)), 0.5,
+    effort = c[1].number_input("Search effort", 0.0, 10.0, float(ss.get("calib_effort", 1.0)), 0.5,
                                key="search_effort", help=EFFORT_HELP)
     ss["calib_effort"] = effort
     ss["calib_use_upper"] = c[3].checkbox(
@@ -56,6 +56,12 @@ def ignored() -> tuple[str, ...]:
              "(e.g. heavy revisions: derived from their source, yet not copies); their number is listed"))
     st.session_state["calib_ignored"] = list(chosen)  # the search's and a grid of your own's, kept across pages
     return chosen
+
+
+def running() -> bool:
+    """A search of this sample is running in this session."""
+    j = job()
+    return j is not None and j.running
 
 
 def job() -> search_job.Job | None:

@@ -437,7 +437,9 @@ with guard("The Sweep page"):
             run(grid)
     search.open_results()
     res = state.results()
-    if res is None:
+    if res is None and search.running():
+        st.caption("The search's rows appear here when it ends (or is stopped).")
+    elif res is None:
         st.info("No sweep for this sample yet: press Run the search, or open a calib sweep results file.")
     else:
         results_section(res)
