@@ -110,7 +110,7 @@ def test_the_search_runs_watched_through_the_exploration(page, server):
     page.set_viewport_size({"width": 1400, "height": HEIGHT})
     shot(page, "05_done_1400.png")
     # another budget re-picks at once from the rows measured
-    box = page.get_by_label("False-removal budget (%)")
+    box = page.get_by_role("spinbutton", name="False-removal budget (%)")
     box.fill("5")
     box.press("Enter")
     idle(page, "re-picked from the")
