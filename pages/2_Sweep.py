@@ -9,7 +9,6 @@ from appui import charts, engine, frame, reviews, state, tables
 from appui import sweep_search as search
 from appui.errors import guard, message
 from appui.text import count
-from calib.base import atomic
 from calib.estimates import figures
 from calib.sketches.schemes import SCHEMES, canonical_scheme, scheme_names
 from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
@@ -21,7 +20,6 @@ from calib.search.knobs import knobs, knobs_text
 from calib.search.recommend import closest, recommend, standing_text
 from calib.search.seeds import across_seeds
 from calib.search.from_sample import objective_text
-from calib.search.reseed import seed_flags
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 AXES = {f.name: f for f in fields(Grid)}  # the boilerplate and minimum-length axes are parsed by their own CLI parsers
