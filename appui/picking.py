@@ -21,19 +21,36 @@ def objective_name(objective: str) -> str:
     return objective.replace("_", " ")
 
 
-def pick(sweep, rows: pd.DataFrame, budget: float, objective: str, upper: bool):
+# the controls that do not change which row is the pick (only which rows are measured)
+MEASURING_ONLY = ("effort",)
+
+
+def same_settings(ran: dict, now: dict) -> bool:
+    """The controls ``now`` pick as the search that ran with ``ran`` did: every control of ``now`` (a
+    keyword argument of the search) but the measuring-only ones has the value it ran with."""
+    def same(a, b) -> bool:
+        if isinstance(a, float) or isinstance(b, float):
+            try:
+                return abs(float(a) - float(b)) < 1e-12
+            except (TypeError, ValueError):
+                return False
+        return a == b
+    return all(k in ran and same(ran[k], v) for k, v in now.items() if k not in MEASURING_ONLY)
+
+
+def pick(sweep, rows: pd.DataFrame, budget: float, objective: str, upper: bool, controls: dict | None = None):
     """(the rows with their seed flags, the recommended row or None, how it was picked). The search's own
-    budget and objective give the search's pick (after its seed check, as calib sweep's); any other
-    choice re-picks from the rows measured (never recomputed): the best within the budget among the
-    rows of the first and second passes."""
+    settings (``controls``: the page's search controls, by default the budget and objective) give the
+    search's pick (after its seed check, as calib sweep's); any other choice re-picks from the rows
+    measured (never recomputed): the best within the budget among the rows of the first and second passes."""
     found, s = sweep.found, sweep.settings
+    controls = controls if controls is not None else {"max_false_removal_rate": budget, "objective": objective}
     if found is None and s.get("file_pick") and not upper and objective == s.get("objective") \
             and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12:
         marked = rows[rows["config_fingerprint"] == s["file_pick"]]
         if len(marked):
             return seed_flags(rows, budget), marked.iloc[0], "the file's recommended row (calib sweep's pick)"
-    own = (found is not None and not upper and abs(budget - s.get("max_false_removal_rate", -1)) < 1e-12
-           and objective == s.get("objective", "pair_recall"))
+    own = found is not None and not upper and same_settings(s, controls)
     if own:
         return seed_flags(rows, budget, found.check), found.best, "the search's pick"
     flagged = seed_flags(rows, budget)

@@ -137,4 +137,5 @@ def recommended():
         res = across_seeds(res)
     if not (res["n_positive"].fillna(0) > 0).any():
         return None
-    return pick(kept, res, ss[BUDGET], ss[OBJECTIVE], bool(ss.get("calib_use_upper", False)))[1]
+    return pick(kept, res, ss[BUDGET], ss[OBJECTIVE], bool(ss.get("calib_use_upper", False)),
+                ss.get("calib_search_settings"))[1]

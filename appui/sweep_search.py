@@ -20,6 +20,7 @@ from .picking import objective_name, pick  # noqa: F401  (the page picks through
 from .text import count
 
 JOB = "calib_search_job"
+SETTINGS = "calib_search_settings"  # the controls' values, as the search's keyword arguments
 EFFORT_HELP = ("How far the second pass explores (calib sweep --search-effort): up to 4 x effort rounds of "
                "moving every axis of the best settings; 0: only the step around the front")
 
@@ -44,7 +45,10 @@ def settings() -> dict:
         "Upper bound", value=ss.get("calib_use_upper", False), key="use_upper",
         help="Pick on the 95% upper bound of the false-removal rate: stricter, the rate's interval must fit "
              "the budget (a re-pick of the measured rows; the search itself budgets the rate, as calib sweep)")
-    return {"max_false_removal_rate": pct / 100, "effort": float(effort), "objective": objective}
+    # a control added here (a target, a confidence) reaches the search, its re-pick check and the results
+    # file at once: one more keyword argument of calib.search.from_sample.search
+    ss[SETTINGS] = kwargs = {"max_false_removal_rate": pct / 100, "effort": float(effort), "objective": objective}
+    return kwargs
 
 
 def ignored() -> tuple[str, ...]:

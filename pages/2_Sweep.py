@@ -395,7 +395,7 @@ def results_section(results: pd.DataFrame) -> None:
         return
     ss = st.session_state
     budget, objective, upper = ss[state.BUDGET], ss[state.OBJECTIVE], bool(ss.get("calib_use_upper", False))
-    results, rec, how = search.pick(sweep, results, budget, objective, upper)
+    results, rec, how = search.pick(sweep, results, budget, objective, upper, ss.get(search.SETTINGS))
     bad = int((results["status"] != "ok").sum())
     if bad:
         st.caption(f"{count(bad, 'configuration')} stopped with too many candidates (splits too loose); "

@@ -265,3 +265,13 @@ def test_a_sample_left_and_loaded_again_finds_its_sweep_and_curves_reads_it(tmp_
     assert not any("not the sweep's recommendation" in i.value for i in at.info), [i.value for i in at.info]
     assert any("(the sweep's recommendation)" in c.value for c in at.caption)
     assert not any("r lowered from" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_the_search_pick_stands_only_for_the_settings_it_ran_with():
+    from appui.picking import same_settings
+    ran = {"max_false_removal_rate": 0.01, "effort": 1.0, "objective": "pair_recall"}
+    assert same_settings(ran, dict(ran))
+    assert same_settings(ran, {**ran, "effort": 3.0})  # effort changes what is measured, not the rule
+    assert not same_settings(ran, {**ran, "max_false_removal_rate": 0.0057})
+    assert not same_settings(ran, {**ran, "objective": "candidate_recall"})
+    assert not same_settings(ran, {**ran, "target": "datasketch"})  # a control the search did not run with
