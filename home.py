@@ -38,7 +38,11 @@ with guard("The home page"):
     st.caption(f"{md(cfg)}  \nSource: {md(st.session_state[state.CONFIG_SOURCE])}; fingerprint {cfg.fingerprint()}")
 
     st.subheader("Pages")
+    # the page's name as the link, what it does beside it as wrapping text: a link's label is one line,
+    # cut at the window's edge ("...under a false-removal budg" at 800 px)
     for path, label, what in state.PAGES:
-        st.page_link(path, label=f"{label}: {what}")
+        c = st.columns([1, 4], vertical_alignment="center")
+        c[0].page_link(path, label=label)
+        c[1].markdown(what)
     with compiling:
         kernels.background_note()

@@ -95,6 +95,31 @@ def run_search(grid: Grid, progress=None):
                       check_top=0, progress=progress)  # the page recommends on its own budget slider
 
 
+def search_call(ws: Workspace, settings: dict, ignore_categories: tuple[str, ...] = (), **watch):
+    """``calib sweep``'s default search on ``ws`` (no grid flag typed): the grid chosen from the sample,
+    the configurations the search skips left out, the second pass (its step around the front and its
+    exploration) and the seed check, with ``settings`` (the page's controls: ``max_false_removal_rate``,
+    ``effort``, ...: keyword arguments of :func:`calib.search.from_sample.search`) and ``watch``
+    (``progress``, ``stop``, ``measured``)."""
+    from calib.search.from_sample import RESEED_TOP, search
+    from calib.search.grid import CHOSEN_AXES, grid_from_sample
+    ws = ws.ignoring(tuple(ignore_categories))
+    grid, choice = grid_from_sample(ws, Grid(ignore_categories=tuple(ignore_categories)))
+    return search(ws, grid, given=CHOSEN_AXES, second_pass=True, check_top=RESEED_TOP, skip=choice is not None,
+                  **settings, **watch)
+
+
+def default_search(settings: dict, ignore_categories: tuple[str, ...] = ()):
+    """A callable ``run(progress=, stop=, measured=)`` running :func:`search_call` on the current sample's
+    shared workspace (holding its lock), for a thread of its own (:mod:`appui.search_job`)."""
+    h = handle()
+
+    def run(**watch):
+        with h.lock:
+            return search_call(h.ws, settings, ignore_categories, **watch)
+    return run
+
+
 def run_second_pass(results: pd.DataFrame, *, budget: float, objective: str, effort: float = 0.0, progress=None):
     """``results`` with the second pass appended (one step around the front, then the exploration of
     every axis, as ``calib sweep``'s, when ``effort`` > 0), how many configurations the first step added,

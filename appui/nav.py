@@ -3,7 +3,7 @@
 
 PAGES = [
     ("pages/1_Sample.py", "Sample", "load a labeled sample, check its labels and slices"),
-    ("pages/2_Sweep.py", "Sweep", "evaluate a grid of configurations, pick one under a false-removal budget"),
+    ("pages/2_Sweep.py", "Sweep", "run calib sweep's search (watch it, stop it), pick a configuration under a false-removal budget"),
     ("pages/3_Curves.py", "Curves", "S-curve vs measured collision rates, MinHash error, optimizer check"),
     ("pages/4_Clusters.py", "Clusters", "risky clusters, policies, a cluster's graph, document diff"),
     ("pages/5_Review.py", "Review", "label the most informative pairs by hand"),

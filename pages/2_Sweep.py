@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from appui import charts, engine, frame, reviews, state, tables
+from appui import sweep_search as search
 from appui.errors import guard, message
 from appui.text import count
-from calib.base import atomic
 from calib.estimates import figures
 from calib.sketches.schemes import SCHEMES, canonical_scheme, scheme_names
 from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
@@ -17,10 +17,9 @@ from calib.verification.measures import MEASURE_NAMES
 from calib.candidates.lsh import parse_splits
 from calib.search.grid import Grid
 from calib.search.knobs import knobs, knobs_text
-from calib.search.recommend import closest, recommend, standing_text
+from calib.search.recommend import closest, held_words, recommend, standing_text
 from calib.search.seeds import across_seeds
 from calib.search.from_sample import objective_text
-from calib.search.reseed import seed_flags
 
 SEEDS = next(f for f in fields(Grid) if f.name == "seeds")  # its parser: "1,2,3" -> (1, 2, 3)
 AXES = {f.name: f for f in fields(Grid)}  # the boilerplate and minimum-length axes are parsed by their own CLI parsers
@@ -78,7 +77,10 @@ def grid_inputs() -> Grid:
     g["splits"] = c[1].text_input("Splits (bands x rows)", value=saved["splits"], key="g_splits",
                                   disabled=g["all_splits"])
     # the whole width: seven chips in half of it showed four at 1000 px and three at 800
-    g["thresholds"] = st.multiselect("Thresholds (J or C)", THRESHOLDS, default=saved["thresholds"], key="g_thresholds")
+    kept = [t for t in (_number(v) for v in saved["thresholds"]) if t is not None]  # a typed one stays listed
+    g["thresholds"] = st.multiselect("Thresholds (J or C)", sorted(set(THRESHOLDS) | set(kept)),
+                                     default=kept, key="g_thresholds", accept_new_options=True,
+                                     help="Pick from the list or type any number between 0 and 1 (e.g. 0.57)")
     c = st.columns(2)
     g["verify"] = c[1].multiselect("Verification", list(VERIFY_RULES), default=saved["verify"],
                                    key="g_verify", help="exact: Jaccard of the shingle sets; estimated: from the "
@@ -123,32 +125,43 @@ def grid_inputs() -> Grid:
             or not g["weightings"]:
         raise ValueError("choose at least one hash count, threshold, verification rule, measure, shingle weight "
                          "and policy")
-    return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])), ignore_categories=ignored_input(),
+    return Grid(representations=reps_, num_perms=tuple(sorted(g["num_perms"])), ignore_categories=tuple(st.session_state.get("calib_ignored", [])),
                 splits=None if g["all_splits"] else parse_splits(g["splits"]),
                 verify=tuple(g["verify"]), measures=tuple(g["measures"]), weightings=tuple(g["weightings"]),
-                thresholds=tuple(sorted(g["thresholds"])),
+                thresholds=thresholds(g["thresholds"]),
                 policies=tuple(g["policies"]), representative=g["representative"],
                 **{n: AXES[n].metadata["parse"](g[n]) for n in ("strip_lines", "min_shingles", "short_docs")},
                 # the representations' own seed is no seeds axis (the same grid as Grid())
                 seeds=None if not seeds or seeds == tuple({r.seed for r in reps_}) else seeds)
 
 
-# --- the default search: the form starts from the sample's grid; a second pass refines ---
+def _number(v) -> float | None:
+    """A threshold picked or typed, as a number in (0, 1] (None: not one)."""
+    try:
+        t = round(float(v), 4)
+    except (TypeError, ValueError):
+        return None
+    return t if 0.0 < t <= 1.0 else None
+
+
+def thresholds(values) -> tuple[float, ...]:
+    """The thresholds picked or typed: numbers in (0, 1], sorted, each once."""
+    out = set()
+    for v in values:
+        t = _number(v)
+        if t is None:
+            raise ValueError(f"threshold {v!r}: expected a number between 0 and 1")
+        out.add(t)
+    return tuple(sorted(out))
+
+
+# --- a grid of your own: the form starts from the sample's grid; a second pass refines ---
 def sample_defaults() -> dict:
     """The form's starting values: the grid `calib sweep` chooses from this sample (grid_from_sample)."""
     try:
         return grid_defaults(engine.sample_grid()[0])
     except Exception:  # noqa: BLE001 - e.g. a 1-document sample: the sweep itself reports it
         return DEFAULT_GRID
-
-
-def ignored_input() -> tuple[str, ...]:
-    """Pair categories that count neither right nor wrong (e.g. Clough's heavy revisions)."""
-    cats = sorted(c for c in state.sample().pairs["category"].astype(str).unique() if c)
-    return tuple(st.multiselect("Ignore pair categories", cats, default=[c for c in st.session_state.get(
-        "calib_ignored", []) if c in cats], key="g_ignored", disabled=not cats,
-        help="Labeled pairs of these categories count neither as duplicates nor as non-duplicates "
-             "(e.g. heavy revisions: derived from their source, yet not copies); their number is listed"))
 
 
 def search_caption() -> None:
@@ -164,12 +177,13 @@ def run(grid: Grid) -> None:
     bar.progress(1.0, text=f"Done: {count(len(found.results), 'configuration')}.")
     st.session_state["calib_second_pass_note"] = found.added_text().split("; second pass")[0]
     st.session_state["calib_ignored"] = list(grid.ignore_categories)
-    state.set_results(found.results)
+    state.set_results(found.results, source="a grid of your own")
 
 
 def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> None:
-    """The second step of the default search: around the recommended row and the front."""
-    if "search_pass" in results and (results["search_pass"] == 2).any():
+    """A grid of your own refined as ``calib sweep --second-pass`` refines it: around the recommended
+    row and the front (the default search has its second pass already)."""
+    if state.sweep().found is not None or ("search_pass" in results and (results["search_pass"] == 2).any()):
         return
     if st.button("Refine around the front (second pass)", key="second_pass",
                  help="The first step of calib sweep's second pass: at most 160 configurations around the "
@@ -184,11 +198,12 @@ def second_pass_step(results: pd.DataFrame, budget: float, objective: str) -> No
         moved = ("the recommendation stands" if after is None or (before is not None and before[
             "config_fingerprint"] == after["config_fingerprint"]) else
                  f"the recommendation moved to {after['representation']} b={after['b']} r={after['r']} "
-                 f"t={after['threshold']} ({objective_text(objective, after[objective])})")
+                 f"t={after['threshold']} ({objective_text(objective, after[objective])}), found by the second "
+                 "pass's step around the front")
         more = "" if explored is None else (f" and {sum(len(r) for r in explored.rows)} from "
                                             f"{count(len(explored.ceilings), 'setting')} explored")
         st.session_state["calib_second_pass_note"] = f"Second pass: {count(added, 'configuration')} added{more}; {moved}"
-        state.set_results(rows)
+        state.set_results(rows, source="a grid of your own, refined")
         st.rerun()
 
 
@@ -206,7 +221,7 @@ def grid_summary(results: pd.DataFrame) -> str:
     """What a results frame covers (so a user, and the load test, can tell whose sweep it is)."""
     splits = sorted({(int(b), int(r)) for b, r in zip(results["b"], results["r"])})
     thresholds = sorted({float(t) for t in results["threshold"].dropna()})
-    return (f"Results of this session's sweep: {count(len(results), 'configuration')}; representations "
+    return (f"Results of {state.sweep().source}: {count(len(results), 'configuration')}; representations "
             f"{', '.join(sorted(results['representation'].unique()))}; hash counts "
             f"{', '.join(str(n) for n in sorted(results['num_perm'].unique()))}; splits "
             f"{', '.join(f'{b}x{r}' for b, r in splits)}; thresholds {', '.join(f'{t:g}' for t in thresholds) or '-'}.")
@@ -231,28 +246,12 @@ NO_LABELS = ("This sample has no duplicate labels (no duplicate pair, no group o
              "Load a labeled sample on the Sample page, or label pairs on the Review page and use them as labels.")
 
 
-def controls() -> tuple[float, str, bool]:
-    """Budget, objective and bound choices (kept across pages)."""
-    ss = st.session_state
-    c = st.columns([2, 2, 2])
-    pct = c[0].slider("False-removal budget (%)", 0.0, 10.0, float(ss[state.BUDGET]) * 100, 0.1,
-                      key="budget_pct", help="Largest share of labeled removals that may be non-duplicates")
-    ss[state.BUDGET] = budget = pct / 100
-    objectives = list(charts.OBJECTIVES)
-    objective = c[1].radio("Maximize", objectives, index=objectives.index(ss[state.OBJECTIVE]),
-                           format_func=lambda o: charts.OBJECTIVES[o].split(" (")[0], key="objective")
-    ss[state.OBJECTIVE] = objective
-    upper = c[2].checkbox("Upper bound", value=ss.get("calib_use_upper", False), key="use_upper",
-                          help="Budget on the 95% upper bound of the false-removal rate: stricter, the rate's "
-                               "interval must fit the budget")
-    ss["calib_use_upper"] = upper
-    return budget, objective, upper
-
-
-def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
-    """The recommended row, its numbers, and the button that makes it the current configuration."""
+def recommendation(rec: pd.Series, budget: float, objective: str, how: str, found=None) -> None:
+    """The recommended row, which step found it and how it was picked, its numbers, and the button that
+    makes it the current configuration."""
     cfg = config_from_row(rec)
-    st.markdown(f"**Recommended under a {budget:.1%} budget:** `{state.config_label(cfg)}`")
+    st.markdown(f"**Recommended under a {budget:.2%} budget:** `{state.config_label(cfg)}`")
+    st.caption(f"{search.found_by_text(rec, found)[0].upper()}{search.found_by_text(rec, found)[1:]}; {how}.")
     frr = "false_removal_rate"
     frame.metrics([
         (charts.OBJECTIVES[objective].split(" (")[0], tables.pct(rec[objective], objective),
@@ -272,7 +271,7 @@ def recommendation(rec: pd.Series, budget: float, objective: str) -> None:
     if state.config().fingerprint() == rec["config_fingerprint"]:
         st.success(f"The current configuration is this recommendation (fingerprint {rec['config_fingerprint']}).")
     elif st.button("Use the recommended configuration", key="use_recommended", type="primary"):
-        state.set_config(cfg, f"recommended by the sweep (budget {budget:.1%}, max {objective})")
+        state.set_config(cfg, f"recommended by the sweep (budget {budget:.2%}, max {search.objective_name(objective)})")
         state.changed(f"Current configuration set to the recommendation: {state.config_label(cfg)}; "
                       "the other pages now use it.")
 
@@ -317,8 +316,13 @@ def table(results: pd.DataFrame, labeled: bool, budget: float, objective: str, r
         if is_current:
             st.caption("The selected row is the current configuration already.")
     download = results if per_seed is None else per_seed  # the per-seed rows, never the aggregate only
-    st.download_button("Download results (CSV)", atomic.frame_bytes(download, "csv"), "sweep-results.csv",
-                       "text/csv", key="dl_results")
+    d = st.columns(2)
+    for col, fmt, mime in ((d[0], "csv", "text/csv"), (d[1], "parquet", "application/octet-stream")):
+        col.download_button(f"Download results ({fmt.upper()})",
+                            search.results_file(download, rec_fp, state.sample_hash(), fmt), f"results.{fmt}",
+                            mime, key="dl_results" if fmt == "csv" else "dl_results_parquet")
+    st.caption(f"As calib sweep --out writes it: the row marked recommended is this page's pick, so "
+               f"`calib export --from-sweep results.{'csv'} --budget {budget:g}` exports it.")
 
 
 def contested_section(results: pd.DataFrame, budget: float) -> None:
@@ -373,11 +377,13 @@ def knobs_section(results: pd.DataFrame, budget: float, objective: str) -> None:
 
 
 def results_section(results: pd.DataFrame) -> None:
+    sweep = state.sweep()
     st.subheader("Results")
     st.caption(grid_summary(results) + (f" {st.session_state['calib_second_pass_note']}."
                                          if st.session_state.get("calib_second_pass_note") else ""))
+    search.steps_summary(sweep)
     per_seed = results
-    if results["seed"].nunique() > 1:  # hash luck measured: recommend, plot and list the across-seed figures
+    if results["seed"].nunique() > 1 and sweep.found is None:  # a grid's own seeds: across-seed figures
         results = across_seeds(per_seed)
         st.info(f"{int(results['seeds'].max())} hash seeds ({results['seed_list'].iloc[0]}): every rate below is "
                 "the mean over seeds, the table adds its lowest and highest seed, the chart its range (grey bar), "
@@ -387,21 +393,22 @@ def results_section(results: pd.DataFrame) -> None:
         st.warning(NO_LABELS)
         table(results, False, 0.0, "candidates", None, per_seed)
         return
-    budget, objective, upper = controls()
-    results = seed_flags(results, budget)  # the mark "± seed": standing against this budget swings with the seed
-    rec = recommend(results, max_false_removal_rate=budget, objective=objective, confidence=state.UPPER_95 if upper else None)
+    ss = st.session_state
+    budget, objective, confidence = ss[state.BUDGET], ss[state.OBJECTIVE], ss.get(state.CONFIDENCE)
+    results, rec, how = search.pick(sweep, results, budget, objective, confidence, ss.get(search.SETTINGS))
     bad = int((results["status"] != "ok").sum())
     if bad:
         st.caption(f"{count(bad, 'configuration')} stopped with too many candidates (splits too loose); "
                    "not plotted.")
     if rec is None:
-        bound = "95% upper bound of the false-removal rate" if upper else "false-removal rate"
-        near = closest(results, max_false_removal_rate=budget, objective=objective)[1]
-        st.warning(f"No configuration keeps the {bound} within {budget:.1%}. {near[0].upper()}{near[1:]}.")
+        bound = held_words(confidence)
+        main = results[results["search_pass"] != 3] if "search_pass" in results else results
+        near = closest(main, max_false_removal_rate=budget, objective=objective, confidence=confidence)[1]
+        st.warning(f"No configuration keeps the {bound} within {budget:.2%}: {near}.")
     else:
-        recommendation(rec, budget, objective)
+        recommendation(rec, budget, objective, how, sweep.found)
     second_pass_step(per_seed, budget, objective)
-    knobs_section(results, budget, objective)
+    knobs_section(per_seed, budget, objective)
     contested_section(per_seed, budget)
     rec_fp = None if rec is None else rec["config_fingerprint"]
     st.altair_chart(charts.pareto_chart(results, objective, budget, rec_fp, state.config().fingerprint()),
@@ -410,19 +417,28 @@ def results_section(results: pd.DataFrame) -> None:
 
 
 with guard("The Sweep page"):
-    frame.page("Sweep", "Evaluate a grid of configurations on the labeled sample.")
-    grid = None
-    try:
-        grid = grid_inputs()
-        st.caption(str(grid))
-    except Exception as exc:  # noqa: BLE001
-        st.error(message(exc))
+    frame.page("Sweep", "Run calib sweep's search on the labeled sample, watch it, and pick a configuration "
+                        "under a false-removal budget.")
+    search.finish_if_done()
+    kwargs = search.settings()
+    cats = search.ignored()
     search_caption()
-    if st.button("Run sweep", key="run_sweep", type="primary", disabled=grid is None):
-        run(grid)
+    search.run_controls(kwargs, cats)
+    with st.expander("A grid of your own (calib sweep with the grid flags typed)"):
+        grid = None
+        try:
+            grid = grid_inputs()
+            st.caption(str(grid))
+        except Exception as exc:  # noqa: BLE001
+            st.error(message(exc))
+        if st.button("Run sweep", key="run_sweep", disabled=grid is None):
+            run(grid)
+    search.open_results()
     res = state.results()
-    if res is None:
-        st.info("No sweep for this sample yet: choose a grid and press Run sweep.")
+    if res is None and search.running():
+        st.caption("The search's rows appear here when it ends (or is stopped).")
+    elif res is None:
+        st.info("No sweep for this sample yet: press Run the search, or open a calib sweep results file.")
     else:
         results_section(res)
     engine_caption()

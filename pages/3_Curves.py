@@ -27,9 +27,13 @@ def split_inputs(cfg) -> tuple[int, int, float]:
     while the page used 5), so a new range draws a new slider, at the r in plain state."""
     m = cfg.rep.num_perm
     ss = st.session_state
-    if st.button("Reset sliders to the current configuration", key="curve_reset"):
+    # the sliders start at the current configuration: reset on request, and whenever the configuration is
+    # another than the one they were set for (else an old r read "r lowered from 6 to 5" though nothing moved)
+    if st.button("Reset sliders to the current configuration", key="curve_reset") or \
+            ss.get("curve_for") != cfg.fingerprint():
         for k in [k for k in ss if str(k).startswith("curve_r_")] + ["curve_b", "curve_t", R_VALUE]:
             ss.pop(k, None)
+        ss["curve_for"] = cfg.fingerprint()
     ss.setdefault("curve_b", min(cfg.b, m))
     ss.setdefault(R_VALUE, cfg.r)
     ss.setdefault("curve_t", float(cfg.threshold or 0.0))  # no threshold when nothing is verified

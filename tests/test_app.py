@@ -144,7 +144,7 @@ def test_sweep_recommend_and_state_follows_pages():
     assert any("current configuration is this recommendation" in m.value for m in at.success)
     assert not [b for b in at.button if b.key == "use_recommended"]
     # a 5% budget recommends another row (16x8 t=0.7); the button makes exactly that row current
-    at.slider(key="budget_pct").set_value(5.0).run()
+    at.number_input(key="budget_pct").set_value(5.0).run()
     rec = recommend(res, max_false_removal_rate=0.05)
     assert rec["config_fingerprint"] != Config().fingerprint()
     if "recommended" in res:  # the sweep's own mark (default budget) is the 1% row
@@ -250,9 +250,9 @@ def test_sweep_without_labels_says_so_once(tmp_path, monkeypatch):
 
 def test_budget_slider_changes_recommendation():
     at = small_sweep(start())
-    at.slider(key="budget_pct").set_value(0.0).run()
+    at.number_input(key="budget_pct").set_value(0.0).run()
     strict = metric(at, "Pair recall")
-    at.slider(key="budget_pct").set_value(10.0).run()
+    at.number_input(key="budget_pct").set_value(10.0).run()
     loose = metric(at, "Pair recall")
     assert float(loose.rstrip("%")) >= float(strict.rstrip("%"))
     assert at.session_state["calib_budget"] == pytest.approx(0.10)

@@ -58,7 +58,7 @@ def session(url: str, split: str, start: threading.Barrier, out: dict) -> None:
                 page = browser.new_page(viewport={"width": 1280, "height": 1400})
                 page.set_default_timeout(120_000)
                 page.goto(f"{url}/Sweep")
-                idle(page, "Run sweep")
+                idle(page, "Run the search")
                 only_128_and_a_split_list(page)
                 box = page.get_by_label("Splits (bands x rows)")
                 box.fill(split)
@@ -68,11 +68,11 @@ def session(url: str, split: str, start: threading.Barrier, out: dict) -> None:
                 start.wait(timeout=180)  # the four sweeps start together
                 t0 = time.monotonic()
                 page.get_by_role("button", name="Run sweep").click()
-                idle(page, "Results of this session's sweep")
+                idle(page, "Results of a grid of your own")
                 out["seconds"] = time.monotonic() - t0
                 text = main_text(page)
                 assert page.locator('[data-testid="stException"]').count() == 0
-                m = re.search(r"Results of this session's sweep: .*?thresholds [\d., -]*?\.(?=\s|$)", text)
+                m = re.search(r"Results of a grid of your own: .*?thresholds [\d., -]*?\.(?=\s|$)", text)
                 out["summary"] = m.group(0) if m else text
                 rec = re.search(r"Recommended under a [\d.]+% budget: (.*?) (?:Pair recall|Candidate recall)", text)
                 out["recommended"] = rec.group(1) if rec else None

@@ -66,7 +66,12 @@ def sample_grid():
 
 def only_128_and_a_split_list(page) -> None:
     """On the Sweep page: drop the 256 hash count (when the form has it) and switch splits to 'a list'
-    (the form starts from the grid chosen from the sample: often 128 hashes and a list already)."""
+    (the form starts from the grid chosen from the sample: often 128 hashes and a list already). The form
+    is the page's "A grid of your own", opened first."""
+    summary = page.locator('[data-testid="stExpander"] summary', has_text="A grid of your own").first
+    if summary.locator("xpath=..").get_attribute("open") is None:
+        summary.click()
+        idle(page, "Hash counts")
     box = page.locator('[data-testid="stMultiSelect"]', has_text="Hash counts")
     if "256" in box.inner_text():
         box.locator('svg[title="Delete"], [aria-label*="Remove 256"], [title="Delete"]').last.click()
@@ -136,7 +141,7 @@ def test_walk_every_page(page, server):
     shot(page, "02_sample.png")
 
     nav(page, "Sweep")
-    idle(page, "Run sweep")
+    idle(page, "Run the search")
     # 128 hashes only, a list of splits; the representations the sample chose are already selected
     only_128_and_a_split_list(page)
     page.get_by_role("button", name="Run sweep").click()
@@ -247,10 +252,10 @@ def test_sweep_without_labels_says_so_once(page, server, unlabeled):
     idle(page, "Duplicate pairs")
     load_path(page, unlabeled)
     nav(page, "Sweep")
-    idle(page, "Run sweep")
+    idle(page, "Run the search")
     only_128_and_a_split_list(page)
     page.get_by_role("button", name="Run sweep").click()
-    idle(page, "Results of this session's sweep")
+    idle(page, "Results of a grid of your own")
     no_exception(page)
     warnings = page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
     assert len(warnings) == 1 and "no duplicate labels" in warnings[0], warnings

@@ -117,7 +117,7 @@ def test_payloads_render_as_text_on_every_page(server, tmp_path):
             shot(page, "payload_01_sample.png")
 
             nav(page, "Sweep")
-            idle(page, "Run sweep")
+            idle(page, "Run the search")
             only_128_and_a_split_list(page)
             page.get_by_role("button", name="Run sweep").click()
             idle(page, "Recommended under")

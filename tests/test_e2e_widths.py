@@ -211,7 +211,7 @@ def test_every_page_reads_at_1400_1000_and_800_px(page, server, drawn):
     assert "light edit" in text and "light_edit" not in text  # categories in words
 
     nav(page, "Sweep")
-    idle(page, "Run sweep")
+    idle(page, "Run the search")
     only_128_and_a_split_list(page)
     grid_line = next(t for t in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
                      if t.startswith("Grid:"))
@@ -222,9 +222,9 @@ def test_every_page_reads_at_1400_1000_and_800_px(page, server, drawn):
     slow_step(page, "Second pass:")
     no_exception(page)
     text = main_text(page)
-    line = re.search(r"Results of this session's sweep: ([\d,]+) configurations.*", text).group(0)
+    line = re.search(r"Results of a grid of your own, refined: ([\d,]+) configurations.*", text).group(0)
     assert "pair_recall" not in line and not re.search(r"recall \d\.\d{3}", line), line  # words, a percentage
-    total = int(re.search(r"sweep: ([\d,]+) configurations", line).group(1).replace(",", ""))
+    total = int(re.search(r"refined: ([\d,]+) configurations", line).group(1).replace(",", ""))
     stopped = re.search(r"([\d,]+) configurations? stopped", text)
     shown_rows = total - (int(stopped.group(1).replace(",", "")) if stopped else 0)
     # the table's filter follows every row the session holds: the second pass's rows are listed

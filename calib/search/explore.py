@@ -30,6 +30,7 @@ from calib.search.config import Config, config_from_row
 from calib.search.recommend import ranked
 from calib.search.screen import Ceiling, best_cuts, ceiling
 from calib.search.sweep import sweep_configs
+from calib.search.watch import stopped
 
 MIN_GAIN = 0.002     # pair recall: less than this is no gain
 ROUNDS = 4           # rounds at effort 1
@@ -187,6 +188,8 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
 
     done = first
     for k, s in enumerate(starts):
+        if stopped():
+            break
         progress(0.1 * k / max(1, len(starts)), f"ceiling of {_name(s)}")
         ceil_of(s)
     best_ceiling, best_row = _best_ceiling(ex), best_measured(first)
@@ -203,6 +206,8 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
                 moved = mv.apply(s)
                 if moved is None:
                     continue
+                if stopped():  # asked to stop (calib.search.watch): what was measured stands
+                    break
                 progress(base + 0.5 / rounds * n_done / len(todo), f"round {rnd + 1}: {_name(moved)}")
                 moved_ceiling = ceil_of(moved)
                 if moved_ceiling is None:
@@ -216,7 +221,7 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
                     if len({m.axis for m in combo}) < size:
                         continue
                     moved = sum(combo[1:], combo[0]).apply(s)
-                    if moved is not None:
+                    if moved is not None and not stopped():
                         progress(base + 0.5 / rounds * n_done / len(todo), f"round {rnd + 1}: {_name(moved)}")
                         ceil_of(moved)
         configs = []
@@ -236,6 +241,8 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
         ex.rounds.append(f"round {rnd + 1}: {len(todo)} settings moved, {len(configs)} configurations measured, "
                          f"best ceiling {new_ceiling:.3f}, best measured {new_row:.3f}")
         spent = len(ex.ceilings) >= max_settings and all(fp in ex.measured for fp in _by_ceiling(ex)[:MEASURE])
+        if stopped():
+            break
         if (new_ceiling < best_ceiling + MIN_GAIN and new_row < best_row + MIN_GAIN and rnd > 0) or spent:
             break
         best_ceiling, best_row = max(best_ceiling, new_ceiling), max(best_row, new_row)

@@ -32,6 +32,7 @@ from calib.search.recommend import closest, config_text, held_rate, recommend
 from calib.search.reseed import MORE as RESEED_MORE, TOP as RESEED_TOP, SeedCheck, seed_check, seed_flags
 from calib.search.seeds import across_seeds
 from calib.search.sweep import sweep_configs
+from calib.search.watch import stopped, watching
 from calib.search.workspace import as_workspace
 
 MAX_REFINED = 160          # second pass: at most this many new configurations
@@ -183,6 +184,7 @@ class SearchResult:
     closest: pd.Series | None = None  # nothing within the budget: the row that comes closest
     closest_text: str = ""             # and what binds it, what would relax it
     chain: ChainGrowth | None = None   # the pick's removals by chaining alone, whole sample and halves
+    stopped: bool = False              # asked to stop (calib.search.watch): the rows measured until then
 
     def knobs(self, objective: str = "pair_recall") -> pd.DataFrame:
         """Per axis, the best row within the budget at each value (:func:`calib.search.knobs.knobs`)."""
@@ -195,7 +197,8 @@ class SearchResult:
                    f"than the budget)" if self.skipped else "")
                 + "; " + self._second_text(objective)
                 + ("" if self.check is None else "; " + self.check.text(objective, self.budget))
-                + (f"; {self.closest_text}" if self.closest_text else ""))
+                + (f"; {self.closest_text}" if self.closest_text else "")
+                + ("; stopped on request: the rows measured until then" if self.stopped else ""))
 
     def _second_text(self, objective: str) -> str:
         best = self.refined_best
@@ -251,19 +254,20 @@ def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, obj
     exploring = effort > 0 and seeds is None
     rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
                           max_pairs=max_pairs, seeds=seeds, num_perm_cap=num_perm_cap, confidence=confidence,
-                          progress=lambda f, m: progress((0.2 if exploring else 1.0) * f, m))
-    if not exploring:
+                          progress=lambda f, m: progress((0.2 if exploring else 1.0) * f,
+                                                         f"second pass, around the front: {m}"))
+    if not exploring or stopped():
         return rows, added, None
     more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
-                                max_pairs=max_pairs, progress=lambda f, m: progress(0.2 + 0.8 * f, m),
-                                confidence=confidence)
+                                max_pairs=max_pairs, confidence=confidence,
+                                progress=lambda f, m: progress(0.2 + 0.8 * f, f"second pass, exploration: {m}"))
     return pd.concat([rows, more], ignore_index=True), added, exploration
 
 
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
            check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, effort: float = 1.0,
-           progress=None, confidence: float | None = None) -> SearchResult:
+           progress=None, confidence: float | None = None, stop=None, measured=None) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
     ``grid``: every axis chosen), swept, then refined once around the front, then the ``check_top``
     best rows re-run on ``check_seeds`` further seeds before one is recommended
@@ -273,23 +277,48 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     exploration of every axis (:mod:`calib.search.explore`) runs up to ``4 x effort`` rounds (0: off;
     with a grid of several seeds it is off). ``confidence``: every step recommends by the budget held on the
     false-removal rate's one-sided upper bound at this confidence (:func:`calib.search.recommend.recommend`);
-    None: on the rate itself."""
+    None: on the rate itself. ``progress(fraction, message)``: called with a fraction
+    that never goes down and ends at 1.0, and a message naming the step and the setting being
+    tried. ``stop()`` (True: stop) is asked between settings and ``measured(rows)`` gets each batch
+    of scored rows (:mod:`calib.search.watch`): a stopped search skips its later steps and returns
+    what it measured (``stopped``)."""
+    with watching(stop, measured):
+        return _search(ws, grid, given=given, max_false_removal_rate=max_false_removal_rate, objective=objective,
+                       second_pass=second_pass, skip=skip, check_top=check_top, check_seeds=check_seeds,
+                       effort=effort, confidence=confidence, progress=_monotone(progress))
+
+
+def _monotone(progress):
+    """``progress`` fed the running maximum of the fractions (the steps' shares are estimates: an
+    exploration that ends early jumps ahead, it never goes back)."""
+    top = [0.0]
+
+    def call(f: float, m: str) -> None:
+        top[0] = min(1.0, max(top[0], float(f)))
+        if progress is not None:
+            progress(top[0], m)
+    return call
+
+
+def _search(ws, grid, *, given, max_false_removal_rate, objective, second_pass, skip, check_top, check_seeds,
+            effort, confidence, progress) -> SearchResult:
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
-    progress = progress or (lambda f, m: None)
     choice = None
     if grid is None or not set(CHOSEN_AXES) <= set(given):
         grid, choice = grid_from_sample(ws, grid, given=given)
     configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
         else (list(grid.configs()), 0)
     if not configs:  # nothing left to sweep: no front to refine, no pick to check
+        progress(1.0, "done")
         return SearchResult(seed_flags(no_rows(), max_false_removal_rate), grid, choice, skipped, None, None, 0,
-                            second_pass, budget=max_false_removal_rate, closest_text=empty_grid_text(
+                            second_pass, budget=max_false_removal_rate, confidence=confidence,
+                            closest_text=empty_grid_text(
                                 skipped, max_false_removal_rate))
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
     checking = check_top > 0 and check_seeds > 0 and seeds is None
     share = (0.4 if second_pass else 0.9) if checking else (0.5 if second_pass else 1.0)
     first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
-                          progress=lambda f, m: progress(share * f, m)).assign(search_pass=1)
+                          progress=lambda f, m: progress(share * f, f"first pass: {m}")).assign(search_pass=1)
 
     def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does
         return recommend(across_seeds(rows) if seeds else rows, max_false_removal_rate=max_false_removal_rate,
@@ -297,7 +326,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
 
     first_best = best_of(first)
     rows, added, exploration = first, 0, None
-    if second_pass:
+    if second_pass and not stopped():
         rows, added, exploration = second(ws, first, max_false_removal_rate=max_false_removal_rate,
                                           objective=objective, max_pairs=grid.max_pairs, seeds=seeds,
                                           num_perm_cap=max(max(grid.num_perms) * 2, 256), effort=effort,
@@ -305,19 +334,21 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
                                           progress=lambda f, m: progress(share + 0.5 * f, m))
     best = refined_best = best_of(rows)
     check = None
-    if checking and best is not None:
+    if checking and best is not None and not stopped():
         check = seed_check(ws, rows, budget=max_false_removal_rate, objective=objective, top=check_top,
-                           confidence=confidence,
-                           more=check_seeds, max_pairs=grid.max_pairs, progress=lambda f, m: progress(0.9 + 0.1 * f, m))
+                           confidence=confidence, more=check_seeds, max_pairs=grid.max_pairs,
+                           progress=lambda f, m: progress(0.9 + 0.1 * f, f"seed check: {m}"))
         rows, best = pd.concat([rows, check.rows], ignore_index=True), check.best
     rows = seed_flags(rows, max_false_removal_rate, check)
     if check is not None:  # the picked row as the table holds it (with its seed flags)
         best = rows[rows["config_fingerprint"] == best["config_fingerprint"]].iloc[0]
     near, near_text = (None, "") if best is not None else closest(
         rows, max_false_removal_rate=max_false_removal_rate, objective=objective, confidence=confidence)
+    halted = stopped()
     chain = None if best is None else pick_growth(ws, config_from_row(best), grid.max_pairs)
+    progress(1.0, "stopped" if halted else "done")
     return SearchResult(rows, grid, choice, skipped, first_best, best, added, second_pass, refined_best,
-                        check, max_false_removal_rate, confidence, exploration, near, near_text, chain)
+                        check, max_false_removal_rate, confidence, exploration, near, near_text, chain, halted)
 
 
 def no_rows() -> pd.DataFrame:

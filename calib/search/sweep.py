@@ -44,6 +44,7 @@ from calib.search.grid import Grid
 from calib.search.over_hash import NAN_ROW, over_hash
 from calib.search.recommend import recommend, standing_text, with_recommendation  # noqa: F401
 from calib.search.seeds import across_seeds  # noqa: F401
+from calib.search.watch import report as _report, stopped as _stopped
 from calib.search.workspace import Workspace, as_workspace
 
 ProgressFn = Callable[[float, str], None]
@@ -285,6 +286,8 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
     rows, done = [], 0
     progress(0.0, f"{len(configs)} configurations")
     for (rep, b, r, m), cfgs in groups.items():
+        if _stopped():  # asked to stop (calib.search.watch): the rows scored so far stand
+            break
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
         st = _SplitState(ws, rep, b, r, floors[rep.shingling_fingerprint(), m], max_pairs, m)
         for cfg in cfgs:
@@ -294,6 +297,7 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
     out = fill_unset(_fill_unset(pd.DataFrame(rows)))
     if "short_documents" in out:  # counted where a minimum length is set; no minimum, no short document
         out["short_documents"] = out["short_documents"].fillna(0).astype(np.int64)
+    _report(out)
     return out
 
 
