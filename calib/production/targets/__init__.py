@@ -174,3 +174,27 @@ def targets_doc(config: "Config", evidence_by_target: dict | None = None) -> dic
 def render(config: "Config") -> dict[str, str]:
     """Snippet text per target, keyed by file name."""
     return {t.file: t.snippet for t in targets(config).values()}
+
+
+def figures_text(row: dict) -> str:
+    """'false-removal rate 34.8% (147 of 422 removals false), pair recall 99.0%': a target's figures in words."""
+    from calib.estimates.figures import pct
+    false, removed = row.get("false_removals"), row.get("removed")
+    counts = "" if false is None or removed is None else f" ({int(false):,} of {int(removed):,} removals false)"
+    return (f"false-removal rate {pct(row.get('false_removal_rate'), 'false_removal_rate')}{counts}, "
+            f"pair recall {pct(row.get('pair_recall'), 'pair_recall')}")
+
+
+def cannot_run(ws, config: "Config", name: str) -> str | None:
+    """None when target ``name`` runs ``config`` as written (calib's engines always do); else one line:
+    what the tool lacks of it and the figures it would give on the workspace's sample (as it runs it:
+    its projection, evaluated as :func:`evidence` evaluates it)."""
+    from calib.search.sweep import evaluate_row
+    caps = capabilities(name)
+    if caps.runs_as_is(config):
+        return None
+    projected = caps.project(config)
+    gives = ("it cannot run it at all" if projected is None else
+             f"{name} would give {figures_text(evaluate_row(ws, projected))} (as it runs it: {projected.fingerprint()})")
+    return (f"{name} cannot run configuration {config.fingerprint()} as measured: it lacks "
+            f"{'; '.join(caps.differences(config))}; {gives}: search for it with --target {name}")
