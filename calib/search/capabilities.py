@@ -94,7 +94,8 @@ class Capabilities:
             out.append(f"the giant-component guard {config.max_component}")
         if (config.b, config.r) != (p.b, p.r):
             out.append(f"the split b={config.b} r={config.r} (it bands b={p.b} r={p.r})")
-        if rep.shingling_fingerprint() != prep.shingling_fingerprint() and not out[-1:] == [STEPS["strip_lines"]]:
+        same = rep.with_(strip_lines=prep.strip_lines, weighting=prep.weighting, scheme=prep.scheme)
+        if same.shingling_fingerprint() != prep.shingling_fingerprint():  # stripping and weights said above
             out.append(f"the representation {rep.shingle_label()} [{rep.normalization_label()}] (it shingles "
                        f"{prep.shingle_label()} [{prep.normalization_label()}])")
         return out or ([] if p.fingerprint() == config.fingerprint() else ["other settings"])
