@@ -205,7 +205,7 @@ def test_results_record_the_target_and_export_checks_it(tmp_path, capsys):
     assert main(["export", "--sample", str(ROOT / "data" / "sample"), "--from-sweep", str(out), "--budget", "1",
                  "--out", str(tmp_path / "ok")]) == 0  # the table's own target
     doc = json.loads((tmp_path / "ok" / "config.json").read_text())
-    assert doc["selection"]["target"] == "datatrove"
+    assert doc["evidence"]["selection"]["target"] == "datatrove"
     best = rows[rows["recommended"]].iloc[0]
     ev = json.loads((tmp_path / "ok" / "targets.json").read_text())["targets"]["datatrove"]["evidence"]
     assert ev["removed"] == int(best["removed"]) and ev["false_removal_rate"] == pytest.approx(
