@@ -210,3 +210,11 @@ def test_results_record_the_target_and_export_checks_it(tmp_path, capsys):
     ev = json.loads((tmp_path / "ok" / "targets.json").read_text())["targets"]["datatrove"]["evidence"]
     assert ev["removed"] == int(best["removed"]) and ev["false_removal_rate"] == pytest.approx(
         float(best["false_removal_rate"]), abs=1e-12)
+
+
+def test_a_whole_signature_tool_gets_the_split_cut_to_it():
+    milvus = T.capabilities("milvus")
+    cfg = Config(Representation(k=3), 25, 5, threshold=0.8)
+    assert milvus.project(cfg) is None  # 128 hashes do not split into 25 bands
+    (got,) = milvus.fixed([cfg])
+    assert (got.rep.num_perm, got.b, got.r, got.verify) == (125, 25, 5, "estimated") and milvus.runs_as_is(got)

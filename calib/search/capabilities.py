@@ -62,9 +62,13 @@ class Capabilities:
         return p is not None and p.fingerprint() == config.fingerprint()
 
     def fixed(self, configs) -> list[Config]:
-        """The distinct projections of ``configs`` (first occurrence order), those it cannot run left out."""
+        """The distinct projections of ``configs`` (first occurrence order), those it cannot run left out.
+        A tool banding the whole signature gets each split cut to it first (num_perm = b * r: under a
+        prefix-stable scheme the same bands, so the same candidates, with b * r hashes)."""
         out: dict[str, Config] = {}
         for c in configs:
+            if self.whole_signature and c.b * c.r != c.rep.num_perm:
+                c = replace(c, rep=c.rep.with_(num_perm=c.b * c.r))
             p = self.project(c)
             if p is not None:
                 out.setdefault(p.fingerprint(), p)
