@@ -218,3 +218,13 @@ def test_a_whole_signature_tool_gets_the_split_cut_to_it():
     assert milvus.project(cfg) is None  # 128 hashes do not split into 25 bands
     (got,) = milvus.fixed([cfg])
     assert (got.rep.num_perm, got.b, got.r, got.verify) == (125, 25, 5, "estimated") and milvus.runs_as_is(got)
+
+
+@pytest.mark.parametrize("name", T.REGISTRY_NAMES)
+def test_a_pre_step_is_kept_by_the_projection(name, monkeypatch):
+    """A step a tool takes as a pre-step (its snippet runs it first) stays in what it runs."""
+    module = T._modules()[name]
+    monkeypatch.setattr(module, "CAPABILITIES", replace(module.CAPABILITIES, pre_steps=("strip_lines", "min_shingles")))
+    cfg = Config(Representation(shingle="char", k=5, strip_lines=0.02), 16, 8, threshold=0.8, min_shingles=5)
+    p = T.capabilities(name).project(cfg)
+    assert p.rep.strip_lines == 0.02 and p.min_shingles == 5

@@ -46,7 +46,8 @@ def project(config):
     config = common(config, CAPABILITIES)
     rep = config.rep
     closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
-                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme)
+                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme,
+                             strip_lines=rep.strip_lines)  # a pre-step's stripping kept (common() drops it otherwise)
     return replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED,
                    representative=Representative.UNION_RANK, max_component=None)
 
