@@ -32,6 +32,11 @@ def _capabilities(pre_steps: tuple[str, ...]) -> dict:
     return T.capabilities()
 
 
+def _cell(cfg) -> str:
+    """A configuration as one markdown table cell (its ' | ' separators escaped)."""
+    return str(cfg).replace("|", "\\|")
+
+
 def _figures(e: dict | None) -> str:
     if not e:
         return "cannot run | - | -"
@@ -72,7 +77,7 @@ def main(argv=None) -> None:
            f"`PYTHONPATH=. python -m bench.search.targets{' --pre-steps ' + a.pre_steps if pre else ''}` on "
            f"{sample.name} ({sample.n:,} documents), false-removal budget {BUDGET:g}; {machine()}; load average "
            f"{started:.1f} at the start (2 shared cores: seconds are upper bounds); {time.strftime('%Y-%m-%d')}.",
-           "" if not pre else f"Every tool given {', '.join(pre)} as a pre-step (its snippet runs it first).", "",
+           *([] if not pre else [f"Every tool given {', '.join(pre)} as a pre-step (its snippet runs it first)."]), "",
            "Figures are each target's own evidence (targets.json: the configuration as that tool runs it).", "",
            "| target | its own pick | pair recall | false-removal rate | removed | search s | calib's pick run by "
            "the target: pair recall | false-removal rate | removed |",
@@ -84,7 +89,7 @@ def main(argv=None) -> None:
         else:
             e = T.evidence(ws, cfg)[name] if name != "calib" else {k: row[k] for k in
                                                                    ("pair_recall", "false_removal_rate", "removed")}
-            own = f"{cfg} | {_figures(e)}"
+            own = f"{_cell(cfg)} | {_figures(e)}"
         theirs = _figures(calib_ev.get(name)) if name != "calib" else _figures(
             {k: lines[0][3][k] for k in ("pair_recall", "false_removal_rate", "removed")} if lines[0][3] is not None
             else None)
