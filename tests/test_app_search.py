@@ -180,7 +180,11 @@ def test_a_budget_objective_or_bound_change_re_picks_without_recomputing(tmp_pat
             assert label and f"b={want['b']} r={want['r']}" in label[0]
             assert any("re-picked from the" in c.value and "without running anything again" in c.value
                        for c in at.caption)
-    at.checkbox(key="use_upper").check().run()
+    at.selectbox(key="confidence").set_value(0.95).run()
+    assert not at.exception, at.exception
+    want = recommend(main_rows, max_false_removal_rate=0.0037, confidence=0.95)
+    label = [m.value for m in at.markdown if m.value.startswith("**Recommended under")]
+    assert bool(label) == (want is not None)
     at.radio(key="objective").set_value("candidate_recall").run()
     assert not at.exception, at.exception
     assert calls == {"score": 0, "search": 0, "split": 0}, calls  # nothing measured again

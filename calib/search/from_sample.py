@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from calib.candidates import lsh
+from calib.search.capabilities import CALIB, Capabilities
 from calib.search.config import Config, config_columns, config_from_row
 from calib.search.grid import (CHOSEN_AXES, MAX_ROWS, Grid, SampleChoice, grid_from_sample, nonduplicate_floor,
     pair_similarities, steep_splits)
@@ -230,12 +231,14 @@ def objective_text(objective: str, value: float) -> str:
 
 def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
             max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
-            progress=None, confidence: float | None = None) -> tuple[pd.DataFrame, int]:
-    """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
+            progress=None, confidence: float | None = None, target: Capabilities = CALIB) -> tuple[pd.DataFrame, int]:
+    """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added),
+    each as ``target`` runs it."""
     first = first if "search_pass" in first else first.assign(search_pass=1)
     more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
                   objective=objective, num_perm_cap=num_perm_cap, confidence=confidence)
-    more = useful(ws, more)[0]
+    have = set(first["config_fingerprint"])
+    more = [c for c in useful(ws, target.fixed(more))[0] if c.fingerprint() not in have]
     if seeds:  # each new configuration once per seed, like the first pass's
         more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
     if not more:
@@ -246,7 +249,8 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
 
 def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
            max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
-           effort: float = 1.0, progress=None, confidence: float | None = None) -> tuple[pd.DataFrame, int, Exploration | None]:
+           effort: float = 1.0, progress=None, confidence: float | None = None,
+           target: Capabilities = CALIB) -> tuple[pd.DataFrame, int, Exploration | None]:
     """The second pass: :func:`refined` (one step around the front), then the exploration of every axis
     (:mod:`calib.search.explore`, ``effort``; off at 0 and with several seeds). (``first`` with both
     steps' rows appended, search_pass 2; how many the first step added; what the exploration saw)."""
@@ -255,11 +259,11 @@ def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, obj
     rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
                           max_pairs=max_pairs, seeds=seeds, num_perm_cap=num_perm_cap, confidence=confidence,
                           progress=lambda f, m: progress((0.2 if exploring else 1.0) * f,
-                                                         f"second pass, around the front: {m}"))
+                                                         f"second pass, around the front: {m}"), target=target)
     if not exploring or stopped():
         return rows, added, None
     more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
-                                max_pairs=max_pairs, confidence=confidence,
+                                max_pairs=max_pairs, confidence=confidence, target=target,
                                 progress=lambda f, m: progress(0.2 + 0.8 * f, f"second pass, exploration: {m}"))
     return pd.concat([rows, more], ignore_index=True), added, exploration
 
@@ -267,7 +271,8 @@ def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, obj
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
            check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, effort: float = 1.0,
-           progress=None, confidence: float | None = None, stop=None, measured=None) -> SearchResult:
+           progress=None, confidence: float | None = None, target: Capabilities = CALIB, stop=None,
+           measured=None) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
     ``grid``: every axis chosen), swept, then refined once around the front, then the ``check_top``
     best rows re-run on ``check_seeds`` further seeds before one is recommended
@@ -277,7 +282,11 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     exploration of every axis (:mod:`calib.search.explore`) runs up to ``4 x effort`` rounds (0: off;
     with a grid of several seeds it is off). ``confidence``: every step recommends by the budget held on the
     false-removal rate's one-sided upper bound at this confidence (:func:`calib.search.recommend.recommend`);
-    None: on the rate itself. ``progress(fraction, message)``: called with a fraction
+    None: on the rate itself. ``target``: what the tool that will run the pick runs
+    (:mod:`calib.search.capabilities`; default calib's engines, every configuration): every
+    configuration is projected onto it before it is measured, so each row is one the tool runs as
+    written, and for a tool that verifies nothing the splits whose unverified candidates hold the
+    budget (:mod:`calib.search.unverified`) join the first pass. ``progress(fraction, message)``: called with a fraction
     that never goes down and ends at 1.0, and a message naming the step and the setting being
     tried. ``stop()`` (True: stop) is asked between settings and ``measured(rows)`` gets each batch
     of scored rows (:mod:`calib.search.watch`): a stopped search skips its later steps and returns
@@ -285,7 +294,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     with watching(stop, measured):
         return _search(ws, grid, given=given, max_false_removal_rate=max_false_removal_rate, objective=objective,
                        second_pass=second_pass, skip=skip, check_top=check_top, check_seeds=check_seeds,
-                       effort=effort, confidence=confidence, progress=_monotone(progress))
+                       effort=effort, confidence=confidence, target=target, progress=_monotone(progress))
 
 
 def _monotone(progress):
@@ -301,19 +310,20 @@ def _monotone(progress):
 
 
 def _search(ws, grid, *, given, max_false_removal_rate, objective, second_pass, skip, check_top, check_seeds,
-            effort, confidence, progress) -> SearchResult:
+            effort, confidence, target, progress) -> SearchResult:
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     choice = None
     if grid is None or not set(CHOSEN_AXES) <= set(given):
         grid, choice = grid_from_sample(ws, grid, given=given)
-    configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
-        else (list(grid.configs()), 0)
+    configs, skipped = useful(ws, target.fixed(grid.configs())) if (choice is not None if skip is None else skip) \
+        else (target.fixed(grid.configs()), 0)
+    if not target.verifies and choice is not None:  # the split is the decision: each setting's own steep splits
+        configs = target.fixed(configs + unverified_first(ws, configs, max_false_removal_rate, target))
     if not configs:  # nothing left to sweep: no front to refine, no pick to check
         progress(1.0, "done")
         return SearchResult(seed_flags(no_rows(), max_false_removal_rate), grid, choice, skipped, None, None, 0,
                             second_pass, budget=max_false_removal_rate, confidence=confidence,
-                            closest_text=empty_grid_text(
-                                skipped, max_false_removal_rate))
+                            closest_text=empty_grid_text(skipped, max_false_removal_rate))
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
     checking = check_top > 0 and check_seeds > 0 and seeds is None
     share = (0.4 if second_pass else 0.9) if checking else (0.5 if second_pass else 1.0)
@@ -330,7 +340,7 @@ def _search(ws, grid, *, given, max_false_removal_rate, objective, second_pass, 
         rows, added, exploration = second(ws, first, max_false_removal_rate=max_false_removal_rate,
                                           objective=objective, max_pairs=grid.max_pairs, seeds=seeds,
                                           num_perm_cap=max(max(grid.num_perms) * 2, 256), effort=effort,
-                                          confidence=confidence,
+                                          confidence=confidence, target=target,
                                           progress=lambda f, m: progress(share + 0.5 * f, m))
     best = refined_best = best_of(rows)
     check = None
@@ -340,6 +350,8 @@ def _search(ws, grid, *, given, max_false_removal_rate, objective, second_pass, 
                            progress=lambda f, m: progress(0.9 + 0.1 * f, f"seed check: {m}"))
         rows, best = pd.concat([rows, check.rows], ignore_index=True), check.best
     rows = seed_flags(rows, max_false_removal_rate, check)
+    if target.name != CALIB.name:  # which tool the rows were measured for (calib's: no column, as before)
+        rows = rows.assign(target=target.name)
     if check is not None:  # the picked row as the table holds it (with its seed flags)
         best = rows[rows["config_fingerprint"] == best["config_fingerprint"]].iloc[0]
     near, near_text = (None, "") if best is not None else closest(
@@ -365,6 +377,18 @@ def empty_grid_text(skipped: int, budget: float) -> str:
             f"skipped, so none was measured (labeled non-duplicates as similar as the duplicates leave no threshold "
             f"between them); check those labels, or sweep a grid of your own (--shingles, --num-perm, --splits, "
             f"--thresholds)")
+
+
+def unverified_first(ws, configs: list[Config], budget: float, target: Capabilities) -> list[Config]:
+    """For a tool that verifies nothing: the best unverified splits of each setting of ``configs``."""
+    from calib.search.explore import setting_of
+    from calib.search.unverified import unverified_cuts
+    settings = {}
+    for c in configs:
+        s = setting_of(c)
+        settings.setdefault(s.fingerprint(), s)
+    return [c for s in settings.values() for c in unverified_cuts(
+        ws, s, budget, whole=target.whole_signature, min_bands=target.min_bands)]
 
 
 def pick_growth(ws, config: Config, max_pairs: int | None) -> ChainGrowth | None:

@@ -19,11 +19,27 @@ from dataclasses import replace
 from calib.base.version import __version__
 from calib.sketches import minhash
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
 
 TOOL = "datasketch==2.0.0"
+
+
+def project(config):
+    """The config as the datasketch snippet runs it: calib's own shingles, signatures, banding and
+    verification (bit-identical), connected components keeping the first document; no stripping,
+    minimum length, containment or weights (:data:`CAPABILITIES`). None below 2 bands (MinHashLSH
+    refuses them)."""
+    config = common(config, CAPABILITIES)
+    if config.b < CAPABILITIES.min_bands:
+        return None
+    return replace(config, policy=Policy.CONNECTED, representative=Representative.FIRST, max_component=None)
+
+
+CAPABILITIES = Capabilities(name="datasketch", project=project, verify=("exact", "estimated", "none"),
+                            policies=("connected",), keep="first", lacks=LACKS, min_bands=2, tool=TOOL)
 
 
 def _verification_note(config) -> str:
@@ -162,11 +178,7 @@ def target(config) -> Target:
                             "reason": "datasketch.MinHash has no one-permutation scheme: the snippet uses its "
                                       "k-permutation MinHash(num_perm, seed) (same S-curve in expectation, "
                                       "different signatures, O(n k) per document)"})
-    engine = config
-    if (config.policy, config.representative, config.max_component, config.measure) != (
-            "connected", "first", None, "jaccard"):
-        engine = replace(config, policy=Policy.CONNECTED, representative=Representative.FIRST, max_component=None,
-                         measure="jaccard")
+    engine = project(config)
     params = {
         "minhash": {"class": "datasketch.MinHash", "num_perm": rep.num_perm, "seed": rep.seed,
                     "hashfunc": "shingle_hash (calib's: " + rep.hashfunc + " of the shingle's UTF-8 bytes)",

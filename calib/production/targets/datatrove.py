@@ -25,11 +25,24 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
 
 TOOL = "datatrove==0.10.1"
+
+
+def project(config):
+    """The config as datatrove runs it: calib's shingles (CalibMinhashSignature), the same b x r
+    banding, no verification, connected components with union by size (:data:`CAPABILITIES`)."""
+    config = common(config, CAPABILITIES)
+    return replace(config, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_SIZE,
+                   max_component=None)
+
+
+CAPABILITIES = Capabilities(name="datatrove", project=project, verify=("none",), policies=("connected",),
+                            keep="union_size", lacks=LACKS, tool=TOOL)
 
 
 def _snippet(config, mc: dict) -> str:
@@ -140,8 +153,7 @@ def target(config) -> Target:
                                       "(evaluated with calib's union_size rule)"})
     mc = {"n_grams": rep.k, "num_buckets": config.b, "hashes_per_bucket": config.r, "seed": rep.seed,
           "hash_config": {"precision": 32, "hash_fc": "xxhash"}}
-    engine = replace(config, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_SIZE,
-                     max_component=None, measure="jaccard")
+    engine = project(config)
     return Target(
         name="datatrove", title="datatrove", tool=TOOL, file="datatrove_target.py",
         parameters={"MinhashConfig": mc, "signature_step": "CalibMinhashSignature (calib's shingling)",

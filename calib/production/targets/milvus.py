@@ -28,8 +28,9 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 
 TOOL = "pymilvus==3.0.2 (Milvus 3.0.x server)"
 DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
@@ -37,6 +38,22 @@ DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
         "milvus-io/milvus internal/core/src/common/Utils.h: PositivelyRelated() includes MHJACCARD",
         "pymilvus 3.0.2: MilvusClient.create_schema / prepare_index_params (classmethods), Function, FunctionType.MINHASH")
 SEARCH_LIMIT = 16
+
+
+def project(config):
+    """The config as the Milvus snippet runs it: calib's signatures (client-side), all num_perm / b rows
+    per band, the estimate from the raw signatures when it verifies (else none), search-before-insert
+    (calib's star/first) (:data:`CAPABILITIES`). None when b does not divide num_perm."""
+    config = common(config, CAPABILITIES)
+    if config.rep.num_perm % config.b:
+        return None
+    verify = Verify.NONE if config.verify is Verify.NONE else Verify.ESTIMATED
+    return replace(config, r=config.rep.num_perm // config.b, verify=verify, policy=Policy.STAR,
+                   representative=Representative.FIRST, max_component=None)
+
+
+CAPABILITIES = Capabilities(name="milvus", project=project, verify=("estimated", "none"), policies=("star",),
+                            keep="first", lacks=LACKS, whole_signature=True, tool=TOOL)
 
 
 def _py(value) -> str:
@@ -162,11 +179,7 @@ def target(config) -> Target:
                                   "function (option B) tokenizes with the field's analyzer, has no calib "
                                   "normalization and its own permutations" +
                                   (" and hash_function 'xxhash' or 'sha1' only" if rep.hashfunc == "mmh3" else "")})
-    engine = None
-    if rep.num_perm % config.b == 0:
-        engine = replace(config, r=rep.num_perm // config.b, verify=Verify.ESTIMATED if verifying else "none",
-                         policy=Policy.STAR, representative=Representative.FIRST, max_component=None,
-                         measure="jaccard")
+    engine = project(config)
     params = {
         "schema": {"id": {"datatype": "VARCHAR", "is_primary": True, "max_length": 512},
                    "signature": {"datatype": "BINARY_VECTOR", "dim": rep.num_perm * 32}},

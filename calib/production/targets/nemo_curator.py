@@ -25,12 +25,28 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
 
 TOOL = "nemo-curator==1.4.0"
 DEFAULT_CHAR_NGRAMS = 24  # FuzzyDeduplicationWorkflow's default; it warns below 20
+
+
+def project(config):
+    """The config as FuzzyDeduplicationWorkflow runs it: calib's normalization (written by the snippet)
+    and character n-grams (a word config gets NeMo's default width), no verification, connected
+    components keeping a random member (:data:`CAPABILITIES`)."""
+    config = common(config, CAPABILITIES)
+    rep = config.rep
+    char_ngrams = rep.k if rep.shingle == "char" else DEFAULT_CHAR_NGRAMS
+    return replace(config, rep=rep.with_(shingle="char", k=char_ngrams), verify=Verify.NONE, policy=Policy.CONNECTED,
+                   representative=Representative.RANDOM, max_component=None)
+
+
+CAPABILITIES = Capabilities(name="nemo_curator", project=project, shingles=("char",), verify=("none",),
+                            policies=("connected",), keep="random", lacks=LACKS, tool=TOOL)
 
 
 def _snippet(config, kw: dict) -> str:
@@ -104,8 +120,7 @@ def target(config) -> Target:
                                   "normalized text (its source, inserted) as the column the workflow reads"})
     kw = {"seed": rep.seed, "char_ngrams": char_ngrams, "num_bands": config.b, "minhashes_per_band": config.r,
           "use_64_bit_hash": False, "text_field": "calib_text", "perform_removal": False}
-    engine = replace(config, rep=rep.with_(shingle="char", k=char_ngrams), verify=Verify.NONE, policy=Policy.CONNECTED,
-                     representative=Representative.RANDOM, max_component=None, measure="jaccard")
+    engine = project(config)
     return Target(
         name="nemo_curator", title="NeMo Curator", tool=TOOL, file="nemo_curator_target.py",
         parameters={"FuzzyDeduplicationWorkflow": kw},

@@ -31,11 +31,29 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
 from calib.sketches.represent import Representation
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 
 TOOL = "text-dedup==0.4.0"
+
+
+def project(config):
+    """The config as text-dedup 0.4.0 runs it, evaluated with calib's closest representation
+    (lowercase, punctuation stripped, no NFKC, word k-grams), the same b x r banding, no
+    verification, union by rank (:data:`CAPABILITIES`)."""
+    config = common(config, CAPABILITIES)
+    rep = config.rep
+    closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
+                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme,
+                             strip_lines=rep.strip_lines)  # a pre-step's stripping kept (common() drops it otherwise)
+    return replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED,
+                   representative=Representative.UNION_RANK, max_component=None)
+
+
+CAPABILITIES = Capabilities(name="text_dedup", project=project, shingles=("word",), normalization="text_dedup",
+                            verify=("none",), policies=("connected",), keep="union_rank", lacks=LACKS, tool=TOOL)
 
 
 def _snippet(config, args: dict) -> str:
@@ -86,10 +104,7 @@ def target(config) -> Target:
     args = {"ngram": rep.k, "num_perm": rep.num_perm, "b": config.b, "r": config.r,
             **({"threshold": config.threshold} if config.threshold is not None else {}),
             "hash_func": "sha1", "min_length": 0}
-    closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
-                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme)
-    engine = replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_RANK,
-                     max_component=None, measure="jaccard")
+    engine = project(config)
     return Target(
         name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh", parameters={"args": args},
         snippet=_snippet(config, args), unsupported=tuple(measure_unsupported(config) + unsupported),
