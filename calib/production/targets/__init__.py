@@ -79,15 +79,23 @@ def weighting_unsupported(config: "Config", name: str) -> list[dict]:
 
 
 def _without_issue24(t: Target) -> Target:
-    """No tool strips boilerplate lines or applies a minimum length (see its ``unsupported``): it is
-    evaluated as it runs, without them."""
+    """A pre-step the target's snippet does not host (stripping, the minimum length: the fields its
+    ``unsupported`` lists) is left out of the config it is evaluated as: it runs without them.
+    A step the snippet hosts (:mod:`calib.production.targets._presteps`) stays."""
     cfg = t.engine_config
-    if cfg is None or not (cfg.rep.strip_lines or cfg.min_shingles):
+    fields = {u["field"] for u in t.unsupported}
+    drop_strip = bool(cfg is not None and cfg.rep.strip_lines and "/representation/strip_lines" in fields)
+    drop_short = bool(cfg is not None and cfg.min_shingles and "/short_docs" in fields)
+    if not (drop_strip or drop_short):
         return t
     from dataclasses import replace
-    return replace(t, engine_config=replace(cfg, rep=cfg.rep.with_(strip_lines=0.0), min_shingles=0),
-                   engine_note=f"{t.engine_note}; without boilerplate stripping and minimum length (the tool has "
-                               "neither)")
+    if drop_strip:
+        cfg = replace(cfg, rep=cfg.rep.with_(strip_lines=0.0))
+    if drop_short:
+        cfg = replace(cfg, min_shingles=0)
+    lacks = " and ".join(w for w, on in (("boilerplate stripping", drop_strip), ("minimum length", drop_short)) if on)
+    return replace(t, engine_config=cfg, engine_note=f"{t.engine_note}; without {lacks} (its snippet cannot "
+                                                     "run it as calib does)")
 
 
 EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",

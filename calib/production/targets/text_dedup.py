@@ -23,6 +23,18 @@ What 0.4.0 does, each a difference from calib:
   the first argument the root, so a lone pair keeps the LARGER index.
 * ``--local`` loads with ``datasets.load_from_disk``: the input must be a
   folder written by ``Dataset.save_to_disk`` (not a JSONL file).
+* No Jaccard check after LSH in 0.4.0. 0.4.1 (tag 0.4.1, 2025-12-28) adds
+  ``check_false_positive`` (src/text_dedup/minhash.py ``check_false_positives``:
+  the exact Jaccard of every pair of an LSH cluster on its own n-grams, pairs
+  below ``threshold`` dropped, clusters re-formed), in its config.toml form only;
+  the pinned 0.4.0 cannot use it.
+
+calib's pre-steps (:mod:`calib.production.targets._presteps`) run in the script
+before text-dedup, where the target is evaluated under the config's own
+normalization: a Python step writes the dataset folder with a ``calib_text``
+column (boilerplate lines of the exported stoplist stripped; a short document's
+column a unique sentinel, one token no other text has: never a candidate, kept)
+and text-dedup reads that column.
 """
 
 from __future__ import annotations
@@ -34,11 +46,37 @@ from calib.clusters.clustering import Policy, Representative
 from calib.search.config import Verify
 from calib.sketches.represent import Representation
 from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets._presteps import hosted, pre_steps, pre_steps_note, prestep_source
+from calib.production.targets._source import shingling_source
 
 TOOL = "text-dedup==0.4.0"
 
 
-def _snippet(config, args: dict) -> str:
+def _prepare_step(config, closest, keep: tuple[str, ...]) -> str:
+    """The shell lines that write $DATASET from the JSONL $CORPUS with calib's pre-steps applied."""
+    return f'''# calib's pre-steps, before text-dedup: $CORPUS (JSONL, a "text" field) -> $DATASET with a
+# calib_text column (stoplist lines stripped; short documents a unique sentinel, kept);
+# CALIB_EXPORT_DIR: the export folder (config.json, stoplist.json).
+python - "$CORPUS" "$DATASET" <<'CALIB_PRESTEPS'
+from __future__ import annotations
+{shingling_source(closest)}
+{prestep_source(config, keep)}
+
+def calib_text(text, number):
+    text, short = prepare(text)
+    return "calibshort" + hashlib.sha256(str(number).encode()).hexdigest() if short else text
+
+
+if __name__ == "__main__":
+    import datasets
+    ds = datasets.load_dataset("json", data_files=sys.argv[1], split="train")
+    ds = ds.map(lambda rec, k: {{"calib_text": calib_text(rec["text"], k)}}, with_indices=True)
+    ds.save_to_disk(sys.argv[2])
+CALIB_PRESTEPS
+'''
+
+
+def _snippet(config, args: dict, prepare: str = "") -> str:
     from calib.production.manifest import NOTICE
     flags = " \\\n    ".join(f"--{k} {v}" for k, v in args.items())
     return f'''#!/bin/sh
@@ -50,14 +88,18 @@ def _snippet(config, args: dict) -> str:
 # --local needs a folder written by datasets' Dataset.save_to_disk, e.g.:
 #   python -c "import datasets; datasets.load_dataset('json', data_files='corpus.jsonl', split='train').save_to_disk('$DATASET')"
 set -eu
-python -m text_dedup.minhash \\
-    --path "$DATASET" --local --output "$OUTPUT" --column text \\
+{prepare}python -m text_dedup.minhash \\
+    --path "$DATASET" --local --output "$OUTPUT" --column {"calib_text" if prepare else "text"} \\
     {flags}
 '''
 
 
 def target(config) -> Target:
     rep = config.rep
+    closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
+                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme,
+                             strip_lines=rep.strip_lines)
+    keep = hosted(config, closest)
     unsupported = [
         {"field": "/representation/seed", "value": rep.seed,
          "reason": "text-dedup 0.4.0 ignores --seed: permutations come from RandomState(42), modulo 2^61 - 1 "
@@ -86,18 +128,19 @@ def target(config) -> Target:
     args = {"ngram": rep.k, "num_perm": rep.num_perm, "b": config.b, "r": config.r,
             **({"threshold": config.threshold} if config.threshold is not None else {}),
             "hash_func": "sha1", "min_length": 0}
-    closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
-                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme)
     engine = replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_RANK,
                      max_component=None, measure="jaccard")
     return Target(
-        name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh", parameters={"args": args},
-        snippet=_snippet(config, args), unsupported=tuple(measure_unsupported(config) + unsupported),
+        name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh",
+        parameters={"args": args, "pre_steps": pre_steps(config, keep)},
+        snippet=_snippet(config, args, _prepare_step(config, closest, keep) if keep else ""),
+        unsupported=tuple(measure_unsupported(config, keep) + unsupported),
         kept="the union-find root of each cluster (union by rank, union(x, min(bucket))): the larger document index "
              "of a lone pair; in larger clusters the root of the higher-rank side",
         engine_config=engine,
         engine_note="calib's closest representation (lowercase, punctuation stripped, no NFKC, word k-grams) and "
-                    "signatures, the same b x r banding, no verification, union by rank (calib's union_rank rule)",
+                    "signatures, the same b x r banding, no verification, union by rank (calib's union_rank rule)" +
+                    pre_steps_note(keep),
         docs=("ChenghaoMou/text-dedup tag 0.4.0: text_dedup/minhash.py, text_dedup/utils/args.py, "
               "text_dedup/utils/tokenization.py, text_dedup/utils/union_find.py, text_dedup/utils/load.py",
               "ChenghaoMou/text-dedup tag 0.4.1: src/text_dedup/config/algorithms/minhash.py (config.toml keys)"))
