@@ -487,3 +487,23 @@ def test_datasketch_and_milvus_snippets_remove_what_the_export_states_on_the_shi
     import datasketch_target
     datasketch_target.EXPORT_DIR = str(out)  # the export's stoplist, whose sha256 its config.json holds
     assert mod.dedup(LoopbackMinhashLSH(64), "dedup", zip(ids, texts)) == engine
+
+
+# -- the export never hides a loss -------------------------------------------------------------------------
+
+def test_loss_lines_name_each_target_whose_figures_differ_hand_made():
+    from calib.production.targets.losses import loss_lines
+    row = {"removed": 360, "false_removals": 2, "false_removal_rate": 2 / 330, "false_removal_rate_low": 0.0,
+           "false_removal_rate_high": 0.0149}
+    same = dict(row)
+    worse = {"removed": 480, "false_removals": 113, "false_removal_rate": 113 / 446}
+    lines = loss_lines(row, {"datasketch": same, "datatrove": worse, "milvus": None},
+                       {"datasketch": "datasketch", "datatrove": "datatrove", "milvus": "Milvus MINHASH_LSH"})
+    assert len(lines) == 2  # datasketch runs it as calib does: not named
+    assert lines[0] == ("datatrove: false-removal rate 25.34%, 480 removals (113 false); "
+                        "calib: 360 removals (2 false) at 0.61%")
+    assert lines[1].startswith("Milvus MINHASH_LSH: no figures") and "milvus.unsupported" in lines[1]
+    # the same removals with other wrong ones, or another rate, differ too
+    assert len(loss_lines(row, {"x": {**row, "false_removals": 3}})) == 1
+    assert len(loss_lines(row, {"x": {**row, "false_removal_rate": 0.02}})) == 1
+    assert loss_lines(row, {"x": {**row, "false_removal_rate": row["false_removal_rate"] + 1e-12}}) == []

@@ -151,6 +151,16 @@ def dedup(client, name, docs):
 '''
 
 
+def _duplicate_hit(config) -> str:
+    if config.verify is Verify.NONE:
+        return "every hit"
+    if config.verify is Verify.EXACT:
+        return (f"exact Jaccard of the shingle sets >= {config.threshold:g} (the kept documents' sets held "
+                "client-side; hits ranked by the estimate)")
+    return (f"hit['distance'] >= {config.threshold:g} (distance = estimated Jaccard similarity; MHJACCARD is "
+            "positively related)")
+
+
 def target(config) -> Target:
     rep = config.rep
     verifying = config.verify is not Verify.NONE
@@ -192,11 +202,7 @@ def target(config) -> Target:
         "search_params": {"metric_type": "MHJACCARD",
                           "params": {"mh_search_with_jaccard": verifying, "refine_k": 4 * SEARCH_LIMIT}},
         "search_limit": SEARCH_LIMIT,
-        "duplicate_hit": {"none": "every hit",
-                          "estimated": f"hit['distance'] >= {config.threshold:g} (distance = estimated Jaccard "
-                                       "similarity; MHJACCARD is positively related)",
-                          "exact": f"exact Jaccard of the shingle sets >= {config.threshold:g} (the kept documents' "
-                                   "sets held client-side; hits ranked by the estimate)"}[config.verify],
+        "duplicate_hit": _duplicate_hit(config),
         "pre_steps": pre_steps(config, keep),
         "minhash_function": {"function_type": "MINHASH",
                              "params": {"num_hashes": rep.num_perm, "shingle_size": rep.k,
