@@ -15,6 +15,7 @@ from pathlib import Path
 from calib.base.errors import CliError, check_input, check_out_dir, check_rate
 from calib.base.inputs import CONFIG_MAX_BYTES, RESULTS_MAX_BYTES
 from calib.estimates.figures import summary
+from calib.cli.sweep import add_target_option
 from calib.cli._common import (LINE_COUNTS_HELP, NO_LABELS, _arg_type, _idf_source, _line_corpus, _load_exported,
                                _no_labels, _review_store, _say_if_sampled, _strs, add_missing_option, check_reviews,
                                check_sweep_memory, load, tqdm_progress, workspace_sources)
@@ -57,6 +58,12 @@ def row_from_sweep(path: str, fingerprint: str | None):
         raise CliError(f"--from-sweep {p}: {len(chosen)} configurations are marked recommended "
                        f"({', '.join(chosen[:3])}{', ...' if len(chosen) > 3 else ''}): pass --fingerprint")
     return rows.iloc[0]
+
+
+def swept_target(row) -> str:
+    """The target a results row was measured for: its 'target' cell (calib's rows have none)."""
+    t = row.get("target")
+    return "calib" if t is None or (isinstance(t, float) and t != t) or str(t) == "" else str(t)
 
 
 def check_within_budget(path: str, row, budget: float) -> None:
@@ -136,7 +143,9 @@ def cmd_export(a) -> int:
     from calib.search.config import config_from_row
     from calib.search.sweep import evaluate
     from calib.search.recommend import standing_text
+    from calib.cli.sweep import target_of, target_text
     check_rate(a.budget, "--budget")
+    target = target_of(a.target or "calib")
     if a.config and a.from_sweep:
         raise CliError("pass either --config or --from-sweep, not both")
     if a.fingerprint and not a.from_sweep:
@@ -158,6 +167,14 @@ def cmd_export(a) -> int:
             raise CliError(f"--from-sweep {a.from_sweep}: row {row.get('config_fingerprint')}: {exc}")
         selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
                      "config_fingerprint": config.fingerprint()}
+        swept_for = swept_target(row)
+        if a.target is None:
+            target = target_of(swept_for)
+        elif swept_for != target.name:
+            raise CliError(f"--from-sweep {a.from_sweep}: its rows were measured as {swept_for} runs them, not "
+                           f"--target {target.name}: sweep with --target {target.name}, or export with --target "
+                           f"{swept_for}")
+        selection["target"] = target.name
         if not a.fingerprint:
             check_within_budget(a.from_sweep, row, a.budget)
     sample = load(a.sample, a.pairs, a.missing_values)
@@ -176,17 +193,27 @@ def cmd_export(a) -> int:
                            f"--from-sweep RESULTS --fingerprint FP", status=NO_LABELS)
         grid, choice = grid_from_sample(ws, Grid(ignore_categories=a.ignore_categories))
         print(f"{sample}\nno --config: the default search (as calib sweep does): {choice.text(grid)}", file=sys.stderr)
+        if target.name != "calib":
+            print(target_text(target), file=sys.stderr)
         found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, skip=True,
-                       progress=tqdm_progress("sweep"))
+                       progress=tqdm_progress("sweep"), target=target)
         print(found.added_text(), file=sys.stderr)
         if found.best is None:
-            raise CliError(f"no configuration of the default search keeps the false-removal rate <= {a.budget}; "
+            runs = "" if target.name == "calib" else f" that {target.name} runs"
+            raise CliError(f"no configuration{runs} of the default search keeps the false-removal rate <= {a.budget}; "
                            f"raise --budget or pass --config")
         config = config_from_row(found.best)
         selection = {"method": "recommend", "objective": "pair_recall", "max_false_removal_rate": a.budget,
                      "grid_size": int(len(found.results)), "search": choice.text(grid),
-                     "second_pass": found.added_text()}
+                     "second_pass": found.added_text(), "target": target.name}
+    elif a.config:
+        selection["target"] = target.name
     _say_if_sampled(ws.truth)
+    if target.name != "calib":  # the tool must run the row as it was measured: else its figures are other ones
+        from calib.production.targets import cannot_run
+        refused = cannot_run(ws, config, target.name)
+        if refused is not None:
+            raise CliError(f"--target {target.name}: {refused}")
     check_sweep_memory(sample.n, 20_000_000, (config.rep.num_perm,), config.b)  # evaluate's default pair budget
     evaluation = evaluate(ws, config)
     if evaluation.clustering is None:
@@ -204,7 +231,8 @@ def cmd_export(a) -> int:
             store.close()
     r = evaluation.row
     print(f"exported {config} ({config.fingerprint()}) to {a.out}: {len(paths)} files; {summary(r)} "
-          "(proposed removals, report only)", file=sys.stderr)
+          f"{'' if target.name == 'calib' else f'(as {target.name} runs it) '}(proposed removals, report only)",
+          file=sys.stderr)
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
@@ -234,6 +262,9 @@ def add_parser(sub) -> None:
     e.add_argument("--out", required=True, help="output directory")
     e.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     e.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    add_target_option(e, None, "; with --from-sweep, the target its rows were measured for, and another is refused; "
+                               "a configuration the target cannot run as measured is refused, naming what it lacks "
+                               "and the figures it would give")
     e.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     e.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL) whose latest decisions "
                                      "fill review_status; config.json's evidence.reviews records its label counts "

@@ -263,9 +263,14 @@ def cmd_sweep(a) -> int:
     _say_if_sampled(ws.truth)
     second = a.second_pass if a.second_pass is not None else choice is not None  # a typed grid: as typed
     checked = a.seed_check if a.seed_check is not None else choice is not None
+    target = target_of(a.target)
+    if target.name != "calib":
+        print(target_text(target), file=sys.stderr)
     found = search(ws, grid, given=CHOSEN_AXES, max_false_removal_rate=a.budget, second_pass=second,
                    check_top=RESEED_TOP if checked else 0, effort=a.effort,
-                   skip=choice is not None, progress=tqdm_progress("sweep"))
+                   skip=choice is not None, progress=tqdm_progress("sweep"), target=target)
+    runs = "" if target.name == "calib" else f" {target.name} runs"
+    measured = "" if target.name == "calib" else f", measured as {target.name} runs it"
     if not no_labels:
         print(found.added_text(), file=sys.stderr)
         if found.exploration is not None:
@@ -303,12 +308,12 @@ def cmd_sweep(a) -> int:
               "--max-pairs (memory permitting) or narrow the grid (higher --thresholds, longer bands r in --splits)",
               file=sys.stderr)
     elif not table["recommended"].any():
-        print(f"no configuration keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
+        print(f"no configuration{runs} keeps the false-removal rate <= {a.budget}{over}", file=sys.stderr)
     else:
         best = table[table["recommended"]].iloc[0]
         spread = (f"; pair recall over the seeds {pct(best['pair_recall_min'], 'pair_recall')}-"
                   f"{pct(best['pair_recall_max'], 'pair_recall')}" if over else "")
-        print(f"recommended (max pair recall, false-removal rate <= {a.budget}{over}; column 'recommended'): "
+        print(f"recommended (max pair recall, false-removal rate <= {a.budget}{over}{measured}; column 'recommended'): "
               f"{best['representation']} num_perm={best['num_perm']} b={best['b']} r={best['r']} {best['verify']}"
               f"{'' if best.get('measure', 'jaccard') == 'jaccard' else ' ' + str(best['measure'])} "
               f"t={best['threshold']}: {summary(best)}{spread}"
@@ -328,6 +333,27 @@ def cmd_sweep(a) -> int:
     if contested is not None and len(contested):
         say_contested_sensitivity(ws, results, contested, a.budget, grid.max_pairs)
     return 0
+
+
+def target_of(name: str):
+    """The capabilities of target ``name`` (calib.production.targets.capabilities), a CliError for another name."""
+    from calib.production.targets import capabilities
+    try:
+        return capabilities(name)
+    except ValueError as exc:
+        raise CliError(f"--target: {exc}") from None
+
+
+def target_text(target) -> str:
+    """One line: what the search for ``target`` explores."""
+    from calib.search.capabilities import STEPS as steps
+    dropped = ", ".join(steps[s] for s in target.dropped())
+    verify = ("verifies nothing: the split is the decision (steep splits ranked by their expected rates)"
+              if not target.verifies else f"verifies {'/'.join(v for v in target.verify if v != 'none')}")
+    return (f"target {target.name} ({target.tool}): the search explores what it runs: {'/'.join(target.shingles)} "
+            f"shingles; {verify}; {'/'.join(target.policies)} clusters keeping {target.keep}"
+            + (f"; without {dropped}" if dropped else "")
+            + (f"; pre-steps {', '.join(steps[s] for s in target.pre_steps)}" if target.pre_steps else ""))
 
 
 def seed_text(row) -> str:
@@ -372,6 +398,16 @@ def write_review_queue(ws, best, out: Path) -> None:
           f"(duplicate, not_duplicate, unsure) and sweep with --reviews {out}", file=sys.stderr)
 
 
+TARGETS = ("calib", "datasketch", "milvus", "datatrove", "text_dedup", "nemo_curator")  # calib.production.targets.TARGET_NAMES
+
+
+def add_target_option(p, default: str | None = "calib", extra: str = "") -> None:
+    p.add_argument("--target", default=default, choices=TARGETS,
+                   help="the tool that will run the configuration: the search explores only what it runs, measures "
+                        "every row as it runs it (the figures targets.json gives it) and recommends by them "
+                        f"(default: calib, its local and Spark engines){extra}")
+
+
 def add_parser(sub) -> None:
     """``calib sweep``: its options and handler."""
     s = sub.add_parser("sweep", help="evaluate a grid of configurations on a labeled sample")
@@ -381,6 +417,7 @@ def add_parser(sub) -> None:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    add_target_option(s)
     s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)
     s.add_argument("--reviews", help="review store (a .sqlite file or a postgresql:// URL), or a filled "
                                      "--review-queue CSV: its decisions are used as pair labels (a store's by the "

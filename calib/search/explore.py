@@ -26,10 +26,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from calib.search.capabilities import CALIB, Capabilities
 from calib.search.config import Config, config_from_row
 from calib.search.recommend import ranked
 from calib.search.screen import Ceiling, best_cuts, ceiling
 from calib.search.sweep import sweep_configs
+from calib.search.unverified import unverified_cuts
 
 MIN_GAIN = 0.002     # pair recall: less than this is no gain
 ROUNDS = 4           # rounds at effort 1
@@ -76,9 +78,18 @@ class Move:
             return None
 
 
-def setting_of(cfg: Config) -> Config:
-    """``cfg`` with its cut reset: the setting's canonical form (one fingerprint per setting)."""
-    return replace(cfg, rep=cfg.rep.with_(num_perm=128), b=1, r=1, threshold=1.0)
+def setting_of(cfg: Config, target: Capabilities = CALIB) -> Config:
+    """``cfg`` with its cut reset: the setting's canonical form (one fingerprint per setting), as
+    ``target`` runs it (a tool banding the whole signature: b=1, r=num_perm)."""
+    s = replace(cfg, rep=cfg.rep.with_(num_perm=128), b=1, r=1, threshold=None if cfg.threshold is None else 1.0)
+    return target.project(s) or s
+
+
+def _moved(mv: Move, s: Config, target: Capabilities) -> Config | None:
+    """The moved setting as ``target`` runs it; None where it has no meaning or the tool runs no change."""
+    moved = mv.apply(s)
+    moved = None if moved is None else target.project(moved)
+    return None if moved is None or moved.fingerprint() == s.fingerprint() else moved
 
 
 def axis_values(cfg: Config) -> dict:
@@ -158,19 +169,22 @@ class Exploration:
 
 
 def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "pair_recall", effort: float = 1.0,
-            max_pairs: int | None = 20_000_000, num_perms=(128, 256), progress=None) -> tuple[pd.DataFrame, Exploration]:
-    """(the measured rows the exploration adds, search_pass 2; what it looked at): module docstring."""
+            max_pairs: int | None = 20_000_000, num_perms=(128, 256), progress=None,
+            target: Capabilities = CALIB) -> tuple[pd.DataFrame, Exploration]:
+    """(the measured rows the exploration adds, search_pass 2; what it looked at): module docstring.
+    ``target``: every setting and configuration as that tool runs it (a move it does not run is no move);
+    for a tool that verifies nothing, a setting's cuts are its unverified steep splits."""
     progress = progress or (lambda f, m: None)
     limits = Limits.of(ws)
     ex = Exploration()
     rounds = max(1, int(round(ROUNDS * effort)))
 
-    starts = _start_settings(first, budget, objective)
+    starts = _start_settings(first, budget, objective, target)
     max_settings = max(len(starts) + 1, int(round(SETTINGS * effort)))
 
     def ceil_of(cfg: Config) -> Ceiling | None:
         """The setting's ceiling; None once the budget of settings is spent."""
-        s = setting_of(cfg)
+        s = setting_of(cfg, target)
         fp = s.fingerprint()
         if fp not in ex.ceilings:
             if len(ex.ceilings) >= max_settings:
@@ -197,7 +211,7 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
             # idf weights cost a weighted join: tried from each round's best setting only
             allowed = limits if n_done == 0 else replace(limits, weighting=False)
             for mv in moves(s, allowed):
-                moved = mv.apply(s)
+                moved = _moved(mv, s, target)
                 if moved is None:
                     continue
                 progress(base + 0.5 / rounds * n_done / len(todo), f"round {rnd + 1}: {_name(moved)}")
@@ -212,7 +226,7 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
                 for combo in itertools.combinations(gains, size):
                     if len({m.axis for m in combo}) < size:
                         continue
-                    moved = sum(combo[1:], combo[0]).apply(s)
+                    moved = _moved(sum(combo[1:], combo[0]), s, target)
                     if moved is not None:
                         progress(base + 0.5 / rounds * n_done / len(todo), f"round {rnd + 1}: {_name(moved)}")
                         ceil_of(moved)
@@ -220,9 +234,11 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
         for fp in [fp for fp in _by_ceiling(ex) if fp not in ex.measured][:MEASURE]:
             ex.measured.add(fp)
             s, c = ex.ceilings[fp]
-            configs += best_cuts(ws, s, c, budget, num_perms=num_perms, keep=CUTS)
+            configs += (best_cuts(ws, s, c, budget, num_perms=num_perms, keep=CUTS) if target.verifies else
+                        unverified_cuts(ws, s, budget, keep=CUTS, whole=target.whole_signature,
+                                        min_bands=target.min_bands))
         have = set(done["config_fingerprint"])
-        configs = [c for c in dict.fromkeys(configs) if c.fingerprint() not in have]
+        configs = [c for c in target.fixed(configs) if c.fingerprint() not in have]
         if configs:
             rows = sweep_configs(ws, configs, max_pairs,
                                  progress=lambda f, m: progress(base + 0.5 / rounds + 0.5 / rounds * f, m))
@@ -255,7 +271,8 @@ def _best_ceiling(ex: Exploration) -> float:
     return max((c.value for _, c in ex.ceilings.values()), default=0.0)
 
 
-def _start_settings(first: pd.DataFrame, budget: float, objective: str, top: int = 6) -> list[Config]:
+def _start_settings(first: pd.DataFrame, budget: float, objective: str, target: Capabilities = CALIB,
+                    top: int = 6) -> list[Config]:
     """The settings of the first pass's best rows within the budget, then of its rows nearest the budget."""
     ok = first[first["status"] == "ok"]
     within = ranked(ok, max_false_removal_rate=budget, objective=objective)
@@ -264,7 +281,7 @@ def _start_settings(first: pd.DataFrame, budget: float, objective: str, top: int
     out: dict[str, Config] = {}
     for frame in (within, near):
         for _, row in frame.iterrows():
-            s = setting_of(config_from_row(row))
+            s = setting_of(config_from_row(row), target)
             out.setdefault(s.fingerprint(), s)
             if len(out) >= top:
                 return list(out.values())

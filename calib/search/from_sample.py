@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from calib.candidates import lsh
+from calib.search.capabilities import CALIB, Capabilities
 from calib.search.config import Config, config_from_row
 from calib.search.grid import (CHOSEN_AXES, MAX_ROWS, Grid, SampleChoice, grid_from_sample, nonduplicate_floor,
     pair_similarities, steep_splits)
@@ -228,12 +229,14 @@ def objective_text(objective: str, value: float) -> str:
 
 def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
             max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
-            progress=None) -> tuple[pd.DataFrame, int]:
-    """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added)."""
+            progress=None, target: Capabilities = CALIB) -> tuple[pd.DataFrame, int]:
+    """(``first`` with the second pass's rows appended, ``search_pass`` 2; how many configurations it added),
+    each as ``target`` runs it."""
     first = first if "search_pass" in first else first.assign(search_pass=1)
     more = refine(ws, across_seeds(first) if seeds else first, max_false_removal_rate=max_false_removal_rate,
                   objective=objective, num_perm_cap=num_perm_cap)
-    more = useful(ws, more)[0]
+    have = set(first["config_fingerprint"])
+    more = [c for c in useful(ws, target.fixed(more))[0] if c.fingerprint() not in have]
     if seeds:  # each new configuration once per seed, like the first pass's
         more = [replace(c, rep=c.rep.with_(seed=s)) for c in more for s in seeds]
     if not more:
@@ -244,7 +247,7 @@ def refined(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, ob
 
 def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, objective: str = "pair_recall",
            max_pairs: int | None = 20_000_000, seeds: tuple[int, ...] | None = None, num_perm_cap: int = 256,
-           effort: float = 1.0, progress=None) -> tuple[pd.DataFrame, int, Exploration | None]:
+           effort: float = 1.0, progress=None, target: Capabilities = CALIB) -> tuple[pd.DataFrame, int, Exploration | None]:
     """The second pass: :func:`refined` (one step around the front), then the exploration of every axis
     (:mod:`calib.search.explore`, ``effort``; off at 0 and with several seeds). (``first`` with both
     steps' rows appended, search_pass 2; how many the first step added; what the exploration saw)."""
@@ -252,18 +255,18 @@ def second(ws, first: pd.DataFrame, *, max_false_removal_rate: float = 0.01, obj
     exploring = effort > 0 and seeds is None
     rows, added = refined(ws, first, max_false_removal_rate=max_false_removal_rate, objective=objective,
                           max_pairs=max_pairs, seeds=seeds, num_perm_cap=num_perm_cap,
-                          progress=lambda f, m: progress((0.2 if exploring else 1.0) * f, m))
+                          progress=lambda f, m: progress((0.2 if exploring else 1.0) * f, m), target=target)
     if not exploring:
         return rows, added, None
     more, exploration = explore(ws, rows, budget=max_false_removal_rate, objective=objective, effort=effort,
-                                max_pairs=max_pairs, progress=lambda f, m: progress(0.2 + 0.8 * f, m))
+                                max_pairs=max_pairs, progress=lambda f, m: progress(0.2 + 0.8 * f, m), target=target)
     return pd.concat([rows, more], ignore_index=True), added, exploration
 
 
 def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate: float = 0.01,
            objective: str = "pair_recall", second_pass: bool = True, skip: bool | None = None,
            check_top: int = RESEED_TOP, check_seeds: int = RESEED_MORE, effort: float = 1.0,
-           progress=None) -> SearchResult:
+           progress=None, target: Capabilities = CALIB) -> SearchResult:
     """The default search: a grid from the sample (``grid``'s axes named in ``given`` kept; no
     ``grid``: every axis chosen), swept, then refined once around the front, then the ``check_top``
     best rows re-run on ``check_seeds`` further seeds before one is recommended
@@ -271,14 +274,20 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     instead). ``skip``: leave out the grid's configurations :func:`useful` rejects (default: when
     the sample chose an axis; a grid given whole is swept whole). ``effort``: the second pass's
     exploration of every axis (:mod:`calib.search.explore`) runs up to ``4 x effort`` rounds (0: off;
-    with a grid of several seeds it is off)."""
+    with a grid of several seeds it is off). ``target``: what the tool that will run the pick runs
+    (:mod:`calib.search.capabilities`; default calib's engines, every configuration): every
+    configuration is projected onto it before it is measured, so each row is one the tool runs as
+    written, and for a tool that verifies nothing the splits whose unverified candidates hold the
+    budget (:mod:`calib.search.unverified`) join the first pass."""
     ws = as_workspace(ws, (grid or Grid()).ignore_categories)
     progress = progress or (lambda f, m: None)
     choice = None
     if grid is None or not set(CHOSEN_AXES) <= set(given):
         grid, choice = grid_from_sample(ws, grid, given=given)
-    configs, skipped = useful(ws, list(grid.configs())) if (choice is not None if skip is None else skip) \
-        else (list(grid.configs()), 0)
+    configs, skipped = useful(ws, target.fixed(grid.configs())) if (choice is not None if skip is None else skip) \
+        else (target.fixed(grid.configs()), 0)
+    if not target.verifies:  # the split is the decision: each representation's own steep splits
+        configs = target.fixed(configs + unverified_first(ws, configs, max_false_removal_rate, target))
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
     checking = check_top > 0 and check_seeds > 0 and seeds is None
     share = (0.4 if second_pass else 0.9) if checking else (0.5 if second_pass else 1.0)
@@ -295,7 +304,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         rows, added, exploration = second(ws, first, max_false_removal_rate=max_false_removal_rate,
                                           objective=objective, max_pairs=grid.max_pairs, seeds=seeds,
                                           num_perm_cap=max(max(grid.num_perms) * 2, 256), effort=effort,
-                                          progress=lambda f, m: progress(share + 0.5 * f, m))
+                                          progress=lambda f, m: progress(share + 0.5 * f, m), target=target)
     best = refined_best = best_of(rows)
     check = None
     if checking and best is not None:
@@ -303,6 +312,8 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
                            more=check_seeds, max_pairs=grid.max_pairs, progress=lambda f, m: progress(0.9 + 0.1 * f, m))
         rows, best = pd.concat([rows, check.rows], ignore_index=True), check.best
     rows = seed_flags(rows, max_false_removal_rate, check)
+    if target.name != CALIB.name:  # which tool the rows were measured for (calib's: no column, as before)
+        rows = rows.assign(target=target.name)
     if check is not None:  # the picked row as the table holds it (with its seed flags)
         best = rows[rows["config_fingerprint"] == best["config_fingerprint"]].iloc[0]
     near, near_text = (None, "") if best is not None else closest(
@@ -310,6 +321,18 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
     chain = None if best is None else pick_growth(ws, config_from_row(best), grid.max_pairs)
     return SearchResult(rows, grid, choice, skipped, first_best, best, added, second_pass, refined_best,
                         check, max_false_removal_rate, exploration, near, near_text, chain)
+
+
+def unverified_first(ws, configs: list[Config], budget: float, target: Capabilities) -> list[Config]:
+    """For a tool that verifies nothing: the best unverified splits of each setting of ``configs``."""
+    from calib.search.explore import setting_of
+    from calib.search.unverified import unverified_cuts
+    settings = {}
+    for c in configs:
+        s = setting_of(c)
+        settings.setdefault(s.fingerprint(), s)
+    return [c for s in settings.values() for c in unverified_cuts(
+        ws, s, budget, whole=target.whole_signature, min_bands=target.min_bands)]
 
 
 def pick_growth(ws, config: Config, max_pairs: int | None) -> ChainGrowth | None:

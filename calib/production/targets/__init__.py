@@ -15,6 +15,13 @@ registered in :func:`_registry`. A :class:`Target`
   :func:`evidence` evaluates on the sample so that every target carries its
   own figures, not the calibrated config's.
 
+Each module also declares what its tool runs, ``CAPABILITIES``
+(:class:`calib.search.capabilities.Capabilities`), whose ``project`` (the module's
+``project(config)``) is the one place ``engine_config`` comes from: the search
+(``calib sweep --target``), the export and the docs read it. :func:`capabilities`
+returns them by name, calib's own engines (:data:`calib.search.capabilities.CALIB`,
+the identity) first.
+
 Nothing here deletes anything: snippets stop at a list of proposed removals.
 """
 
@@ -29,13 +36,31 @@ if TYPE_CHECKING:
     from calib.search.config import Config
 
 
-def _registry() -> dict[str, Callable[["Config"], Target]]:
+def _modules() -> dict:
+    """The registry: one line per target, its module (holding ``target``, ``project``, ``CAPABILITIES``)."""
     from calib.production.targets import datasketch, datatrove, milvus, nemo_curator, text_dedup
-    return {"datasketch": datasketch.target, "milvus": milvus.target, "datatrove": datatrove.target,
-            "text_dedup": text_dedup.target, "nemo_curator": nemo_curator.target}
+    return {"datasketch": datasketch, "milvus": milvus, "datatrove": datatrove, "text_dedup": text_dedup,
+            "nemo_curator": nemo_curator}
+
+
+def _registry() -> dict[str, Callable[["Config"], Target]]:
+    return {name: module.target for name, module in _modules().items()}
 
 
 REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curator")
+TARGET_NAMES = ("calib", *REGISTRY_NAMES)  # what --target accepts: calib's engines, then every tool
+
+
+def capabilities(name: str | None = None):
+    """What each target runs (``{name: Capabilities}``, calib first), or the one named ``name``
+    (a ValueError naming the choices for another name)."""
+    from calib.search.capabilities import CALIB
+    found = {"calib": CALIB, **{n: m.CAPABILITIES for n, m in _modules().items()}}
+    if name is None:
+        return found
+    if name not in found:
+        raise ValueError(f"unknown target {name!r}: one of {', '.join(found)}")
+    return found[name]
 
 
 def targets(config: "Config") -> dict[str, Target]:
@@ -46,9 +71,10 @@ def targets(config: "Config") -> dict[str, Target]:
     MinHash over the same shingles verified by Jaccard, and says so in ``unsupported``."""
     unweighted = _unweighted(config)
     if unweighted is None:
-        return {name: _without_issue24(fn(config)) for name, fn in _registry().items()}
+        return {name: _without_issue24(fn(config), config) for name, fn in _registry().items()}
     from dataclasses import replace
-    return {name: _without_issue24(replace(t, unsupported=(*weighting_unsupported(config, name), *t.unsupported)))
+    return {name: _without_issue24(replace(t, unsupported=(*weighting_unsupported(config, name), *t.unsupported)),
+                                   config)
             for name, t in ((name, fn(unweighted)) for name, fn in _registry().items())}
 
 
@@ -78,24 +104,19 @@ def weighting_unsupported(config: "Config", name: str) -> list[dict]:
                        "`calib apply --config config.json` runs the weighted config"}]
 
 
-def _without_issue24(t: Target) -> Target:
-    """A pre-step the target's snippet does not host (stripping, the minimum length: the fields its
-    ``unsupported`` lists) is left out of the config it is evaluated as: it runs without them.
-    A step the snippet hosts (:mod:`calib.production.targets._presteps`) stays."""
+def _without_issue24(t: Target, config: "Config") -> Target:
+    """A pre-step the tool's projection drops (its snippet cannot run it as calib does: see its
+    ``unsupported``) is left out of the config it is evaluated as: say which in its note."""
     cfg = t.engine_config
-    fields = {u["field"] for u in t.unsupported}
-    drop_strip = bool(cfg is not None and cfg.rep.strip_lines and "/representation/strip_lines" in fields)
-    drop_short = bool(cfg is not None and cfg.min_shingles and "/short_docs" in fields)
-    if not (drop_strip or drop_short):
+    if cfg is None:
+        return t
+    lacks = [w for w, on in (("boilerplate stripping", config.rep.strip_lines and not cfg.rep.strip_lines),
+                             ("minimum length", config.min_shingles and not cfg.min_shingles)) if on]
+    if not lacks:
         return t
     from dataclasses import replace
-    if drop_strip:
-        cfg = replace(cfg, rep=cfg.rep.with_(strip_lines=0.0))
-    if drop_short:
-        cfg = replace(cfg, min_shingles=0)
-    lacks = " and ".join(w for w, on in (("boilerplate stripping", drop_strip), ("minimum length", drop_short)) if on)
-    return replace(t, engine_config=cfg, engine_note=f"{t.engine_note}; without {lacks} (its snippet cannot "
-                                                     "run it as calib does)")
+    return replace(t, engine_note=f"{t.engine_note}; without {' and '.join(lacks)} (its snippet cannot run it as "
+                                  "calib does)")
 
 
 EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",
@@ -156,3 +177,27 @@ def targets_doc(config: "Config", evidence_by_target: dict | None = None) -> dic
 def render(config: "Config") -> dict[str, str]:
     """Snippet text per target, keyed by file name."""
     return {t.file: t.snippet for t in targets(config).values()}
+
+
+def figures_text(row: dict) -> str:
+    """'false-removal rate 34.8% (147 of 422 removals false), pair recall 99.0%': a target's figures in words."""
+    from calib.estimates.figures import pct
+    false, removed = row.get("false_removals"), row.get("removed")
+    counts = "" if false is None or removed is None else f" ({int(false):,} of {int(removed):,} removals false)"
+    return (f"false-removal rate {pct(row.get('false_removal_rate'), 'false_removal_rate')}{counts}, "
+            f"pair recall {pct(row.get('pair_recall'), 'pair_recall')}")
+
+
+def cannot_run(ws, config: "Config", name: str) -> str | None:
+    """None when target ``name`` runs ``config`` as written (calib's engines always do); else one line:
+    what the tool lacks of it and the figures it would give on the workspace's sample (as it runs it:
+    its projection, evaluated as :func:`evidence` evaluates it)."""
+    from calib.search.sweep import evaluate_row
+    caps = capabilities(name)
+    if caps.runs_as_is(config):
+        return None
+    projected = caps.project(config)
+    gives = ("it cannot run it at all" if projected is None else
+             f"{name} would give {figures_text(evaluate_row(ws, projected))} (as it runs it: {projected.fingerprint()})")
+    return (f"{name} cannot run configuration {config.fingerprint()} as measured: it lacks "
+            f"{'; '.join(caps.differences(config))}; {gives}: search for it with --target {name}")

@@ -22,18 +22,30 @@ of the representation the target is evaluated under above it (``normalize``, ``s
 from __future__ import annotations
 
 STRIP, SHORT = "strip_lines", "min_shingles"
+PRE_STEPS = (STRIP, SHORT)  # what a snippet that ships prestep_source runs before the tool (a tool's pre_steps)
 
 
-def hosted(config, engine_rep=None) -> tuple[str, ...]:
-    """Which of calib's pre-steps a target whose snippet runs :func:`prestep_source` keeps, for
-    ``config`` evaluated under ``engine_rep`` (default: the config's own representation)."""
-    rep = config.rep if engine_rep is None else engine_rep
-    out = []
-    if config.rep.strip_lines and _normalizes(rep) == _normalizes(config.rep):
-        out.append(STRIP)
-    if config.min_shingles and config.short_docs == "exclude":
-        out.append(SHORT)
-    return tuple(out)
+def hostable(config, projected):
+    """``projected`` (a tool's projection of ``config``, pre-steps kept) without those its snippet cannot
+    run as calib does: stripping when ``projected`` normalizes lines otherwise than ``config`` (the
+    stoplist's lines are normalized as ``config``), the minimum length under the rule ``exact``."""
+    from dataclasses import replace
+    if projected is None:
+        return None
+    kw: dict = {}
+    if projected.rep.strip_lines and _normalizes(projected.rep) != _normalizes(config.rep):
+        kw["rep"] = projected.rep.with_(strip_lines=0.0)
+    if projected.min_shingles and projected.short_docs != "exclude":
+        kw["min_shingles"] = 0
+    return replace(projected, **kw) if kw else projected
+
+
+def kept(config, engine) -> tuple[str, ...]:
+    """Which of ``config``'s pre-steps the tool's projection ``engine`` keeps: those its snippet runs."""
+    if engine is None:
+        return ()
+    return tuple(k for k, on in ((STRIP, config.rep.strip_lines and engine.rep.strip_lines),
+                                 (SHORT, config.min_shingles and engine.min_shingles)) if on)
 
 
 def _normalizes(rep) -> tuple:

@@ -21,12 +21,30 @@ from dataclasses import replace
 from calib.base.version import __version__
 from calib.sketches import minhash
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
-from calib.production.targets._presteps import hosted, pre_steps, pre_steps_note, prestep_source
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note, prestep_source
 
 TOOL = "datasketch==2.0.0"
+
+
+def project(config):
+    """The config as the datasketch snippet runs it: calib's own shingles, signatures, banding and
+    verification (bit-identical), calib's boilerplate stripping and minimum length run first by the
+    snippet, its connected or star clusters keeping the first document; no containment or weights
+    (:data:`CAPABILITIES`). None below 2 bands (MinHashLSH refuses them)."""
+    projected = common(config, CAPABILITIES)
+    if projected.b < CAPABILITIES.min_bands:
+        return None
+    return hostable(config, replace(projected, policy=_policy(projected), representative=Representative.FIRST,
+                                    max_component=None))
+
+
+CAPABILITIES = Capabilities(name="datasketch", project=project, verify=("exact", "estimated", "none"),
+                            policies=("connected", "star"), keep="first", lacks=LACKS, pre_steps=PRE_STEPS,
+                            min_bands=2, tool=TOOL)
 
 
 def _verification_note(config) -> str:
@@ -195,7 +213,8 @@ def _policy(config) -> Policy:
 
 def target(config) -> Target:
     rep = config.rep
-    keep = hosted(config)
+    engine = project(config)
+    keep = kept(config, engine)
     unsupported = measure_unsupported(config, keep)
     if config.b < 2:
         unsupported.append({"field": "/lsh/b", "value": config.b,
@@ -210,11 +229,6 @@ def target(config) -> Target:
                             "reason": "datasketch.MinHash has no one-permutation scheme: the snippet uses its "
                                       "k-permutation MinHash(num_perm, seed) (same S-curve in expectation, "
                                       "different signatures, O(n k) per document)"})
-    engine = config
-    if (config.policy, config.representative, config.max_component, config.measure) != (
-            _policy(config), "first", None, "jaccard"):
-        engine = replace(config, policy=_policy(config), representative=Representative.FIRST, max_component=None,
-                         measure="jaccard")
     params = {
         "minhash": {"class": "datasketch.MinHash", "num_perm": rep.num_perm, "seed": rep.seed,
                     "hashfunc": "shingle_hash (calib's: " + rep.hashfunc + " of the shingle's UTF-8 bytes)",

@@ -30,12 +30,26 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
-from calib.production.targets._presteps import hosted, pre_steps, pre_steps_note, prestep_source
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note, prestep_source
 
 TOOL = "datatrove==0.10.1"
+
+
+def project(config):
+    """The config as datatrove runs it: calib's shingles (CalibMinhashSignature), calib's boilerplate
+    stripping and minimum length run first (CalibPreSteps), the same b x r banding, no verification,
+    connected components with union by size (:data:`CAPABILITIES`)."""
+    projected = common(config, CAPABILITIES)
+    return hostable(config, replace(projected, verify=Verify.NONE, policy=Policy.CONNECTED,
+                                    representative=Representative.UNION_SIZE, max_component=None))
+
+
+CAPABILITIES = Capabilities(name="datatrove", project=project, verify=("none",), policies=("connected",),
+                            keep="union_size", lacks=LACKS, pre_steps=PRE_STEPS, tool=TOOL)
 
 
 def _snippet(config, mc: dict, keep: tuple[str, ...]) -> str:
@@ -145,7 +159,8 @@ def run_local(texts, work_dir):
 
 def target(config) -> Target:
     rep = config.rep
-    keep = hosted(config)
+    engine = project(config)
+    keep = kept(config, engine)
     unsupported = [
         {"field": "/representation/scheme", "value": rep.scheme,
          "reason": "datatrove permutes with (a*h + b) mod (2^61 - 1) masked to 32 bits, a and b from "
@@ -167,8 +182,6 @@ def target(config) -> Target:
                                       "(evaluated with calib's union_size rule)"})
     mc = {"n_grams": rep.k, "num_buckets": config.b, "hashes_per_bucket": config.r, "seed": rep.seed,
           "hash_config": {"precision": 32, "hash_fc": "xxhash"}}
-    engine = replace(config, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_SIZE,
-                     max_component=None, measure="jaccard")
     return Target(
         name="datatrove", title="datatrove", tool=TOOL, file="datatrove_target.py",
         parameters={"MinhashConfig": mc, "signature_step": "CalibMinhashSignature (calib's shingling)",

@@ -32,9 +32,10 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
-from calib.production.targets._presteps import hosted, pre_steps, pre_steps_note
+from calib.production.targets.target import LACKS, Target, measure_unsupported
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note
 
 TOOL = "pymilvus==3.0.2 (Milvus 3.0.x server)"
 DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
@@ -44,6 +45,24 @@ DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
 SEARCH_LIMIT = 16
 _VERIFY_NOTE = {"none": "no verification", "estimated": "estimated verification (raw-signature refinement)",
                 "exact": "exact verification of each hit (client-side shingle sets)"}
+
+
+def project(config):
+    """The config as the Milvus snippet runs it: calib's signatures (client-side), calib's boilerplate
+    stripping and minimum length run first by the snippet, all num_perm / b rows per band, the
+    config's verification (the estimate from the raw signatures, or the exact Jaccard checked by the
+    snippet on each hit, or none), search-before-insert (calib's star/first) (:data:`CAPABILITIES`).
+    None when b does not divide num_perm."""
+    projected = common(config, CAPABILITIES)
+    if projected.rep.num_perm % projected.b:
+        return None
+    return hostable(config, replace(projected, r=projected.rep.num_perm // projected.b, policy=Policy.STAR,
+                                    representative=Representative.FIRST, max_component=None))
+
+
+CAPABILITIES = Capabilities(name="milvus", project=project, verify=("exact", "estimated", "none"),
+                            policies=("star",), keep="first", lacks=LACKS, pre_steps=PRE_STEPS,
+                            whole_signature=True, tool=TOOL)
 
 
 def _py(value) -> str:
@@ -164,7 +183,8 @@ def _duplicate_hit(config) -> str:
 def target(config) -> Target:
     rep = config.rep
     verifying = config.verify is not Verify.NONE
-    keep = hosted(config)
+    engine = project(config)
+    keep = kept(config, engine)
     unsupported = measure_unsupported(config, keep)
     if rep.num_perm % config.b:
         unsupported.append({"field": "/lsh/b", "value": config.b,
@@ -189,10 +209,6 @@ def target(config) -> Target:
                                   "function (option B) tokenizes with the field's analyzer, has no calib "
                                   "normalization and its own permutations" +
                                   (" and hash_function 'xxhash' or 'sha1' only" if rep.hashfunc == "mmh3" else "")})
-    engine = None
-    if rep.num_perm % config.b == 0:
-        engine = replace(config, r=rep.num_perm // config.b, policy=Policy.STAR, representative=Representative.FIRST, max_component=None,
-                         measure="jaccard")
     params = {
         "schema": {"id": {"datatype": "VARCHAR", "is_primary": True, "max_length": 512},
                    "signature": {"datatype": "BINARY_VECTOR", "dim": rep.num_perm * 32}},

@@ -29,13 +29,30 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
-from calib.production.targets.target import Target, measure_unsupported
+from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
-from calib.production.targets._presteps import hosted, pre_steps, pre_steps_note, prestep_source
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note, prestep_source
 
 TOOL = "nemo-curator==1.4.0"
 DEFAULT_CHAR_NGRAMS = 24  # FuzzyDeduplicationWorkflow's default; it warns below 20
+
+
+def project(config):
+    """The config as FuzzyDeduplicationWorkflow runs it: calib's normalization and pre-steps (boilerplate
+    stripping, minimum length: written by the snippet) and character n-grams (a word config gets NeMo's
+    default width), no verification, connected components keeping a random member (:data:`CAPABILITIES`)."""
+    projected = common(config, CAPABILITIES)
+    rep = projected.rep
+    char_ngrams = rep.k if rep.shingle == "char" else DEFAULT_CHAR_NGRAMS
+    return hostable(config, replace(projected, rep=rep.with_(shingle="char", k=char_ngrams), verify=Verify.NONE,
+                                    policy=Policy.CONNECTED, representative=Representative.RANDOM,
+                                    max_component=None))
+
+
+CAPABILITIES = Capabilities(name="nemo_curator", project=project, shingles=("char",), verify=("none",),
+                            policies=("connected",), keep="random", lacks=LACKS, pre_steps=PRE_STEPS, tool=TOOL)
 
 
 def _snippet(config, kw: dict, engine_rep, keep: tuple[str, ...]) -> str:
@@ -95,8 +112,9 @@ def workflow(input_path, cache_path, output_path):
 def target(config) -> Target:
     rep = config.rep
     char_ngrams = rep.k if rep.shingle == "char" else DEFAULT_CHAR_NGRAMS
-    engine_rep = rep.with_(shingle="char", k=char_ngrams)
-    keep = hosted(config, engine_rep)
+    engine = project(config)
+    engine_rep = engine.rep
+    keep = kept(config, engine)
     unsupported = measure_unsupported(config, keep)
     if rep.shingle == "word":
         unsupported.append({"field": "/representation/shingle", "value": f"word{rep.k}",
@@ -121,8 +139,6 @@ def target(config) -> Target:
                                   "normalized text (its source, inserted) as the column the workflow reads"})
     kw = {"seed": rep.seed, "char_ngrams": char_ngrams, "num_bands": config.b, "minhashes_per_band": config.r,
           "use_64_bit_hash": False, "text_field": "calib_text", "perform_removal": False}
-    engine = replace(config, rep=engine_rep, verify=Verify.NONE, policy=Policy.CONNECTED,
-                     representative=Representative.RANDOM, max_component=None, measure="jaccard")
     return Target(
         name="nemo_curator", title="NeMo Curator", tool=TOOL, file="nemo_curator_target.py",
         parameters={"FuzzyDeduplicationWorkflow": kw, "pre_steps": pre_steps(config, keep)},

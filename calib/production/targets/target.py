@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from calib.search.config import Config
 
+# calib's steps no pinned tool runs itself (calib.search.capabilities.STEPS): boilerplate stripping, a
+# minimum length, containment, idf weights; a tool's snippet may run some of them first (its pre_steps)
+LACKS = ("strip_lines", "min_shingles", "measure", "weighting")
+
 
 @dataclass(frozen=True)
 class Target:

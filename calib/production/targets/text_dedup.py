@@ -43,13 +43,33 @@ from dataclasses import replace
 
 from calib.base.version import __version__
 from calib.clusters.clustering import Policy, Representative
+from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
 from calib.sketches.represent import Representation
-from calib.production.targets.target import Target, measure_unsupported
-from calib.production.targets._presteps import hosted, pre_steps, pre_steps_note, prestep_source
+from calib.production.targets.target import LACKS, Target, measure_unsupported
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note, prestep_source
 from calib.production.targets._source import shingling_source
 
 TOOL = "text-dedup==0.4.0"
+
+
+def project(config):
+    """The config as text-dedup 0.4.0 runs it, evaluated with calib's closest representation
+    (lowercase, punctuation stripped, no NFKC, word k-grams), the same b x r banding, no
+    verification, union by rank (:data:`CAPABILITIES`); calib's boilerplate stripping (where the
+    config is normalized as that closest representation) and minimum length run first by the script."""
+    projected = common(config, CAPABILITIES)
+    rep = projected.rep
+    closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
+                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme,
+                             strip_lines=rep.strip_lines)
+    return hostable(config, replace(projected, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED,
+                                    representative=Representative.UNION_RANK, max_component=None))
+
+
+CAPABILITIES = Capabilities(name="text_dedup", project=project, shingles=("word",), normalization="text_dedup",
+                            verify=("none",), policies=("connected",), keep="union_rank", lacks=LACKS,
+                            pre_steps=PRE_STEPS, tool=TOOL)
 
 
 def _prepare_step(config, closest, keep: tuple[str, ...]) -> str:
@@ -96,10 +116,9 @@ set -eu
 
 def target(config) -> Target:
     rep = config.rep
-    closest = Representation(lowercase=True, nfkc=False, strip_punct=True, collapse_ws=True, shingle="word", k=rep.k,
-                             hashfunc=rep.hashfunc, num_perm=rep.num_perm, seed=rep.seed, scheme=rep.scheme,
-                             strip_lines=rep.strip_lines)
-    keep = hosted(config, closest)
+    engine = project(config)
+    closest = engine.rep
+    keep = kept(config, engine)
     unsupported = [
         {"field": "/representation/seed", "value": rep.seed,
          "reason": "text-dedup 0.4.0 ignores --seed: permutations come from RandomState(42), modulo 2^61 - 1 "
@@ -128,8 +147,6 @@ def target(config) -> Target:
     args = {"ngram": rep.k, "num_perm": rep.num_perm, "b": config.b, "r": config.r,
             **({"threshold": config.threshold} if config.threshold is not None else {}),
             "hash_func": "sha1", "min_length": 0}
-    engine = replace(config, rep=closest, verify=Verify.NONE, policy=Policy.CONNECTED, representative=Representative.UNION_RANK,
-                     max_component=None, measure="jaccard")
     return Target(
         name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh",
         parameters={"args": args, "pre_steps": pre_steps(config, keep)},
