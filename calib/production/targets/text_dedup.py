@@ -76,7 +76,7 @@ def _prepare_step(config, closest, keep: tuple[str, ...]) -> str:
     """The shell lines that write $DATASET from the JSONL $CORPUS with calib's pre-steps applied."""
     return f'''# calib's pre-steps, before text-dedup: $CORPUS (JSONL, a "text" field) -> $DATASET with a
 # calib_text column (stoplist lines stripped; short documents a unique sentinel, kept);
-# CALIB_EXPORT_DIR: the export folder (config.json, stoplist.json).
+# CALIB_EXPORT_DIR: the export folder (config.json, stoplist.json; default: this script's).
 python - "$CORPUS" "$DATASET" <<'CALIB_PRESTEPS'
 from __future__ import annotations
 {shingling_source(closest)}
@@ -96,7 +96,7 @@ CALIB_PRESTEPS
 '''
 
 
-def _snippet(config, args: dict, prepare: str = "") -> str:
+def _snippet(config, args: dict, prepare: str) -> str:
     from calib.production.manifest import NOTICE
     flags = " \\\n    ".join(f"--{k} {v}" for k, v in args.items())
     return f'''#!/bin/sh
@@ -105,11 +105,13 @@ def _snippet(config, args: dict, prepare: str = "") -> str:
 # Pinned to text-dedup 0.4.0 (0.4.1 takes a config.toml instead of these flags).
 # Not equivalent to the calibrated config: see text_dedup.unsupported in targets.json
 # (no verification, its own tokens, --seed ignored, keeps the larger index of a pair).
-# --local needs a folder written by datasets' Dataset.save_to_disk, e.g.:
-#   python -c "import datasets; datasets.load_dataset('json', data_files='corpus.jsonl', split='train').save_to_disk('$DATASET')"
+# Usage: CORPUS=corpus.jsonl[.gz] DATASET=folder OUTPUT=folder sh text_dedup_target.sh
+# --local needs a folder written by datasets' Dataset.save_to_disk: the step below writes
+# $DATASET from $CORPUS (datasets' load_dataset('json', ...)) with calib's pre-steps applied.
 set -eu
+export CALIB_EXPORT_DIR="${{CALIB_EXPORT_DIR:-$(dirname "$0")}}"
 {prepare}python -m text_dedup.minhash \\
-    --path "$DATASET" --local --output "$OUTPUT" --column {"calib_text" if prepare else "text"} \\
+    --path "$DATASET" --local --output "$OUTPUT" --column calib_text \\
     {flags}
 '''
 
@@ -150,7 +152,7 @@ def target(config) -> Target:
     return Target(
         name="text_dedup", title="text-dedup", tool=TOOL, file="text_dedup_target.sh",
         parameters={"args": args, "pre_steps": pre_steps(config, keep)},
-        snippet=_snippet(config, args, _prepare_step(config, closest, keep) if keep else ""),
+        snippet=_snippet(config, args, _prepare_step(config, closest, keep)),
         unsupported=tuple(measure_unsupported(config, keep) + unsupported),
         kept="the union-find root of each cluster (union by rank, union(x, min(bucket))): the larger document index "
              "of a lone pair; in larger clusters the root of the higher-rank side",
