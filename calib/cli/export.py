@@ -236,8 +236,9 @@ def cmd_export(a) -> int:
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
-    for line in target_losses(out, config, r):
-        print(f"where it runs otherwise: {line}", file=sys.stderr)
+    if target.name == "calib":  # a pick for calib's engines: say which tool would run it otherwise
+        for line in target_losses(out, config, r):
+            print(f"where it runs otherwise: {line}", file=sys.stderr)
     if a.reviews:
         import json
 
