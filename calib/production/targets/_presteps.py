@@ -66,8 +66,9 @@ import os
 
 STRIP = {strip!r}  # strip the lines of stoplist.json (normalized as REP) before shingling
 MIN_SHINGLES = {m!r}  # documents with 1 <= distinct shingles < this are left out of the dedup input, kept (0: off)
-# the export folder holding config.json and stoplist.json (default: this file's folder)
-EXPORT_DIR = os.environ.get("CALIB_EXPORT_DIR") or os.path.dirname(os.path.abspath(globals().get("__file__", ".")))
+# the export folder holding config.json and stoplist.json (default: this file's folder, else the current one)
+EXPORT_DIR = os.environ.get("CALIB_EXPORT_DIR") or (
+    os.path.dirname(os.path.abspath(__file__)) if os.path.isfile(globals().get("__file__") or "") else os.getcwd())
 _STOPLIST = None
 
 
