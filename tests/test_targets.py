@@ -420,6 +420,9 @@ def test_every_snippets_pre_steps_are_calibs_stripping_and_minimum_length(sub, t
         # short as the target is evaluated: its own shingles (NeMo: character 24-grams) of the stripped text
         own = short if name == "datasketch" else short_mask(ws.sets(found[name].engine_config.rep).sizes(), 30)
         assert np.array_equal([g[1] for g in got], own) and (own.sum() > 0 or name == "nemo_curator"), name
+        if name != "datasketch":  # a text with no shingle is never a candidate: a token of its own, not one shared
+            empties = [ns["calib_text"](x, k) for k, x in enumerate(("", " .,; ", "", "\n"))]
+            assert len(set(empties)) == 4 and all(e.startswith(("calibshort", "calib-short-")) for e in empties)
         if name == "nemo_curator":  # the column the workflow reads: normalized, a sentinel of its own if short
             cols = [ns["calib_text"](t, k) for k, t in enumerate(sub.texts)]
             assert cols == [normalize(x, rep) for x in stripped]  # no text has < 30 character 24-grams

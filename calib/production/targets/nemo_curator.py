@@ -79,9 +79,10 @@ from nemo_curator.stages.deduplication.fuzzy.workflow import FuzzyDeduplicationW
 
 def calib_text(text, number):
     """What the workflow reads for one document: calib's normalized text after the pre-steps; for a
-    short document a sentinel of its own (sha256 of its line number, in hex): never a candidate, kept."""
+    short document, or one with no shingle, a sentinel of its own (sha256 of its line number, in hex):
+    never a candidate, kept."""
     text, short = prepare(text)
-    if short:
+    if short or not shingles(text):
         return "calib-short-" + hashlib.sha256(str(number).encode()).hexdigest()
     return normalize(text, REP)
 

@@ -33,7 +33,8 @@ calib's pre-steps (:mod:`calib.production.targets._presteps`) run in the script
 before text-dedup, where the target is evaluated under the config's own
 normalization: a Python step writes the dataset folder with a ``calib_text``
 column (boilerplate lines of the exported stoplist stripped; a short document's
-column a unique sentinel, one token no other text has: never a candidate, kept)
+column, or one with no shingle, a unique sentinel, one token no other text has:
+never a candidate, kept, where text-dedup would put every empty text in one cluster)
 and text-dedup reads that column.
 """
 
@@ -83,8 +84,10 @@ from __future__ import annotations
 {prestep_source(config, keep)}
 
 def calib_text(text, number):
+    """The text text-dedup reads: stripped; a short text, or one with no shingle (text-dedup would give
+    every such text the same single shingle), a token of its own: never a candidate, kept."""
     text, short = prepare(text)
-    return "calibshort" + hashlib.sha256(str(number).encode()).hexdigest() if short else text
+    return "calibshort" + hashlib.sha256(str(number).encode()).hexdigest() if short or not shingles(text) else text
 
 
 if __name__ == "__main__":
@@ -133,7 +136,9 @@ def target(config) -> Target:
          "reason": "--hash_func is sha1 (written) or xxh3; shingles hash their space-joined UTF-8 bytes"},
         {"field": "/min_length", "value": 0,
          "reason": "--min_length 0 keeps short texts, but every empty text gets the same single (empty) shingle, "
-                   "so all empty texts collapse into one cluster; a positive value drops short texts from the output"},
+                   "so all empty texts would collapse into one cluster (a positive value drops short texts from the "
+                   "output): the script's pre-step writes a token of its own for each text with no shingle, so, as "
+                   "in calib, none is a candidate"},
     ]
     if rep.shingle == "char":
         unsupported.append({"field": "/representation/shingle", "value": "char",
