@@ -31,7 +31,7 @@ def differs(config_row, evidence: dict | None) -> bool:
 
 
 def loss_lines(config_row, evidence_by_target: dict, titles: dict[str, str] | None = None) -> list[str]:
-    """One line per target (registry order of ``evidence_by_target``) whose figures differ from calib's:
+    """One line per target (in the order of ``evidence_by_target``) whose figures differ from calib's:
     '<title>: false-removal rate 25.34% (95% interval ...), 480 removals (113 false) where calib removes 360
     (2 false) at 0.61%'. ``titles``: the targets' display names (default: their registry names)."""
     calib_rate = rate_text(config_row, "false_removal_rate")
