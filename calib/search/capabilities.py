@@ -62,9 +62,13 @@ class Capabilities:
         return p is not None and p.fingerprint() == config.fingerprint()
 
     def fixed(self, configs) -> list[Config]:
-        """The distinct projections of ``configs`` (first occurrence order), those it cannot run left out."""
+        """The distinct projections of ``configs`` (first occurrence order), those it cannot run left out.
+        A tool banding the whole signature gets each split cut to it first (num_perm = b * r: under a
+        prefix-stable scheme the same bands, so the same candidates, with b * r hashes)."""
         out: dict[str, Config] = {}
         for c in configs:
+            if self.whole_signature and c.b * c.r != c.rep.num_perm:
+                c = replace(c, rep=c.rep.with_(num_perm=c.b * c.r))
             p = self.project(c)
             if p is not None:
                 out.setdefault(p.fingerprint(), p)
@@ -94,7 +98,8 @@ class Capabilities:
             out.append(f"the giant-component guard {config.max_component}")
         if (config.b, config.r) != (p.b, p.r):
             out.append(f"the split b={config.b} r={config.r} (it bands b={p.b} r={p.r})")
-        if rep.shingling_fingerprint() != prep.shingling_fingerprint() and not out[-1:] == [STEPS["strip_lines"]]:
+        same = rep.with_(strip_lines=prep.strip_lines, weighting=prep.weighting, scheme=prep.scheme)
+        if same.shingling_fingerprint() != prep.shingling_fingerprint():  # stripping and weights said above
             out.append(f"the representation {rep.shingle_label()} [{rep.normalization_label()}] (it shingles "
                        f"{prep.shingle_label()} [{prep.normalization_label()}])")
         return out or ([] if p.fingerprint() == config.fingerprint() else ["other settings"])

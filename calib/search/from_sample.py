@@ -286,7 +286,7 @@ def search(ws, grid=None, *, given: tuple[str, ...] = (), max_false_removal_rate
         grid, choice = grid_from_sample(ws, grid, given=given)
     configs, skipped = useful(ws, target.fixed(grid.configs())) if (choice is not None if skip is None else skip) \
         else (target.fixed(grid.configs()), 0)
-    if not target.verifies:  # the split is the decision: each representation's own steep splits
+    if not target.verifies and choice is not None:  # the split is the decision: each setting's own steep splits
         configs = target.fixed(configs + unverified_first(ws, configs, max_false_removal_rate, target))
     seeds = grid.seeds if grid.seeds is not None and len(grid.seeds) > 1 else None
     checking = check_top > 0 and check_seeds > 0 and seeds is None
