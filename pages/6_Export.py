@@ -12,6 +12,7 @@ from appui.text import count, md
 from calib.estimates import figures
 from calib.production import export as cx
 from calib.production import targets as T
+from calib.production.targets.losses import loss_lines
 from calib.verification.measures import get_measure
 from calib.review.adjudication import decisions_of
 from calib.review.agreement import review_evidence
@@ -118,6 +119,11 @@ def targets_section(cfg, ev) -> None:
         except Exception as exc:  # noqa: BLE001
             st.warning(f"The targets' own figures could not be computed: {message(exc)}")
     if evidence:
+        losses = loss_lines(ev.row, {name: evidence.get(name) for name in found},
+                            {name: t.title for name, t in found.items()})
+        if losses:
+            st.warning("**Where it runs, it is not this configuration.** The tools below give other figures on "
+                       "this sample than calib's:\n\n" + "\n".join(f"- {md(line)}" for line in losses))
         st.markdown("**What each target would remove on this sample** (the configuration evaluated as that tool "
                     "runs it: its verification, its kept-document rule, its shingles)")
         table = export.evidence_frame(cfg, ev.row, evidence, found)

@@ -604,6 +604,11 @@ def test_export_page_config_targets_manifest():
     # two evidence tables, then: datasketch expresses the default config; the four others each list what they cannot
     assert len(at.table) == 2 + 4 and any(s.value.startswith("datasketch expresses") for s in at.success)
     assert any("cannot express" in w.value for w in at.warning)
+    # the export never hides a loss: each target whose figures differ from calib's, named with its own
+    # (the lines calib export prints: calib.production.targets.losses), datasketch not (it runs it as calib does)
+    loss = next(w.value for w in at.warning if w.value.startswith("**Where it runs, it is not this configuration"))
+    assert "datatrove\\: false\\-removal rate" in loss and "297 removals \\(32 false\\)" in loss
+    assert "calib\\: 219 removals \\(0 false\\)" in loss and "\n- datasketch" not in loss
     assert sum("**Keeps per cluster:**" in m.value for m in at.markdown) == 5
     # 3. the manifest preview
     assert metric(at, "Proposed removals") == "219"

@@ -196,6 +196,14 @@ def test_export_from_sweep_exports_the_recommended_or_chosen_row(tmp_path, capsy
     doc = json.loads((tmp_path / "e" / "config.json").read_text())
     assert doc["config_fingerprint"] == rec["config_fingerprint"] == config_from_row(rec).fingerprint()
     assert doc["evidence"]["selection"]["method"] == "recommend"
+    # every target whose figures differ from calib's is named, with its own figures from targets.json
+    evidence = {k: v["evidence"] for k, v in json.loads((tmp_path / "e" / "targets.json").read_text())["targets"].items()}
+    losses = [x for x in lines if x.startswith("where it runs otherwise: ")]
+    differ = [k for k, ev in evidence.items() if not ev or (ev["removed"], ev["false_removals"]) !=
+              (doc["evidence"]["metrics"]["removed"], doc["evidence"]["metrics"]["false_removals"])]
+    assert "datatrove" in differ and len(losses) == len(differ), (losses, differ)
+    line = next(x for x in losses if x.startswith("where it runs otherwise: datatrove: "))
+    assert f"{evidence['datatrove']['removed']:,} removals ({evidence['datatrove']['false_removals']} false)" in line
     other = table[~table["recommended"] & (table["status"] == "ok")].iloc[0]
     code, lines = run(capsys, ["export", "--sample", SAMPLE, "--from-sweep", res, "--fingerprint",
                                other["config_fingerprint"], "--out", tmp_path / "e", "--overwrite"])

@@ -176,3 +176,17 @@ def test_apply_warns_when_its_chained_share_outgrows_the_samples():
     text = chained_share_warning(evidence, 30, 200)
     assert "15.0%" in text and "4.0%" in text and "star policy" in text
     assert chained_share_warning(None, 30, 200) is None and chained_share_warning(evidence, 0, 0) is None
+
+
+def test_a_tool_with_a_minimum_of_bands_still_moves_every_axis_it_runs():
+    """The canonical setting's cut (b=1) is below datasketch's 2 bands: its moves are projected with a
+    split it takes, so stripping, star clusters, shingles and normalization are all explored for it."""
+    from calib.production.targets import capabilities
+    from calib.search.explore import _moved
+    caps = capabilities("datasketch")
+    s = setting_of(Config(Representation(k=3, strip_punct=True)), caps)
+    moved = {mv.axis: m for mv in moves(s, Limits(12, 16, True)) if (m := _moved(mv, s, caps)) is not None}
+    assert {"normalization", "case", "shingle", "strip_lines", "policy"} <= set(moved)
+    assert moved["policy"].policy == "star" and moved["strip_lines"].rep.strip_lines > 0
+    assert "measure" not in moved and "weighting" not in moved  # containment and idf: datasketch runs neither
+    assert all(m.b == s.b for m in moved.values())  # still the canonical cut

@@ -80,13 +80,14 @@ def test_calib_runs_everything_as_written():
 def test_what_each_tool_runs_read_from_its_module():
     caps = T.capabilities()
     assert not any(caps[n].verifies for n in ("datatrove", "text_dedup", "nemo_curator"))
-    assert caps["milvus"].verify == ("estimated", "none") and caps["milvus"].whole_signature
+    # Milvus: the estimate (mh_search_with_jaccard), or the exact Jaccard its snippet checks on each hit
+    assert caps["milvus"].verify == ("exact", "estimated", "none") and caps["milvus"].whole_signature
     assert caps["nemo_curator"].shingles == ("char",) and caps["text_dedup"].shingles == ("word",)
     assert caps["datasketch"].project(replace(Config(), b=1, r=8)) is None  # MinHashLSH refuses b < 2
     assert caps["milvus"].project(replace(Config(), b=10, r=8)) is None     # 128 hashes in 10 bands: no
     d = caps["datatrove"].differences(CONFIGS[1])
-    assert any("boilerplate" in x for x in d) and any("verification" in x for x in d) and \
-        any("star" in x for x in d)
+    assert any("verification" in x for x in d) and any("star" in x for x in d)
+    assert not any("boilerplate" in x for x in d)  # its snippet strips first (CalibPreSteps)
 
 
 def test_splits_considered():
@@ -217,7 +218,7 @@ def test_a_whole_signature_tool_gets_the_split_cut_to_it():
     cfg = Config(Representation(k=3), 25, 5, threshold=0.8)
     assert milvus.project(cfg) is None  # 128 hashes do not split into 25 bands
     (got,) = milvus.fixed([cfg])
-    assert (got.rep.num_perm, got.b, got.r, got.verify) == (125, 25, 5, "estimated") and milvus.runs_as_is(got)
+    assert (got.rep.num_perm, got.b, got.r, got.verify) == (125, 25, 5, cfg.verify) and milvus.runs_as_is(got)
 
 
 @pytest.mark.parametrize("name", T.REGISTRY_NAMES)
@@ -225,6 +226,11 @@ def test_a_pre_step_is_kept_by_the_projection(name, monkeypatch):
     """A step a tool takes as a pre-step (its snippet runs it first) stays in what it runs."""
     module = T._modules()[name]
     monkeypatch.setattr(module, "CAPABILITIES", replace(module.CAPABILITIES, pre_steps=("strip_lines", "min_shingles")))
-    cfg = Config(Representation(shingle="char", k=5, strip_lines=0.02), 16, 8, threshold=0.8, min_shingles=5)
+    # normalized as text-dedup's tokens are: the exported stoplist's lines are the ones its evaluation counts
+    cfg = Config(Representation(shingle="char", k=5, nfkc=False, strip_punct=True, strip_lines=0.02), 16, 8,
+                 threshold=0.8, min_shingles=5)
     p = T.capabilities(name).project(cfg)
     assert p.rep.strip_lines == 0.02 and p.min_shingles == 5
+    if name == "text_dedup":  # another normalization: the stoplist's lines are not the ones text-dedup's would be
+        p = T.capabilities(name).project(replace(cfg, rep=cfg.rep.with_(nfkc=True)))
+        assert p.rep.strip_lines == 0 and p.min_shingles == 5

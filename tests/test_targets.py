@@ -185,25 +185,29 @@ class LoopbackMinhashLSH:
     scored by the MinHash estimate (mh_search_with_jaccard), best first, at most `limit`."""
 
     def __init__(self, band):
-        self.band, self.rows = band, {}
+        self.band, self.rows, self.tables = band, {}, [{} for _ in range(band)]
+
+    def _bands(self, sig):
+        r = len(sig) // self.band
+        return [sig[b * r:(b + 1) * r].tobytes() for b in range(self.band)]
 
     def search(self, collection_name, data, anns_field, search_params, limit, consistency_level):
         q = np.frombuffer(data[0], dtype="<u4")
-        r = len(q) // self.band
-        hits = []
-        for key, s in self.rows.items():
-            if any(np.array_equal(q[b * r:(b + 1) * r], s[b * r:(b + 1) * r]) for b in range(self.band)):
-                hits.append({"id": key, "distance": float(np.mean(q == s))})
-        return [sorted(hits, key=lambda h: -h["distance"])[:limit]]
+        near = {key for table, band in zip(self.tables, self._bands(q)) for key in table.get(band, ())}
+        hits = [{"id": key, "distance": float(np.mean(q == self.rows[key]))} for key in near]
+        return [sorted(hits, key=lambda h: (-h["distance"], h["id"]))[:limit]]
 
     def insert(self, collection_name, data):
         for rec in data:
-            self.rows[rec["id"]] = np.frombuffer(rec["signature"], dtype="<u4")
+            sig = np.frombuffer(rec["signature"], dtype="<u4")
+            self.rows[rec["id"]] = sig
+            for table, band in zip(self.tables, self._bands(sig)):
+                table.setdefault(band, []).append(rec["id"])
 
 
 @pytest.mark.slow  # ~18 s: search-before-insert over 300 documents
 def test_milvus_snippet_builds_its_objects_and_keeps_as_the_engine(sub, milvus_module):
-    cfg = Config(Representation(strip_punct=True), b=16, r=8, threshold=0.7)
+    cfg = Config(Representation(strip_punct=True), b=16, r=8, threshold=0.7, verify="estimated")
     mod = milvus_module(cfg)  # finding 1: it imports (no JSON `true` in Python)
     schema = mod.collection_schema().to_dict()
     fields = {f["name"]: f for f in schema["fields"]}
@@ -251,7 +255,8 @@ def test_non_verifying_targets_are_evaluated_without_verification():
     cfg = Config()  # exact J >= 0.8
     found = T.targets(cfg)
     assert found["datasketch"].engine_config == cfg
-    assert found["milvus"].engine_config.verify == "estimated"
+    assert found["milvus"].engine_config.verify == "exact"  # the snippet checks each hit's exact Jaccard itself
+    assert found["milvus"].parameters["search_params"]["params"]["mh_search_with_jaccard"] is True
     for name in ("datatrove", "text_dedup", "nemo_curator"):
         assert found[name].engine_config.verify == "none", name
         assert "/verification/rule" in _fields(found[name])
@@ -367,3 +372,141 @@ def test_evidence_lets_each_targets_representation_go_and_keeps_its_figures(sub)
             row = evaluate(keep, t.engine_config).row
             assert got[name]["removed"] == row["removed"] and got[name]["pair_recall"] == row["pair_recall"], name
     assert keep.cache_info()["shingle_sets"] > before["shingle_sets"]   # those did keep the other shinglings
+
+
+# -- calib's pre-steps in the snippets: stripping with the exported stoplist, the minimum length ---------
+
+PICK = Config(Representation(k=2, strip_punct=True, strip_lines=0.02, num_perm=256), b=64, r=4, threshold=0.57,
+              policy="star")  # the default search's pick on the shipped sample
+
+
+def _export_dir(folder, stop, rep):
+    """A folder with what the pre-steps read of an export: config.json's stoplist entry and stoplist.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "stoplist.json").write_text(stop.to_json(rep), encoding="utf-8")
+    (folder / "config.json").write_text(
+        '{"stoplist": {"file": "stoplist.json", "sha256": "%s"}}' % stop.sha256(rep), encoding="utf-8")
+    return folder
+
+
+def _without_import(snippet, module):
+    return "\n".join(ln for ln in snippet.splitlines() if not ln.startswith(f"from {module}"))
+
+
+def test_every_snippets_pre_steps_are_calibs_stripping_and_minimum_length(sub, tmp_path):
+    from calib.verification.short import short_mask
+    from calib.sketches.represent import normalize
+    rep = Representation(k=2, nfkc=False, strip_punct=True, strip_lines=0.01)  # text-dedup's normalization too
+    cfg = Config(rep, b=16, r=8, min_shingles=30)
+    ws = Workspace(sub)
+    stop, stripped = ws.stripped(rep)
+    short = short_mask(ws.sets(rep).sizes(), 30)
+    assert len(stop) > 3 and sum(a != b for a, b in zip(stripped, sub.texts)) > 20 and 3 < short.sum() < sub.n / 2
+    folder = _export_dir(tmp_path / "export", stop, rep)
+    found = T.targets(cfg)
+    for name in T.REGISTRY_NAMES:  # every target keeps both steps, and is evaluated with them
+        assert {"/representation/strip_lines", "/short_docs"}.isdisjoint(_fields(found[name])), name
+        ec = found[name].engine_config
+        assert (ec.rep.strip_lines, ec.min_shingles) == (0.01, 30), name
+    sources = {"datasketch": found["datasketch"].snippet,
+               "nemo_curator": _without_import(found["nemo_curator"].snippet, "nemo_curator"),
+               "text_dedup": found["text_dedup"].snippet.split("<<'CALIB_PRESTEPS'\n")[1].split("CALIB_PRESTEPS")[0]}
+    for name, source in sources.items():
+        ns: dict = {}
+        exec(compile(source, name, "exec"), ns)
+        ns["EXPORT_DIR"] = str(folder)
+        got = [ns["prepare"](t) for t in sub.texts]
+        assert [g[0] for g in got] == stripped, name  # Stoplist.strip, line for line
+        # short as the target is evaluated: its own shingles (NeMo: character 24-grams) of the stripped text
+        own = short if name == "datasketch" else short_mask(ws.sets(found[name].engine_config.rep).sizes(), 30)
+        assert np.array_equal([g[1] for g in got], own) and (own.sum() > 0 or name == "nemo_curator"), name
+        if name != "datasketch":  # a text with no shingle is never a candidate: a token of its own, not one shared
+            empties = [ns["calib_text"](x, k) for k, x in enumerate(("", " .,; ", "", "\n"))]
+            assert len(set(empties)) == 4 and all(e.startswith(("calibshort", "calib-short-")) for e in empties)
+        if name == "nemo_curator":  # the column the workflow reads: normalized, a sentinel of its own if short
+            cols = [ns["calib_text"](t, k) for k, t in enumerate(sub.texts)]
+            assert cols == [normalize(x, rep) for x in stripped]  # no text has < 30 character 24-grams
+            ns["MIN_SHINGLES"] = 10 ** 6  # every non-empty text short: each its own sentinel
+            sentinels = [ns["calib_text"](t, k) for k, t in enumerate(sub.texts)]
+            assert len(set(sentinels)) == sub.n and all(c.startswith("calib-short-") for c in sentinels)
+    ns = {}
+    exec(compile(found["datasketch"].snippet, "ds", "exec"), ns)
+    ns["EXPORT_DIR"] = str(tmp_path)  # no config.json there
+    with pytest.raises(FileNotFoundError):
+        ns["prepare"](sub.texts[0])
+    (folder / "stoplist.json").write_text(stop.to_json(rep).replace('"share"', '"share" '), encoding="utf-8")
+    ns["EXPORT_DIR"], ns["_STOPLIST"] = str(folder), None
+    with pytest.raises(ValueError, match="sha256"):  # an edited stoplist is refused
+        ns["prepare"](sub.texts[0])
+
+
+def test_datatrove_pre_step_is_a_pipeline_step_that_leaves_short_documents_out(sub, tmp_path):
+    pytest.importorskip("datatrove")
+    from datatrove.data import Document
+    rep = Representation(k=2, strip_punct=True, strip_lines=0.01)
+    cfg = Config(rep, b=16, r=8, min_shingles=30)
+    ws = Workspace(sub)
+    stop, stripped = ws.stripped(rep)
+    t = T.targets(cfg)["datatrove"]
+    ns = _exec(t)
+    ns["EXPORT_DIR"] = str(_export_dir(tmp_path / "export", stop, rep))
+    docs = [Document(text=x, id=str(k)) for k, x in enumerate(sub.texts)]
+    out = list(ns["CalibPreSteps"]().run(iter(docs)))
+    short = np.asarray([d.text == "" and s != "" for d, s in zip(out, stripped)])
+    assert [d.text for d, sh in zip(out, short) if not sh] == [s for s, sh in zip(stripped, short) if not sh]
+    from calib.verification.short import short_mask
+    assert np.array_equal(short, short_mask(ws.sets(rep).sizes(), 30)) and short.sum() > 3
+    step = ns["CalibMinhashSignature"](str(tmp_path / "probe"))
+    assert all(step.get_shingles(d.text).size == 0 for d, sh in zip(out, short) if sh)  # no signature: never removed
+
+
+@pytest.mark.slow  # ~60 s: the export of the search's pick (every target's evidence), then two snippets on 2,396 documents
+def test_datasketch_and_milvus_snippets_remove_what_the_export_states_on_the_shipped_sample(sample, tmp_path,
+                                                                                        milvus_module):
+    import json
+
+    from calib.production.export import write_export
+    ws = Workspace(sample)
+    ev = evaluate(ws, PICK)
+    out = tmp_path / "export"
+    write_export(out, PICK, evaluation=ev, sample=sample, workspace=ws)
+    evidence = {k: v["evidence"] for k, v in json.loads((out / "targets.json").read_text())["targets"].items()}
+    ids, texts = [str(x) for x in sample.ids], list(sample.texts)
+    engine = {ids[r]: ids[ev.clustering.representative[r]] for r in np.flatnonzero(ev.clustering.removed)}
+    # both run the pick as calib does (stripping, exact J >= 0.57, star/first): calib's 360 removals, 2 false
+    for name in ("datasketch", "milvus"):
+        assert (evidence[name]["removed"], evidence[name]["false_removals"]) == (360, 2), name
+        assert evidence[name]["config_fingerprint"] == PICK.fingerprint(), name
+    sys.path.insert(0, str(out))
+    try:
+        sys.modules.pop("datasketch_target", None)
+        ds = importlib.import_module("datasketch_target")
+        assert ds.EXPORT_DIR == str(out) and ds.STRIP and ds.POLICY == "star"
+        assert ds.proposed_removals(zip(ids, texts)) == engine
+    finally:
+        sys.path.remove(str(out))
+        sys.modules.pop("datasketch_target", None)
+    mod = milvus_module(PICK)
+    import datasketch_target
+    datasketch_target.EXPORT_DIR = str(out)  # the export's stoplist, whose sha256 its config.json holds
+    assert mod.dedup(LoopbackMinhashLSH(64), "dedup", zip(ids, texts)) == engine
+
+
+# -- the export never hides a loss -------------------------------------------------------------------------
+
+def test_loss_lines_name_each_target_whose_figures_differ_hand_made():
+    from calib.production.targets.losses import loss_lines
+    row = {"removed": 360, "false_removals": 2, "false_removal_rate": 2 / 330, "false_removal_rate_low": 0.0,
+           "false_removal_rate_high": 0.0149}
+    same = dict(row)
+    worse = {"removed": 480, "false_removals": 113, "false_removal_rate": 113 / 446}
+    lines = loss_lines(row, {"datasketch": same, "datatrove": worse, "milvus": None},
+                       {"datasketch": "datasketch", "datatrove": "datatrove", "milvus": "Milvus MINHASH_LSH"})
+    assert len(lines) == 2  # datasketch runs it as calib does: not named
+    assert lines[0] == ("datatrove: false-removal rate 25.34%, 480 removals (113 false); "
+                        "calib: 360 removals (2 false) at 0.61%")
+    assert lines[1].startswith("Milvus MINHASH_LSH: no figures") and "milvus.unsupported" in lines[1]
+    # the same removals with other wrong ones, or another rate, differ too
+    assert len(loss_lines(row, {"x": {**row, "false_removals": 3}})) == 1
+    assert len(loss_lines(row, {"x": {**row, "false_removal_rate": 0.02}})) == 1
+    assert loss_lines(row, {"x": {**row, "false_removal_rate": row["false_removal_rate"] + 1e-12}}) == []

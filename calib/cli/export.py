@@ -164,6 +164,17 @@ def check_stands_on(path: str, row, config, ws) -> None:
                            "sweep did")
 
 
+def target_losses(out: Path, config, row) -> list[str]:
+    """The loss lines (:func:`calib.production.targets.losses.loss_lines`) of the targets.json just written."""
+    import json
+
+    from calib.production import targets as T
+    from calib.production.targets.losses import loss_lines
+    doc = json.loads((out / "targets.json").read_text(encoding="utf-8"))["targets"]
+    titles = {name: t.title for name, t in T.targets(config).items()}
+    return loss_lines(row, {name: d.get("evidence") for name, d in doc.items()}, titles)
+
+
 def cmd_export(a) -> int:
     from calib.production.export import write_export
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
@@ -276,6 +287,9 @@ def cmd_export(a) -> int:
     standing = standing_text(r)
     if standing:
         print(f"it stands on: {standing}", file=sys.stderr)
+    if target.name == "calib":  # a pick for calib's engines: say which tool would run it otherwise
+        for line in target_losses(out, config, r):
+            print(f"where it runs otherwise: {line}", file=sys.stderr)
     if a.reviews:
         import json
 

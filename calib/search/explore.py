@@ -89,7 +89,12 @@ def setting_of(cfg: Config, target: Capabilities = CALIB) -> Config:
 def _moved(mv: Move, s: Config, target: Capabilities) -> Config | None:
     """The moved setting as ``target`` runs it; None where it has no meaning or the tool runs no change."""
     moved = mv.apply(s)
-    moved = None if moved is None else target.project(moved)
+    if moved is not None and moved.b < target.min_bands:
+        # the canonical cut (b=1) is no tool's split: project the setting with one it takes, then reset the cut
+        projected = target.project(replace(moved, b=target.min_bands))
+        moved = None if projected is None else replace(projected, b=moved.b)
+    else:
+        moved = None if moved is None else target.project(moved)
     return None if moved is None or moved.fingerprint() == s.fingerprint() else moved
 
 

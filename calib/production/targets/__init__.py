@@ -105,15 +105,18 @@ def weighting_unsupported(config: "Config", name: str) -> list[dict]:
 
 
 def _without_issue24(t: Target, config: "Config") -> Target:
-    """A tool that strips no boilerplate lines or applies no minimum length (its projection drops
-    them: see its ``unsupported``) is evaluated as it runs, without them: say so in its note."""
+    """A pre-step the tool's projection drops (its snippet cannot run it as calib does: see its
+    ``unsupported``) is left out of the config it is evaluated as: say which in its note."""
     cfg = t.engine_config
-    if cfg is None or not ((config.rep.strip_lines and not cfg.rep.strip_lines)
-                           or (config.min_shingles and not cfg.min_shingles)):
+    if cfg is None:
+        return t
+    lacks = [w for w, on in (("boilerplate stripping", config.rep.strip_lines and not cfg.rep.strip_lines),
+                             ("minimum length", config.min_shingles and not cfg.min_shingles)) if on]
+    if not lacks:
         return t
     from dataclasses import replace
-    return replace(t, engine_note=f"{t.engine_note}; without boilerplate stripping and minimum length (the tool has "
-                                  "neither)")
+    return replace(t, engine_note=f"{t.engine_note}; without {' and '.join(lacks)} (its snippet cannot run it as "
+                                  "calib does)")
 
 
 EVIDENCE_KEYS = ("removed", "true_removals", "false_removals", "false_removal_rate", "false_removal_rate_low",

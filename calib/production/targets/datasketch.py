@@ -7,8 +7,10 @@ the ``oph`` scheme has no datasketch counterpart (listed as unsupported).
 ``MinHashLSH(num_perm, params=(b, r))`` bands the first b*r values as
 ``calib.candidates.lsh`` does. Normalization and shingling are calib's own source
 (:func:`calib.production.targets._source.shingling_source`). datasketch does no
-clustering: the snippet stops at verified pairs and keeps, like calib's
-``first`` rule on the connected policy, the smallest row of each component.
+clustering: the snippet stops at verified pairs and clusters them itself, as calib's
+``connected`` or ``star`` policy with the ``first`` rule. calib's pre-steps (boilerplate stripping
+with the exported stoplist, the minimum length) run in the script before MinHash
+(:mod:`calib.production.targets._presteps`).
 """
 
 from __future__ import annotations
@@ -23,23 +25,26 @@ from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
 from calib.production.targets.target import LACKS, Target, measure_unsupported
 from calib.production.targets._source import shingling_source
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note, prestep_source
 
 TOOL = "datasketch==2.0.0"
 
 
 def project(config):
     """The config as the datasketch snippet runs it: calib's own shingles, signatures, banding and
-    verification (bit-identical), connected components keeping the first document; no stripping,
-    minimum length, containment or weights (:data:`CAPABILITIES`). None below 2 bands (MinHashLSH
-    refuses them)."""
-    config = common(config, CAPABILITIES)
-    if config.b < CAPABILITIES.min_bands:
+    verification (bit-identical), calib's boilerplate stripping and minimum length run first by the
+    snippet, its connected or star clusters keeping the first document; no containment or weights
+    (:data:`CAPABILITIES`). None below 2 bands (MinHashLSH refuses them)."""
+    projected = common(config, CAPABILITIES)
+    if projected.b < CAPABILITIES.min_bands:
         return None
-    return replace(config, policy=Policy.CONNECTED, representative=Representative.FIRST, max_component=None)
+    return hostable(config, replace(projected, policy=_policy(projected), representative=Representative.FIRST,
+                                    max_component=None))
 
 
 CAPABILITIES = Capabilities(name="datasketch", project=project, verify=("exact", "estimated", "none"),
-                            policies=("connected",), keep="first", lacks=LACKS, min_bands=2, tool=TOOL)
+                            policies=("connected", "star"), keep="first", lacks=LACKS, pre_steps=PRE_STEPS,
+                            min_bands=2, tool=TOOL)
 
 
 def _verification_note(config) -> str:
@@ -51,7 +56,7 @@ def _verification_note(config) -> str:
     return "every LSH candidate pair is a duplicate (no verification)"
 
 
-def _snippet(config) -> str:
+def _snippet(config, keep: tuple[str, ...]) -> str:
     from calib.production.manifest import NOTICE
     rep = config.rep
     if rep.scheme == "prefix":
@@ -74,9 +79,13 @@ def _snippet(config) -> str:
 Reproduces calib's representation {rep.fingerprint()} ({rep}):
 MinHash values are bit-identical to calib's signatures, and MinHashLSH with
 params=(b, r) returns the same candidate pairs as calib's banding.
-Documents with no shingle are not inserted (calib never makes them candidates).
-Kept document: datasketch does not cluster; proposed_removals() takes connected
-components of the verified pairs and keeps the first document (input order) of each.
+Each text is first prepared as calib does (prepare(): boilerplate lines of stoplist.json
+stripped, short documents flagged); documents with no shingle or short ones are not
+inserted (calib never makes them candidates: they are kept).
+Kept document: datasketch does not cluster; proposed_removals() clusters the verified
+pairs with POLICY and keeps the first document (input order): "connected" removes every
+other member of a connected component, "star" takes each remaining document in input
+order and removes its remaining verified neighbours (no chained removals).
 """
 
 from __future__ import annotations
@@ -89,8 +98,10 @@ SEED = {rep.seed}
 B, R = {config.b}, {config.r}
 VERIFY = {config.verify!r}
 THRESHOLD = {config.threshold!r}
+POLICY = {str(_policy(config))!r}
 
-{shingling_source(rep)}{perms}
+{shingling_source(rep)}
+{prestep_source(config, keep)}{perms}
 
 def minhash(text, shingle_set=None):
     m = MinHash({mh_kwargs})
@@ -112,7 +123,8 @@ def similarity(text_a, text_b):
 
 
 def candidate_pairs(docs):
-    """docs: iterable of (id, text). Returns sorted (id_a, id_b) LSH candidate pairs."""
+    """docs: iterable of (id, text), texts already prepared (prepared_docs). Returns sorted
+    (id_a, id_b) LSH candidate pairs; documents with no shingle are never candidates."""
     lsh, sigs = make_lsh(), {{}}
     for key, text in docs:
         sh = shingles(text)
@@ -129,9 +141,19 @@ def candidate_pairs(docs):
     return sorted(pairs)
 
 
+def prepared_docs(docs):
+    """(id, prepared text) of the documents that enter the dedup: short ones are left out (kept)."""
+    out = []
+    for key, text in docs:
+        text, short = prepare(text)
+        if not short:
+            out.append((key, text))
+    return out
+
+
 def verified_pairs(docs):
     """(id_a, id_b, similarity) of the candidate pairs that pass verification."""
-    docs = list(docs)
+    docs = prepared_docs(docs)
     text = dict(docs)
     out = []
     for a, b in candidate_pairs(docs):
@@ -142,10 +164,13 @@ def verified_pairs(docs):
 
 
 def proposed_removals(docs):
-    """{{removed id: kept id}}: connected components of the verified pairs, the first
-    document of each component (input order) kept. Report only: nothing is deleted."""
+    """{{removed id: kept id}} of the verified pairs clustered with POLICY, the first document
+    (input order) kept. Report only: nothing is deleted."""
     docs = list(docs)
     order = {{key: k for k, (key, _) in enumerate(docs)}}
+    pairs = verified_pairs(docs)
+    if POLICY == "star":
+        return star_removals(pairs, order)
     parent = {{}}
 
     def find(x):
@@ -153,32 +178,57 @@ def proposed_removals(docs):
             x = parent[x]
         return x
 
-    for a, b, _ in verified_pairs(docs):
+    for a, b, _ in pairs:
         ra, rb = find(a), find(b)
         if ra != rb:
             keep, drop = (ra, rb) if order[ra] < order[rb] else (rb, ra)
             parent[drop] = keep
     return {{x: find(x) for x in parent if find(x) != x}}
+
+
+def star_removals(pairs, order):
+    """Star clusters, first rule: each document not yet taken, in input order, is kept and takes
+    its verified neighbours not yet taken (they are removed in its favour)."""
+    near = {{}}
+    for a, b, _ in pairs:
+        near.setdefault(a, []).append(b)
+        near.setdefault(b, []).append(a)
+    taken, removed = set(), {{}}
+    for key in sorted(near, key=order.__getitem__):
+        if key in taken:
+            continue
+        taken.add(key)
+        for other in sorted(near[key], key=order.__getitem__):
+            if other not in taken:
+                taken.add(other)
+                removed[other] = key
+    return removed
 '''
+
+
+def _policy(config) -> Policy:
+    """The clustering the snippet runs: the config's when it is connected or star with the first rule."""
+    return config.policy if config.policy in (Policy.CONNECTED, Policy.STAR) else Policy.CONNECTED
 
 
 def target(config) -> Target:
     rep = config.rep
-    unsupported = measure_unsupported(config)
+    engine = project(config)
+    keep = kept(config, engine)
+    unsupported = measure_unsupported(config, keep)
     if config.b < 2:
         unsupported.append({"field": "/lsh/b", "value": config.b,
                             "reason": "datasketch MinHashLSH refuses fewer than 2 bands (b < 2)"})
-    if config.policy is not Policy.CONNECTED or config.representative is not Representative.FIRST:
+    if config.representative is not Representative.FIRST or config.max_component is not None:
         unsupported.append({"field": "/clustering", "value": f"{config.policy}/{config.representative}",
-                            "reason": "the snippet clusters with connected components and keeps the first document "
-                                      "of each; `calib apply --config config.json` runs the calibrated clustering "
-                                      "rule"})
+                            "reason": f"the snippet clusters with calib's {_policy(config)} policy and keeps the "
+                                      "first document (no giant-component guard); `calib apply --config config.json` "
+                                      "runs the calibrated clustering rule"})
     if rep.scheme == "oph":
         unsupported.append({"field": "/representation/scheme", "value": rep.scheme,
                             "reason": "datasketch.MinHash has no one-permutation scheme: the snippet uses its "
                                       "k-permutation MinHash(num_perm, seed) (same S-curve in expectation, "
                                       "different signatures, O(n k) per document)"})
-    engine = project(config)
     params = {
         "minhash": {"class": "datasketch.MinHash", "num_perm": rep.num_perm, "seed": rep.seed,
                     "hashfunc": "shingle_hash (calib's: " + rep.hashfunc + " of the shingle's UTF-8 bytes)",
@@ -191,12 +241,16 @@ def target(config) -> Target:
                       "collapse_ws": rep.collapse_ws, "unit": rep.shingle, "k": rep.k, "encoding": "utf-8",
                       "shingle_hash": rep.hashfunc, "source": "calib.represent (inserted with inspect.getsource)"},
         "verification": {"rule": config.verify, "threshold": config.threshold, "how": _verification_note(config)},
+        "clustering": {"policy": str(_policy(config)), "kept": "first (input order)"},
+        "pre_steps": pre_steps(config, keep),
     }
     return Target(
         name="datasketch", title="datasketch", tool=TOOL, file="datasketch_target.py", parameters=params,
-        snippet=_snippet(config), unsupported=tuple(unsupported),
-        kept="datasketch does not cluster; the snippet's proposed_removals() keeps the first document (input "
-             "order) of each connected component of the verified pairs (calib's connected/first)",
+        snippet=_snippet(config, keep), unsupported=tuple(unsupported),
+        kept=f"datasketch does not cluster; the snippet's proposed_removals() clusters the verified pairs with calib's "
+             f"{_policy(config)} policy and keeps the first document (input order) (calib's {_policy(config)}/first)",
         engine_config=engine,
-        engine_note="calib's own signatures, banding and verification (bit-identical); connected/first clustering",
+        engine_note=f"calib's own signatures, banding and verification (bit-identical); {_policy(config)}/first "
+                    "clustering" + pre_steps_note(keep),
         docs=("datasketch 2.0.0 datasketch/minhash.py (MinHash, affine32), datasketch/lsh.py (MinHashLSH params)",))
+

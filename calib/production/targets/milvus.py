@@ -5,7 +5,11 @@ representation, bit-identical) and inserted into a ``BINARY_VECTOR`` field
 (``mh_element_bit_width`` 32, little-endian uint32, dim = 32 * num_perm).
 Milvus bands the whole signature: ``mh_lsh_band`` = b, rows per band =
 num_perm / b. ``mh_search_with_jaccard`` refines the LSH hits with the stored
-raw signatures, i.e. the MinHash *estimate*, not calib's exact Jaccard.
+raw signatures, i.e. the MinHash *estimate*, not calib's exact Jaccard; for a config verified by
+exact Jaccard the snippet checks each hit itself, against the shingle sets of the documents it
+has kept (client-side, as calib verifies). calib's pre-steps (boilerplate stripping with the
+exported stoplist, the minimum length) run in the script before the signature, through the
+datasketch target's ``prepare``.
 
 The score direction, which decides which hits are near: MHJACCARD is "positively related"
 in Milvus (milvus-io/milvus internal/core/src/common/Utils.h,
@@ -31,6 +35,7 @@ from calib.clusters.clustering import Policy, Representative
 from calib.search.capabilities import Capabilities, common
 from calib.search.config import Verify
 from calib.production.targets.target import LACKS, Target, measure_unsupported
+from calib.production.targets._presteps import PRE_STEPS, hostable, kept, pre_steps, pre_steps_note
 
 TOOL = "pymilvus==3.0.2 (Milvus 3.0.x server)"
 DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
@@ -38,22 +43,26 @@ DOCS = ("https://milvus.io/docs/minhash-lsh.md (index and search params)",
         "milvus-io/milvus internal/core/src/common/Utils.h: PositivelyRelated() includes MHJACCARD",
         "pymilvus 3.0.2: MilvusClient.create_schema / prepare_index_params (classmethods), Function, FunctionType.MINHASH")
 SEARCH_LIMIT = 16
+_VERIFY_NOTE = {"none": "no verification", "estimated": "estimated verification (raw-signature refinement)",
+                "exact": "exact verification of each hit (client-side shingle sets)"}
 
 
 def project(config):
-    """The config as the Milvus snippet runs it: calib's signatures (client-side), all num_perm / b rows
-    per band, the estimate from the raw signatures when it verifies (else none), search-before-insert
-    (calib's star/first) (:data:`CAPABILITIES`). None when b does not divide num_perm."""
-    config = common(config, CAPABILITIES)
-    if config.rep.num_perm % config.b:
+    """The config as the Milvus snippet runs it: calib's signatures (client-side), calib's boilerplate
+    stripping and minimum length run first by the snippet, all num_perm / b rows per band, the
+    config's verification (the estimate from the raw signatures, or the exact Jaccard checked by the
+    snippet on each hit, or none), search-before-insert (calib's star/first) (:data:`CAPABILITIES`).
+    None when b does not divide num_perm."""
+    projected = common(config, CAPABILITIES)
+    if projected.rep.num_perm % projected.b:
         return None
-    verify = Verify.NONE if config.verify is Verify.NONE else Verify.ESTIMATED
-    return replace(config, r=config.rep.num_perm // config.b, verify=verify, policy=Policy.STAR,
-                   representative=Representative.FIRST, max_component=None)
+    return hostable(config, replace(projected, r=projected.rep.num_perm // projected.b, policy=Policy.STAR,
+                                    representative=Representative.FIRST, max_component=None))
 
 
-CAPABILITIES = Capabilities(name="milvus", project=project, verify=("estimated", "none"), policies=("star",),
-                            keep="first", lacks=LACKS, whole_signature=True, tool=TOOL)
+CAPABILITIES = Capabilities(name="milvus", project=project, verify=("exact", "estimated", "none"),
+                            policies=("star",), keep="first", lacks=LACKS, pre_steps=PRE_STEPS,
+                            whole_signature=True, tool=TOOL)
 
 
 def _py(value) -> str:
@@ -71,7 +80,11 @@ Signatures are calib's, computed client-side by datasketch_target.py (shipped
 beside this file) and inserted into a BINARY_VECTOR field. Parameter names:
 https://milvus.io/docs/minhash-lsh.md and https://milvus.io/docs/minhash-function.md.
 MHJACCARD is positively related: hit["distance"] is the estimated Jaccard
-similarity, so a hit is a duplicate when distance >= THRESHOLD.
+similarity, so a hit is a duplicate when distance >= THRESHOLD ("estimated");
+with VERIFY "exact" a hit is a duplicate when the exact Jaccard of the two shingle
+sets (the kept documents' sets are held client-side) is >= THRESHOLD.
+Each text is first prepared as calib does (datasketch_target.prepare: boilerplate
+lines stripped, short documents left out of the dedup and kept).
 Kept document: dedup() searches before it inserts, in input order; a document
 is dropped when an already kept document is a duplicate hit (calib's star/first).
 What this target cannot express: targets.json, milvus.unsupported.
@@ -82,7 +95,7 @@ from __future__ import annotations
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
-from datasketch_target import minhash, shingles
+from datasketch_target import exact_jaccard, minhash, prepare, shingles
 
 DIM = {p["schema"]["signature"]["dim"]}  # num_perm * 32 bits
 INDEX_PARAMS = {_py(p["index_params"]["params"])}
@@ -124,34 +137,55 @@ def signature_bytes(text):
     return np.asarray(minhash(text).hashvalues, dtype="<u4").tobytes()
 
 
-def is_duplicate_hit(hit):
-    """MHJACCARD distance = estimated Jaccard similarity (larger is closer)."""
-    return VERIFY == "none" or hit["distance"] >= THRESHOLD
+def is_duplicate_hit(hit, own_set=None, kept_sets=None):
+    """MHJACCARD distance = estimated Jaccard similarity (larger is closer); with VERIFY "exact",
+    the exact Jaccard of the shingle sets (own_set, and the hit's in kept_sets)."""
+    if VERIFY == "none":
+        return True
+    if VERIFY == "exact":
+        return exact_jaccard(own_set, kept_sets[hit["id"]]) >= THRESHOLD
+    return hit["distance"] >= THRESHOLD
 
 
 def dedup(client, name, docs):
     """Search before insert, in input order. Returns {{removed id: kept id}} (report only)."""
-    order, removed = {{}}, {{}}
+    order, removed, kept_sets = {{}}, {{}}, {{}}
     for doc_id, text in docs:
+        text, short = prepare(text)
+        sh = shingles(text)
         sig = signature_bytes(text)
-        if shingles(text):  # a text with no shingle is never a candidate
+        if sh and not short:  # a text with no shingle is never a candidate; a short one is left out, kept
             hits = client.search(collection_name=name, data=[sig], anns_field="signature",
                                  search_params=SEARCH_PARAMS, limit=SEARCH_LIMIT,
                                  consistency_level="Strong")[0]
-            dup = [h for h in hits if is_duplicate_hit(h)]
+            dup = [h for h in hits if is_duplicate_hit(h, sh, kept_sets)]
             if dup:
                 removed[doc_id] = min((h["id"] for h in dup), key=order.__getitem__)
                 continue
-        order[doc_id] = len(order)
-        client.insert(collection_name=name, data=[{{"id": doc_id, "text": text, "signature": sig}}])
+            order[doc_id] = len(order)
+            if VERIFY == "exact":
+                kept_sets[doc_id] = sh
+            client.insert(collection_name=name, data=[{{"id": doc_id, "text": text, "signature": sig}}])
     return removed
 '''
+
+
+def _duplicate_hit(config) -> str:
+    if config.verify is Verify.NONE:
+        return "every hit"
+    if config.verify is Verify.EXACT:
+        return (f"exact Jaccard of the shingle sets >= {config.threshold:g} (the kept documents' sets held "
+                "client-side; hits ranked by the estimate)")
+    return (f"hit['distance'] >= {config.threshold:g} (distance = estimated Jaccard similarity; MHJACCARD is "
+            "positively related)")
 
 
 def target(config) -> Target:
     rep = config.rep
     verifying = config.verify is not Verify.NONE
-    unsupported = measure_unsupported(config)
+    engine = project(config)
+    keep = kept(config, engine)
+    unsupported = measure_unsupported(config, keep)
     if rep.num_perm % config.b:
         unsupported.append({"field": "/lsh/b", "value": config.b,
                             "reason": f"mh_lsh_band must divide the signature evenly; {rep.num_perm} hashes do not "
@@ -161,10 +195,6 @@ def target(config) -> Target:
                             "reason": f"Milvus bands the whole signature: {config.b} bands of "
                                       f"{rep.num_perm // config.b} rows, not calib's first b*r = "
                                       f"{config.b * config.r} of {rep.num_perm} values (evaluated that way)"})
-    if config.verify is Verify.EXACT:
-        unsupported.append({"field": "/verification/rule", "value": "exact",
-                            "reason": "mh_search_with_jaccard refines with the stored raw signatures (the MinHash "
-                                      "estimate), not the exact Jaccard of shingle sets (evaluated as 'estimated')"})
     unsupported.append({"field": "/verification/threshold", "value": config.threshold,
                         "reason": f"a search returns the top {SEARCH_LIMIT} hits (limit), not every pair above a "
                                   "threshold; the snippet filters them client-side (distance >= threshold: MHJACCARD "
@@ -179,7 +209,6 @@ def target(config) -> Target:
                                   "function (option B) tokenizes with the field's analyzer, has no calib "
                                   "normalization and its own permutations" +
                                   (" and hash_function 'xxhash' or 'sha1' only" if rep.hashfunc == "mmh3" else "")})
-    engine = project(config)
     params = {
         "schema": {"id": {"datatype": "VARCHAR", "is_primary": True, "max_length": 512},
                    "signature": {"datatype": "BINARY_VECTOR", "dim": rep.num_perm * 32}},
@@ -189,8 +218,8 @@ def target(config) -> Target:
         "search_params": {"metric_type": "MHJACCARD",
                           "params": {"mh_search_with_jaccard": verifying, "refine_k": 4 * SEARCH_LIMIT}},
         "search_limit": SEARCH_LIMIT,
-        "duplicate_hit": ("every hit" if not verifying else f"hit['distance'] >= {config.threshold:g} "
-                          "(distance = estimated Jaccard similarity; MHJACCARD is positively related)"),
+        "duplicate_hit": _duplicate_hit(config),
+        "pre_steps": pre_steps(config, keep),
         "minhash_function": {"function_type": "MINHASH",
                              "params": {"num_hashes": rep.num_perm, "shingle_size": rep.k,
                                         "token_level": rep.shingle,
@@ -206,7 +235,6 @@ def target(config) -> Target:
         kept="the earliest document (input order): search-before-insert drops a document when an already kept "
              "document is a duplicate hit (calib's star policy, first rule: no chained removals)",
         engine_config=engine,
-        engine_note=("calib's signatures, all num_perm/b rows per band, estimated verification (raw-signature "
-                     "refinement), star/first clustering" if verifying else
-                     "calib's signatures, all num_perm/b rows per band, no verification, star/first clustering"),
+        engine_note=(f"calib's signatures, all num_perm/b rows per band, "
+                     f"{_VERIFY_NOTE[config.verify]}, star/first clustering" + pre_steps_note(keep)),
         docs=DOCS)

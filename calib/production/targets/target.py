@@ -5,8 +5,9 @@ the tool's own names, a snippet to run, what the tool cannot express
 (``unsupported``), the document it keeps per cluster, and the config *as the
 tool runs it* (``engine_config``), which :func:`calib.production.targets.evidence`
 evaluates on the sample. :func:`measure_unsupported` is the ``unsupported``
-list every tool module starts from: no tool verifies containment, strips
-boilerplate lines or applies a minimum length.
+list every tool module starts from: no tool verifies containment, and the
+tools whose snippet cannot host calib's pre-steps (:mod:`calib.production.targets._presteps`)
+strip no boilerplate lines and apply no minimum length.
 """
 
 from __future__ import annotations
@@ -50,31 +51,34 @@ class Target:
         return f"{self.title} ({self.tool}): {len(self.unsupported)} unsupported; keeps {self.kept}"
 
 
-def measure_unsupported(config: "Config") -> list[dict]:
+def measure_unsupported(config: "Config", hosts: tuple[str, ...] = ()) -> list[dict]:
     """The unsupported entry every target shares: the tools verify (or band) Jaccard only, so a
-    containment config is run, and evaluated, as Jaccard at the same threshold."""
+    containment config is run, and evaluated, as Jaccard at the same threshold; then the pre-steps
+    the target's snippet does not host (``hosts``: :func:`calib.production.targets._presteps.hosted`)."""
     out = [] if config.measure == "jaccard" else [
         {"field": "/verification/measure", "value": config.measure,
          "reason": "the tool verifies Jaccard only: it runs (and is evaluated here) as Jaccard at the same "
                    "threshold; `calib apply --config config.json` runs the containment rule"}]
-    return out + short_and_boilerplate_unsupported(config)
+    return out + short_and_boilerplate_unsupported(config, hosts)
 
 
-# What a tool would need for boilerplate stripping and a minimum length (none of them has either; datatrove's pipeline could host both).
-_STRIP_NEED = ("no line stoplist: drop each line whose normalized text is in stoplist.json before the tool "
-               "shingles (datatrove: a filter or formatter step ahead of MinhashDedupSignature would do it)")
+# What a snippet that cannot host calib's pre-steps lacks (the tools themselves have neither step).
+_STRIP_NEED = ("no line stoplist: the tool is evaluated under another normalization than the one stoplist.json's "
+               "lines are normalized with, so the snippet cannot strip them as calib does (evaluated without stripping)")
 _SHORT_NEED = {"exclude": "every document is sketched: leave documents with fewer than {m} distinct shingles out "
                           "of the dedup input (they are kept, not removed)",
-               "exact": "every document is sketched: send documents with fewer than {m} distinct shingles to an "
-                        "exact-text dedup instead (datatrove: ExactDedup-style hashing of the normalized text)"}
+               "exact": "the snippet ships the minimum length with the rule 'exclude' only: sending documents with fewer "
+                        "than {m} distinct shingles to an exact-text dedup is not shipped (evaluated without a "
+                        "minimum length)"}
 
 
-def short_and_boilerplate_unsupported(config: "Config") -> list[dict]:
-    """Boilerplate stripping and the minimum length (calib.sketches.boilerplate, calib.verification.short): no target has them."""
+def short_and_boilerplate_unsupported(config: "Config", hosts: tuple[str, ...] = ()) -> list[dict]:
+    """Boilerplate stripping and the minimum length (calib.sketches.boilerplate, calib.verification.short),
+    where the target's snippet does not host them (``hosts``)."""
     out = []
-    if config.rep.strip_lines:
+    if config.rep.strip_lines and "strip_lines" not in hosts:
         out.append({"field": "/representation/strip_lines", "value": config.rep.strip_lines, "reason": _STRIP_NEED})
-    if config.min_shingles:
+    if config.min_shingles and "min_shingles" not in hosts:
         out.append({"field": "/short_docs", "value": {"min_shingles": config.min_shingles, "rule": config.short_docs},
                     "reason": _SHORT_NEED[config.short_docs].format(m=config.min_shingles)})
     return out
