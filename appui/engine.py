@@ -99,14 +99,16 @@ def search_call(ws: Workspace, settings: dict, ignore_categories: tuple[str, ...
     """``calib sweep``'s default search on ``ws`` (no grid flag typed): the grid chosen from the sample,
     the configurations the search skips left out, the second pass (its step around the front and its
     exploration) and the seed check, with ``settings`` (the page's controls: ``max_false_removal_rate``,
-    ``effort``, ...: keyword arguments of :func:`calib.search.from_sample.search`) and ``watch``
-    (``progress``, ``stop``, ``measured``)."""
+    ``effort``, ...: keyword arguments of :func:`calib.search.from_sample.search`; ``target`` by name, as
+    ``calib sweep --target`` takes it) and ``watch`` (``progress``, ``stop``, ``measured``)."""
     from calib.search.from_sample import RESEED_TOP, search
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
+    from calib.production.targets import capabilities
     ws = ws.ignoring(tuple(ignore_categories))
     grid, choice = grid_from_sample(ws, Grid(ignore_categories=tuple(ignore_categories)))
+    kw = {**settings, "target": capabilities(settings.get("target") or "calib")}
     return search(ws, grid, given=CHOSEN_AXES, second_pass=True, check_top=RESEED_TOP, skip=choice is not None,
-                  **settings, **watch)
+                  **kw, **watch)
 
 
 def default_search(settings: dict, ignore_categories: tuple[str, ...] = ()):

@@ -29,6 +29,7 @@ SAMPLE, SAMPLE_HASH, SAMPLE_SOURCE = "calib_sample", "calib_sample_hash", "calib
 CONFIG, CONFIG_SOURCE = "calib_config", "calib_config_source"
 RESULTS, RESULTS_HASH, GRID = "calib_results", "calib_results_hash", "calib_grid"
 BUDGET, OBJECTIVE = "calib_budget", "calib_objective"
+TARGET = "calib_target"  # the tool the search is for (calib sweep --target)
 CONFIDENCE = "calib_confidence"  # the budget held on the rate (None) or its one-sided upper bound at this level
 REVIEW_DB, REVIEWER = "calib_review_db", "calib_reviewer"
 FLASH = "calib_flash"

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from calib.base import atomic
+from calib.production.targets import TARGET_NAMES
 
 from . import charts, engine, search_job, state
 from .picking import objective_name, pick  # noqa: F401  (the page picks through this module)
@@ -49,11 +50,22 @@ def settings() -> dict:
              "the time when it sits on the budget). A confidence: the rate's one-sided upper bound at that level "
              "must fit, so the corpus exceeds the budget with at most that much doubt (calib sweep --confidence)")
     ss[state.CONFIDENCE] = confidence
-    # a control added here (a target) reaches the search, its re-pick check and the results file at once: one
-    # more keyword argument of calib.search.from_sample.search
+    names = list(TARGET_NAMES)
+    target = st.selectbox("The tool that will run it", names, index=names.index(ss.get(state.TARGET, "calib"))
+                          if ss.get(state.TARGET, "calib") in names else 0, key="target", format_func=target_title,
+                          help="The search explores only what that tool runs and measures every configuration "
+                               "as it runs it (calib sweep --target): a pick that holds the budget where it runs")
+    ss[state.TARGET] = target
+    # a control added here reaches the search, its re-pick check and the results file at once: one more keyword
+    # argument of calib.search.from_sample.search (the target by name; appui.engine.search_call resolves it)
     ss[SETTINGS] = kwargs = {"max_false_removal_rate": pct / 100, "effort": float(effort), "objective": objective,
-                             "confidence": confidence}
+                             "confidence": confidence, "target": target}
     return kwargs
+
+
+def target_title(name: str) -> str:
+    """A target as the controls name it: calib's engines, or the tool."""
+    return "calib (its local and Spark engines)" if name == "calib" else name.replace("_", "-")
 
 
 def ignored() -> tuple[str, ...]:

@@ -250,7 +250,9 @@ def recommendation(rec: pd.Series, budget: float, objective: str, how: str, foun
     """The recommended row, which step found it and how it was picked, its numbers, and the button that
     makes it the current configuration."""
     cfg = config_from_row(rec)
-    st.markdown(f"**Recommended under a {budget:.2%} budget:** `{state.config_label(cfg)}`")
+    tool = rec.get("target")
+    runs = f" as {tool} runs it" if isinstance(tool, str) and tool not in ("", "calib") else ""
+    st.markdown(f"**Recommended under a {budget:.2%} budget{runs}:** `{state.config_label(cfg)}`")
     st.caption(f"{search.found_by_text(rec, found)[0].upper()}{search.found_by_text(rec, found)[1:]}; {how}.")
     frr = "false_removal_rate"
     frame.metrics([

@@ -104,6 +104,28 @@ def config_section(cfg, ev, s) -> None:
                            key="download_stoplist")
 
 
+def tool_check(cfg, evidence: dict) -> None:
+    """The tool that will run it (calib export --target): whether it runs this configuration as measured,
+    and if not, what it lacks and the figures it would give instead."""
+    names = list(T.TARGET_NAMES)
+    chosen = st.session_state.get(state.TARGET, "calib")
+    name = st.selectbox("The tool that will run it", names, index=names.index(chosen) if chosen in names else 0,
+                        key="export_target", format_func=lambda n: n.replace("_", "-"),
+                        help="calib export --target: a configuration that tool cannot run as measured is refused")
+    st.session_state[state.TARGET] = name
+    if name == "calib":
+        return
+    caps = T.capabilities(name)
+    if caps.runs_as_is(cfg):
+        st.success(f"{name} runs this configuration as measured: its figures below are the ones it gives.")
+        return
+    e = evidence.get(name)
+    gives = "it cannot run it at all" if not e else f"it would give {T.figures_text(e)}"
+    st.error(f"**{name} cannot run this configuration as measured**: it lacks {md('; '.join(caps.differences(cfg)))}; "
+             f"{gives}. Run the search for it on the Sweep page (The tool that will run it: {name}), or "
+             f"`calib sweep --target {name}`.")
+
+
 def targets_section(cfg, ev) -> None:
     st.subheader("2. Production targets")
     st.caption("The same decision for each tool, pinned to the version it was read against: parameters, a "
@@ -118,6 +140,7 @@ def targets_section(cfg, ev) -> None:
                 evidence = engine.target_evidence(cfg)
         except Exception as exc:  # noqa: BLE001
             st.warning(f"The targets' own figures could not be computed: {message(exc)}")
+    tool_check(cfg, evidence)
     if evidence:
         losses = loss_lines(ev.row, {name: evidence.get(name) for name in found},
                             {name: t.title for name, t in found.items()})

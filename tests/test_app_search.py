@@ -279,3 +279,33 @@ def test_the_search_pick_stands_only_for_the_settings_it_ran_with():
     assert not same_settings(ran, {**ran, "max_false_removal_rate": 0.0057})
     assert not same_settings(ran, {**ran, "objective": "candidate_recall"})
     assert not same_settings(ran, {**ran, "target": "datasketch"})  # a control the search did not run with
+
+
+def test_the_target_control_runs_the_search_for_that_tool(monkeypatch):
+    """The Sweep page's target reaches the search as calib sweep --target passes it: that tool's capabilities."""
+    from appui import engine
+    from calib.search import from_sample
+    seen = {}
+
+    def fake(ws, grid, **kw):
+        seen.update(kw)
+        return "found"
+    monkeypatch.setattr(from_sample, "search", fake)
+    ws = engine.Workspace(load_sample(ROOT / "data" / "sample"))
+    for name in ("datatrove", "calib"):
+        got = engine.search_call(ws, {"max_false_removal_rate": 0.01, "effort": 0.0, "objective": "pair_recall",
+                                      "confidence": None, "target": name})
+        assert got == "found" and seen["target"].name == name and seen["confidence"] is None
+
+
+def test_the_export_page_names_what_the_chosen_tool_lacks():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.switch_page("pages/6_Export.py").run()
+    assert not at.exception, at.exception
+    at.selectbox(key="export_target").set_value("datatrove").run()
+    assert not at.exception, at.exception
+    refused = [e.value for e in at.error if "datatrove cannot run this configuration as measured" in e.value]
+    assert refused and "it lacks" in refused[0] and "calib sweep --target datatrove" in refused[0]
+    at.selectbox(key="export_target").set_value("calib").run()
+    assert not [e for e in at.error if "cannot run this configuration" in e.value]
