@@ -272,7 +272,7 @@ def test_cli_sweeps_containment_and_names_it(tmp_path, capsys):
     res = pd.read_csv(out)
     assert res["measure"].tolist() == ["jaccard", "containment"]
     assert res.loc[res["recommended"], "measure"].tolist() == ["containment"]  # J of a 60-in-400 copy is ~0.15
-    assert " exact containment t=0.5: pair recall 100.0%" in capsys.readouterr().err
+    assert " exact containment t=0.5 connected clusters: pair recall 100.0%" in capsys.readouterr().err
     assert cli.main(["sweep", "--sample", str(tmp_path / "s"), "--out", str(tmp_path / "x.csv"),
                      "--measures", "overlap"]) == 2
     assert "Grid.measures must be some of ('jaccard', 'containment'" in capsys.readouterr().err

@@ -193,7 +193,7 @@ def test_cli_corpus_draw_more_and_sweep_on_the_shipped_corpus(tmp_path, capsys):
     assert s.design.draws == 2 and len(s.pairs) == 120 and s.n == len(grown.docs)
     assert main(["draw", "--more", "10", "--out", str(again), "--config", str(_config(tmp_path))]) == 0
     err = capsys.readouterr().err
-    assert "pair recall:" in err and "new pairs" in err
+    assert "\npair recall " in err and "(95% interval " in err and "new pairs" in err  # rates as sweep and export write them
     assert main(["sweep", "--sample", str(again), "--out", str(tmp_path / "sw.csv"), *SMALL_GRID,
                  "--by-slice", str(tmp_path / "slices.csv")]) == 0
     res = pd.read_csv(tmp_path / "sw.csv")

@@ -37,7 +37,8 @@ def test_code_blocks_scroll_and_never_wrap_inside_an_option_at_800_px(tmp_path):
     })"""
     seen_wide = 0
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        # Playwright hides scrollbars by default (--hide-scrollbars): a reader's browser draws them
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, ignore_default_args=["--hide-scrollbars"])
         page = browser.new_page(viewport={"width": 800, "height": 1000})
         for name in PAGES:
             page.goto((site / name / "index.html").as_uri())

@@ -200,7 +200,7 @@ def cmd_sweep(a) -> int:
     from calib.search.grid import CHOSEN_AXES, grid_from_sample
     from calib.search.from_sample import RESEED_TOP, search
     from calib.search.grid import Grid
-    from calib.search.workspace import Workspace
+    from calib.search.workspace import Workspace, check_design_representation
     from calib.search.seeds import across_seeds
     from calib.search.recommend import held_words, recommendation_line, standing_text, with_recommendation
     from calib.search.knobs import knobs_text
@@ -220,6 +220,11 @@ def cmd_sweep(a) -> int:
     queue_out = outputs.file("--review-queue", a.review_queue, (".csv",)) if a.review_queue else None
     slices_out = outputs.file("--by-slice", a.by_slice, (".parquet", ".csv")) if a.by_slice else None
     sample = load(a.sample, a.pairs, a.missing_values)
+    if sample.design is not None:  # a drawn set's design is refused before anything else is said of it
+        try:
+            check_design_representation(sample.design)
+        except ValueError as exc:
+            raise CliError(f"{a.sample}: {exc}")
     # nothing to measure: said before any work, nothing written (fewer than 2 documents: refused as such below)
     if sample.n >= 2 and _no_labels(sample) and not a.reviews:
         waiting = sample.unlabeled_pairs()

@@ -53,7 +53,7 @@ BOOTSTRAP_REPLICATES = 1000
 NEGATIVE_PAIRS = 20_000
 
 
-def _check_design_representation(design) -> None:
+def check_design_representation(design) -> None:
     """A drawn set's design.json names the representation its strata were computed under; the
     loader (below the sketching stage) keeps it as a dict, so it is checked here, before any work."""
     try:
@@ -80,7 +80,7 @@ class Workspace:
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         if sample.design is not None:
-            _check_design_representation(sample.design)
+            check_design_representation(sample.design)
         self.sample = sample
         self._sets: dict[str, ShingleSets] = {}
         self._texts: dict[str, tuple[Stoplist, list[str]]] = {}  # boilerplate stripping, per normalization+share
