@@ -10,6 +10,7 @@ from appui import sweep_search as search
 from appui.errors import guard, message
 from appui.text import count
 from calib.estimates import figures
+from calib.production import targets as T
 from calib.sketches.schemes import SCHEMES, canonical_scheme, scheme_names
 from calib.sketches.represent import HASH_FUNCTIONS, WEIGHTINGS, Representation
 from calib.search.config import VERIFY_RULES, config_from_row
@@ -250,8 +251,8 @@ def recommendation(rec: pd.Series, budget: float, objective: str, how: str, foun
     """The recommended row, which step found it and how it was picked, its numbers, and the button that
     makes it the current configuration."""
     cfg = config_from_row(rec)
-    tool = rec.get("target")
-    runs = f" as {tool} runs it" if isinstance(tool, str) and tool not in ("", "calib") else ""
+    tool = T.measured_for(rec)
+    runs = "" if tool == "calib" else f" as {tool} runs it"
     st.markdown(f"**Recommended under a {budget:.2%} budget{runs}:** `{state.config_label(cfg)}`")
     st.caption(f"{search.found_by_text(rec, found)[0].upper()}{search.found_by_text(rec, found)[1:]}; {how}.")
     frr = "false_removal_rate"

@@ -60,12 +60,6 @@ def row_from_sweep(path: str, fingerprint: str | None):
     return rows.iloc[0]
 
 
-def swept_target(row) -> str:
-    """The target a results row was measured for: its 'target' cell (calib's rows have none)."""
-    t = row.get("target")
-    return "calib" if t is None or (isinstance(t, float) and t != t) or str(t) == "" else str(t)
-
-
 def check_within_budget(path: str, row, budget: float, confidence: float | None = None, swept=None) -> None:
     """The recommended row of a results table still fits ``--budget``: its false-removal rate (with
     ``confidence``, the rate's one-sided upper bound at it) measured and at most the budget (a table edited
@@ -210,7 +204,8 @@ def cmd_export(a) -> int:
         confidence, ignore = swept_rule(a.from_sweep, row, confidence, ignore)
         selection = {"method": "chosen" if a.fingerprint else "recommend", "source": Path(a.from_sweep).name,
                      "config_fingerprint": config.fingerprint()}
-        swept_for = swept_target(row)
+        from calib.production.targets import measured_for
+        swept_for = measured_for(row)
         if a.target is None:
             target = target_of(swept_for)
         elif swept_for != target.name:

@@ -51,6 +51,12 @@ REGISTRY_NAMES = ("datasketch", "milvus", "datatrove", "text_dedup", "nemo_curat
 TARGET_NAMES = ("calib", *REGISTRY_NAMES)  # what --target accepts: calib's engines, then every tool
 
 
+def measured_for(row) -> str:
+    """The target a results row was measured for: its 'target' cell (calib's rows have none, or NaN)."""
+    t = row.get("target")
+    return "calib" if t is None or (isinstance(t, float) and t != t) or str(t) == "" else str(t)
+
+
 def capabilities(name: str | None = None):
     """What each target runs (``{name: Capabilities}``, calib first), or the one named ``name``
     (a ValueError naming the choices for another name)."""
