@@ -299,6 +299,16 @@ def test_against_union_find(g):
         assert np.array_equal(c.cluster[rep], c.cluster)
         assert all(c.chained[d] == ((min(d, rep[d]), max(d, rep[d])) not in edges)
                    for d in np.flatnonzero(c.removed))
+    # the same edges given already merged and in pair order (a join's output) cluster alike
+    best = {}
+    for p, w in zip(pairs, sim):
+        best[p] = max(w, best.get(p, w))
+    order = sorted(best)
+    so = cluster_pairs(n, np.array([p[0] for p in order], dtype=np.int64),
+                       np.array([p[1] for p in order], dtype=np.int64), np.array([best[p] for p in order]),
+                       policy="connected", max_component=giant, **kw)
+    for field in ("component", "cluster", "representative", "removed", "chained", "flagged_giant"):
+        assert np.array_equal(getattr(so, field), getattr(guarded, field)), field
     # connected keeps exactly one per component
     assert np.array_equal(np.bincount(conn.component, conn.kept), np.ones(ref.max() + 1))
     assert np.array_equal(conn.cluster, conn.component)

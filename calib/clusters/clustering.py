@@ -161,7 +161,7 @@ class Clustering:
 # ---------------------------------------------------------------- validation
 
 def verified_edges(n: int, i, j, sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validated, de-duplicated edges (i < j) with weights (max sim per pair; 1 if sim is None)."""
+    """Validated, de-duplicated edges (i < j) in pair order, with weights (max sim per pair; 1 if sim is None)."""
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     i = np.asarray(i)
@@ -189,10 +189,20 @@ def verified_edges(n: int, i, j, sim) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if len(i) == 0:
         return i, j, w
     key = pair_codes(i, j, n)
+    if np.all(key[1:] > key[:-1]):  # already sorted and distinct (a join's or a draw's pairs): nothing to merge
+        return i, j, w
     order = np.lexsort((-w, key))  # by pair, highest sim first
     key, i, j, w = key[order], i[order], j[order], w[order]
     first = np.r_[True, key[1:] != key[:-1]]
     return i[first], j[first], w[first]
+
+
+def _has_pair(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``np.isin(query, codes)`` for ``codes`` sorted and distinct (:func:`verified_edges`' order), by binary search."""
+    if not len(codes):
+        return np.zeros(len(query), dtype=bool)
+    at = np.minimum(np.searchsorted(codes, query), len(codes) - 1)
+    return codes[at] == query
 
 
 def _row_array(name: str, values, n: int) -> np.ndarray:
@@ -382,7 +392,7 @@ def cluster_pairs(n: int, i, j, sim=None, *, policy: Policy | str = Policy.CONNE
 
     removed = rep != rows
     chained = removed.copy()  # a removed row without a verified pair to its representative (looked up for those alone)
-    chained[removed] = ~np.isin(unordered_codes(rows[removed], rep[removed], n), pair_codes(i, j, n))
+    chained[removed] = ~_has_pair(pair_codes(i, j, n), unordered_codes(rows[removed], rep[removed], n))
     cluster = _relabel_by_first(rep) if policy is Policy.STAR or giant_comp.any() else component
     return Clustering(component=component, cluster=cluster, representative=rep,
                       removed=removed, chained=chained, flagged_giant=flagged,
