@@ -77,7 +77,6 @@ class Workspace:
         self.sources = {"idf": "sample", "stoplist": "sample", **(sources or {})}
         self._df: dict[str, object] = {}
         self._df_sha: dict[str, str] = {}
-        self._stop_sha: dict[str, str] = {}
         if sample.n < 2:
             raise ValueError(f"sample {sample.name!r} has {sample.n} document(s); calibration needs at least 2")
         if sample.design is not None:
@@ -205,10 +204,7 @@ class Workspace:
                 self._df_sha[key] = self.frequencies(rep).sha256()
             out.update(idf_source=self.sources["idf"], idf_sha256=self._df_sha[key])
         if rep.strip_lines:
-            key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
-            if key not in self._stop_sha:  # the stoplist's JSON is megabytes on a corpus of source files
-                self._stop_sha[key] = self.stripped(rep)[0].sha256(rep)
-            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=self._stop_sha[key])
+            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=self.stripped(rep)[0].sha256(rep))
         return out
 
     def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
