@@ -19,7 +19,7 @@ from _util import needs_clough
 
 BREAKS = ("\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 BODIES = ("menu: Home | About", "MENU  home about", "return", "}", "", "   ", "!!! ---", "...", "\t",
-          "ＡＢＣ ﬁle №5", "abc file no5", "ΟΔΟΣ", "οδος", "Straße", "x\u0301", "footer © 2024")
+          "ＡＢＣ ﬁle №5", "abc file no5", "ΟΔΟΣ", "οδος", "Straße", "x\u0301", "footer © 2024", "bad \udcff byte")
 
 
 def _hand_texts(seed: int = 0, n: int = 24) -> list[str]:
@@ -75,7 +75,7 @@ def test_a_line_normalizes_with_its_break_as_without_under_a_collapse():
     """What the table's stripping relies on when whitespace is collapsed (line_table's docstring)."""
     for rep in _every_normalization():
         if rep.collapse_ws or rep.shingle == "word":
-            for body, brk in itertools.product(BODIES + ("ΑΣ", "aΣ", "ﬀ", "a\u0308"), BREAKS):
+            for body, brk in itertools.product(BODIES + ("ΑΣ", "aΣ", "ﬀ", "a\u0308", "x\udcff"), BREAKS):
                 assert normalize_line(body + brk, rep) == normalize_line(body, rep), (rep, body, brk)
 
 

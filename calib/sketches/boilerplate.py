@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.sketches.line_table import LineTable, normalize_line
+from calib.sketches.line_table import LineTable, line_normalizer
 from calib.sketches.represent import Representation
 from calib.sketches.shingles import ShingleSets
 
@@ -90,8 +90,8 @@ class Stoplist:
         """``text`` without its stoplist lines (the other lines byte for byte)."""
         if not self.lines:
             return text
-        stop = self._set
-        return "".join(x for x in text.splitlines(keepends=True) if normalize_line(x, rep) not in stop)
+        stop, norm = self._set, line_normalizer(rep)
+        return "".join(x for x in text.splitlines(keepends=True) if norm(x) not in stop)
 
     def strip_all(self, texts, rep: Representation) -> list[str]:
         """Every text stripped (``texts``: a list, or a :class:`calib.sketches.line_table.LineTable`):
