@@ -91,7 +91,7 @@ def test_a_line_is_normalized_exactly_as_normalize_does_it():
     lines that are not ASCII (which go to normalize itself)."""
     import itertools
     import random
-    from calib.sketches.boilerplate import normalize_line
+    from calib.sketches.line_table import normalize_line
     rng = random.Random(0)
     lines = ["".join(map(chr, range(128))), "", "  A.B,c;D--e\tF\r\n", "Ünïcödé — «x», café ©", "ΣΑΣ. x\u2028y"]
     lines += ["".join(chr(rng.randrange(0, 128)) for _ in range(rng.randrange(0, 40))) for _ in range(2000)]

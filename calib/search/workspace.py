@@ -44,6 +44,7 @@ from calib.reading.files import SampleError
 from calib.reading.sample import Sample
 from calib.sketches.shingles import ShingleSets, shingle_hashes
 from calib.sketches.boilerplate import Stoplist, stoplist
+from calib.sketches.line_table import LineTable
 from calib.verification.short import short_mask, text_keys
 from calib.clusters.truth import Truth, largest_cluster_share, truth_from_sample
 from calib.sketches.weighted_minhash import frequencies_from_sets, weigh
@@ -84,6 +85,7 @@ class Workspace:
         self.sample = sample
         self._sets: dict[str, ShingleSets] = {}
         self._texts: dict[str, tuple[Stoplist, list[str]]] = {}  # boilerplate stripping, per normalization+share
+        self._lines: dict[str, LineTable] = {}  # the sample's and the line corpus's lines, split once
         self._keys: dict[str, np.ndarray] = {}
         self._copies: dict[str, Copies] = {}
         self._sigs: dict[tuple, np.ndarray] = {}
@@ -165,11 +167,16 @@ class Workspace:
             return None, self.sample.texts
         key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
         if key not in self._texts:
-            memo: dict = {}  # raw line -> normalized: counting, finding and stripping normalize each line once
-            st = stoplist(self.line_corpus if self.line_corpus is not None else self.sample.texts, rep,
-                          rep.strip_lines, memo)
-            self._texts[key] = (st, st.strip_all(self.sample.texts, rep, memo))
+            st = stoplist(self._line_table("stoplist"), rep, rep.strip_lines)
+            self._texts[key] = (st, st.strip_all(self._line_table("sample"), rep))
         return self._texts[key]
+
+    def _line_table(self, which: str) -> LineTable:
+        """The lines of the sample's texts, or (``stoplist``) of the texts the stoplist is counted on."""
+        which = "sample" if self.line_corpus is None else which
+        if which not in self._lines:
+            self._lines[which] = LineTable(self.line_corpus if which == "stoplist" else self.sample.texts)
+        return self._lines[which]
 
     def sets(self, rep: Representation) -> ShingleSets:
         """The shingle sets, weighted (:class:`calib.sketches.weighted_minhash.WeightedSets`) under a weighting."""

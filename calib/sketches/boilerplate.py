@@ -18,10 +18,12 @@ empty, so (as any empty document) it is never an LSH candidate, is counted in
 and is kept (never removed, never dropped).
 
 Counting is vectorized over hashes: each normalized line is hashed to 64 bits
-(xxh3), each document's distinct hashes concatenated, and ``np.unique`` counts
-them; a 64-bit collision (about L^2 / 2^65 for L distinct lines) could merge
-two lines' counts. Matching while stripping compares the normalized text
-itself (a set of strings), so the exported stoplist means exactly its lines.
+(xxh3) and ``np.unique`` counts the distinct (document, hash) pairs; a 64-bit
+collision (about L^2 / 2^65 for L distinct lines) could merge two lines' counts.
+Matching while stripping compares the normalized text itself (a set of
+strings), so the exported stoplist means exactly its lines. Both run on the
+distinct lines of a :class:`calib.sketches.line_table.LineTable` (split once,
+normalized once per normalization), not line by line.
 
 Shingle-level stripping (:func:`shingle_stoplist`, :func:`strip_shingles`)
 removes hashed shingles held by more than a share of documents from the sets
@@ -34,55 +36,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
-import xxhash
 
-from calib.sketches.represent import Representation, normalize, punct_re
+from calib.sketches.line_table import LineTable, line_normalizer
+from calib.sketches.represent import Representation
 from calib.sketches.shingles import ShingleSets
 
 STOPLIST_FORMAT = 1
-
-
-def _line_hash(line: str) -> int:
-    return xxhash.xxh3_64_intdigest(line.encode("utf-8", "surrogatepass"))
-
-
-@lru_cache(maxsize=1)
-def _ascii_punct() -> dict:
-    """str.translate's table of the ASCII characters :func:`calib.sketches.represent.punct_re` matches -> a space."""
-    rx = punct_re()
-    return str.maketrans({chr(c): " " for c in range(128) if rx.match(chr(c))})
-
-
-@lru_cache(maxsize=64)
-def _kept_punct(rep: Representation) -> Representation:
-    return rep.normalization().with_(strip_punct=False)
-
-
-def normalize_line(line: str, rep: Representation) -> str:
-    """:func:`calib.sketches.represent.normalize` of one line, exactly. An ASCII line under
-    ``strip_punct`` has its punctuation and symbols made spaces by a translation table (what the
-    regex does to ASCII text, about 15 times faster) and is then normalized without the regex: NFKC
-    leaves ASCII alone and lowercasing ASCII makes no punctuation, so the regex would find none."""
-    if rep.strip_punct and line.isascii():
-        return normalize(line.translate(_ascii_punct()), _kept_punct(rep))
-    return normalize(line, rep)
-
-
-def normalized_lines(text: str, rep: Representation, memo: dict | None = None) -> list[str]:
-    """The normalized form of each line of ``text`` (empty ones included, in order). ``memo``: raw line ->
-    normalized, shared across texts (a corpus repeats its lines: headers, footers, a file's releases)."""
-    if memo is None:
-        return [normalize_line(line, rep) for line in text.splitlines()]
-    out = []
-    for line in text.splitlines():
-        done = memo.get(line)
-        if done is None:
-            done = memo[line] = normalize_line(line, rep)
-        out.append(done)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,19 +59,16 @@ class LineCounts:
         return share * self.n_docs
 
 
-def count_lines(texts, rep: Representation, memo: dict | None = None) -> LineCounts:
-    """Each normalized non-empty line's document frequency over ``texts`` (``memo``: as
-    :func:`normalized_lines`'s, raw line -> normalized, for one normalization)."""
-    per_doc, n, memo = [], 0, {} if memo is None else memo
-    for text in texts:
-        n += 1
-        hs = {_line_hash(x) for x in normalized_lines(text, rep, memo) if x}
-        if hs:
-            per_doc.append(np.fromiter(hs, dtype=np.uint64, count=len(hs)))
-    if not per_doc:
-        return LineCounts(n, np.zeros(0, np.uint64), np.zeros(0, np.int64))
-    hashes, counts = np.unique(np.concatenate(per_doc), return_counts=True)
-    return LineCounts(n, hashes, counts.astype(np.int64))
+def _table(texts) -> LineTable:
+    return texts if isinstance(texts, LineTable) else LineTable(texts)
+
+
+def count_lines(texts, rep: Representation) -> LineCounts:
+    """Each normalized non-empty line's document frequency over ``texts`` (a list, or a
+    :class:`calib.sketches.line_table.LineTable` already split)."""
+    table = _table(texts)
+    hashes, counts = table.document_frequencies(rep)
+    return LineCounts(table.n, hashes, counts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,25 +90,15 @@ class Stoplist:
         """``text`` without its stoplist lines (the other lines byte for byte)."""
         if not self.lines:
             return text
-        return self._strip(text, rep, None)
+        stop, norm = self._set, line_normalizer(rep)
+        return "".join(x for x in text.splitlines(keepends=True) if norm(x) not in stop)
 
-    def _strip(self, text: str, rep: Representation, memo: dict | None) -> str:
-        stop, memo = self._set, {} if memo is None else memo
-        kept = []
-        for line in text.splitlines(keepends=True):
-            norm = memo.get(line)
-            if norm is None:
-                norm = memo[line] = normalize_line(line, rep)
-            if norm not in stop:
-                kept.append(line)
-        return "".join(kept)
-
-    def strip_all(self, texts, rep: Representation, memo: dict | None = None) -> list[str]:
-        """Every text stripped (``memo``: raw line -> normalized, as :func:`stoplist`'s, may be shared with it)."""
+    def strip_all(self, texts, rep: Representation) -> list[str]:
+        """Every text stripped (``texts``: a list, or a :class:`calib.sketches.line_table.LineTable`):
+        each distinct line normalized once; a text losing no line is returned unchanged."""
         if not self.lines:
-            return list(texts)
-        memo = {} if memo is None else memo
-        return [self._strip(t, rep, memo) for t in texts]
+            return list(texts.texts if isinstance(texts, LineTable) else texts)
+        return _table(texts).strip(self._set, rep)
 
     def to_doc(self, rep: Representation) -> dict:
         """The exported stoplist file's content (``stoplist.json``)."""
@@ -179,30 +127,35 @@ class Stoplist:
                    tuple(e["documents"] for e in lines))
 
 
-def stoplist(texts, rep: Representation, share: float, memo: dict | None = None) -> Stoplist:
+def stoplist(texts, rep: Representation, share: float) -> Stoplist:
     """The lines held by more than ``share`` of the documents of ``texts`` (the
     counting corpus: the sample, or a corpus the user names) and by at least 2.
-    ``memo``: raw line -> normalized under ``rep``'s normalization, shared by the counting, the
-    search for the stoplist's lines and (passed to :meth:`Stoplist.strip_all`) the stripping."""
+    ``texts``: a list, or a :class:`calib.sketches.line_table.LineTable` (split once, its
+    normalizations kept: another share under the same normalization normalizes nothing again).
+
+    The stoplist's texts are the distinct non-empty normalized lines whose hash is hot, as a scan
+    of the texts in order finds them: it stops after the first text where it has found as many
+    lines as hot hashes (only a 64-bit collision, two lines of one hash, makes that stop early)."""
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"strip_lines must be a share in [0, 1], got {share!r}")
-    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
-    memo = {} if memo is None else memo
-    counts = count_lines(texts, rep, memo)
+    table = _table(texts)
+    counts = count_lines(table, rep)
     if share == 0.0:
         return Stoplist(share, counts.n_docs, (), ())
-    hot = counts.hashes[(counts.counts > counts.limit(share)) & (counts.counts >= 2)]
-    if not len(hot):
+    hot = (counts.counts > counts.limit(share)) & (counts.counts >= 2)
+    if not hot.any():
         return Stoplist(share, counts.n_docs, (), ())
-    hot_set, found = set(hot.tolist()), {}
-    for text in texts:  # the text of each stoplist hash
-        for x in normalized_lines(text, rep, memo):
-            if x and x not in found and _line_hash(x) in hot_set:
-                found[x] = _line_hash(x)
-        if len(found) == len(hot_set):
-            break
-    lines = sorted(found)
-    where = np.searchsorted(counts.hashes, np.asarray([found[x] for x in lines], dtype=np.uint64))
+    nl = table.normalized(rep)
+    found = np.nonzero((nl.hash_id >= 0) & hot[np.maximum(nl.hash_id, 0)])[0]
+    n_hot = int(hot.sum())
+    if len(found) > n_hot:  # a collision: keep what the scan had found when it stopped
+        first = table.first_documents(rep, found)
+        done = np.sort(first)
+        stops = np.nonzero(np.searchsorted(done, done, side="right") == n_hot)[0]
+        if len(stops):
+            found = found[first <= done[stops[0]]]
+    lines = sorted(nl.strings[i] for i in found.tolist())
+    where = nl.hash_id[[nl.index[x] for x in lines]]
     return Stoplist(share, counts.n_docs, tuple(lines), tuple(int(c) for c in counts.counts[where]))
 
 
