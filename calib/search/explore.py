@@ -29,7 +29,8 @@ import pandas as pd
 from calib.search.capabilities import CALIB, Capabilities
 from calib.search.config import Config, config_from_row
 from calib.search.recommend import ranked
-from calib.search.screen import Ceiling, best_cuts, ceiling
+from calib.search.screen import Ceiling, best_cuts
+from calib.search.stored import ceiling
 from calib.search.sweep import sweep_configs
 from calib.search.unverified import unverified_cuts
 from calib.search.watch import stopped
