@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from calib.base.cache import cache_dir
-from calib.base.diskstore import ArrayStore, enabled
+from calib.base.diskstore import ArrayStore, cap_bytes, enabled
 
 
 @lru_cache(maxsize=1)
@@ -80,6 +80,7 @@ class Stored:
     """One workspace's entries on disk (:func:`of`)."""
 
     def __init__(self, ws):
+        cap_bytes()  # a bad CALIB_CACHE_MAX is refused here, before any work
         self.store = ArrayStore(cache_dir() / "workspace", sample_digest(ws))
 
     @classmethod

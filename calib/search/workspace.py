@@ -266,7 +266,8 @@ class Workspace:
             have = (self._disk.get("signatures", key) or {}).get("sig")
             ok = have is not None and have.ndim == 2 and len(have) == self.sample.n and have.shape[1] >= rep.num_perm
             have = have if ok else None
-            self.loaded["signatures"] += ok
+            if ok:
+                self.loaded["signatures"] += 1
         if have is None or have.shape[1] < rep.num_perm:
             have = signatures(self.sets(rep), rep.num_perm, rep.seed, rep.scheme)
             self.computed["signatures"] += 1
