@@ -19,7 +19,7 @@ from _steep import steep_sample
 from calib.base import diskstore
 from calib.search import stored
 from calib.search.config import Config
-from calib.search.explore import setting_of
+from calib.search.explore import ceiling, setting_of
 from calib.search.grid import grid_from_sample
 from calib.search.sweep import sweep_configs
 from calib.search.workspace import Workspace
@@ -81,7 +81,7 @@ def steps(ws: Workspace):
     grid, _ = grid_from_sample(ws)
     configs = list(grid.configs())[:12]
     rows = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds))
-    ceil = stored.ceiling(ws, setting_of(configs[0]), 0.01)
+    ceil = ceiling(ws, setting_of(configs[0]), 0.01)
     return rows, ceil, ws.reference_pairs(configs[0].rep, 0.5), ws.sets(configs[0].rep)
 
 

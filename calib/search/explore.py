@@ -29,8 +29,8 @@ import pandas as pd
 from calib.search.capabilities import CALIB, Capabilities
 from calib.search.config import Config, config_from_row
 from calib.search.recommend import ranked
-from calib.search.screen import Ceiling, best_cuts
-from calib.search.stored import ceiling
+from calib.search.screen import Ceiling, best_cuts, ceiling as scan
+from calib.search.stored import config_key, kept, labels_digest
 from calib.search.sweep import sweep_configs
 from calib.search.unverified import unverified_cuts
 from calib.search.watch import stopped
@@ -270,6 +270,21 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
     progress(1.0, "exploration done")
     added = pd.concat(ex.rows, ignore_index=True) if ex.rows else first.iloc[:0]
     return added, ex
+
+
+def ceiling(ws, cfg: Config, budget: float) -> Ceiling:
+    """:func:`calib.search.screen.ceiling` of ``cfg`` within ``budget``, kept on disk per setting, budget and
+    labels when the workspace keeps its steps (:mod:`calib.search.stored`)."""
+    def to_arrays(c: Ceiling) -> dict:
+        return {"thresholds": c.thresholds, "recall": c.recall, "false_removal_rate": c.false_removal_rate,
+                "labeled_removals": c.labeled_removals, "budget": np.array(c.budget)}
+
+    def from_arrays(a: dict) -> Ceiling:
+        return Ceiling(a["thresholds"], a["recall"], a["false_removal_rate"], a["labeled_removals"],
+                       float(a["budget"]))
+
+    return kept(ws, "ceilings", (config_key(cfg), float(budget), labels_digest(ws)),
+                lambda: scan(ws, cfg, budget), to_arrays, from_arrays)
 
 
 def _name(cfg: Config) -> str:

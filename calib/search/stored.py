@@ -29,6 +29,8 @@ import numpy as np
 
 from calib.base.cache import cache_dir
 from calib.base.diskstore import ArrayStore, cap_bytes, enabled
+from calib.candidates.lsh import TooManyCandidates
+from calib.verification.jaccard import TooManyPairs
 
 
 @lru_cache(maxsize=1)
@@ -163,25 +165,6 @@ def row_key(ws, cfg, floors, max_pairs) -> tuple:
     return (config_key(cfg), tuple(float(f) for f in floors), max_pairs, labels_digest(ws))
 
 
-def ceiling(ws, cfg, budget: float):
-    """:func:`calib.search.screen.ceiling` of ``cfg`` within ``budget``, kept per setting, budget and labels."""
-    from calib.search.screen import Ceiling, ceiling as scan
-
-    def to_arrays(c):
-        return {"thresholds": c.thresholds, "recall": c.recall, "false_removal_rate": c.false_removal_rate,
-                "labeled_removals": c.labeled_removals, "budget": np.array(c.budget)}
-
-    def from_arrays(a):
-        return Ceiling(a["thresholds"], a["recall"], a["false_removal_rate"], a["labeled_removals"],
-                       float(a["budget"]))
-
-    return kept(ws, "ceilings", (config_key(cfg), float(budget), labels_digest(ws)),
-                lambda: scan(ws, cfg, budget), to_arrays, from_arrays)
-
-
-__all__ = ["Stored", "ceiling", "code_digest", "kept", "labels_digest", "row_key", "sample_digest"]
-
-
 # -- reference joins: one entry per (key, floor), an index of the floors stored, the joins stopped by the budget
 def load_join(ws, key: tuple, floor: float) -> tuple[float, tuple] | None:
     """The stored join of ``key`` at the highest floor <= ``floor`` (its pairs hold every pair at ``floor``)."""
@@ -216,7 +199,6 @@ def load_over(ws, key: tuple) -> None:
     a = ws._disk.get("join_over", key)
     if a is None or not {"threshold", "found", "limit"} <= set(a):
         return
-    from calib.verification.jaccard import TooManyPairs
     have = ws._ref_over.setdefault(key, [])
     known = {(e.threshold, e.found, e.limit) for e in have}
     for t, found, limit in zip(a["threshold"].tolist(), a["found"].tolist(), a["limit"].tolist()):
@@ -241,7 +223,6 @@ def candidates_arrays(c) -> dict:
 
 
 def arrays_candidates(a: dict):
-    from calib.candidates.lsh import TooManyCandidates
     if "over" in a:
         b, r, upper, limit, distinct = (int(x) for x in a["over"])
         return TooManyCandidates(b, r, upper, limit, distinct)
@@ -269,3 +250,7 @@ def save_row(ws, key: tuple, row: dict) -> dict:
     if ws._disk is not None:
         ws._disk.put("rows", key, row_arrays(row))
     return row
+
+
+__all__ = ["Stored", "code_digest", "config_key", "kept", "labels_digest", "load_row", "row_key", "sample_digest",
+           "save_row"]
