@@ -175,10 +175,10 @@ def test_off_writes_nothing(cache, monkeypatch):
     monkeypatch.setenv("CALIB_CACHE", "off")
     ws = Workspace(small(), disk=True)  # asked for, and turned off
     steps(ws)
-    assert not cache.exists() and not ws.loaded
+    assert not (cache / "workspace").exists() and not ws.loaded
     monkeypatch.delenv("CALIB_CACHE")
     steps(Workspace(small()))  # a library workspace keeps nothing unless asked (disk=True) or CALIB_CACHE=on
-    assert not cache.exists()
+    assert not (cache / "workspace").exists()
 
 
 def test_the_cap_keeps_the_most_recently_used(cache, monkeypatch):
@@ -196,3 +196,20 @@ def test_the_cap_keeps_the_most_recently_used(cache, monkeypatch):
     monkeypatch.setenv("CALIB_CACHE_MAX", "lots")
     with pytest.raises(ValueError, match="CALIB_CACHE_MAX"):
         Workspace(small())
+
+
+def test_calib_sweep_keeps_its_steps_unless_no_cache(cache, tmp_path, monkeypatch, capsys):
+    from calib.cli import main
+    monkeypatch.delenv("CALIB_CACHE")  # calib sweep keeps its steps by default
+    docs = tmp_path / "docs.jsonl"
+    small().docs[["id", "text", "group"]].to_json(docs, orient="records", lines=True)
+    typed = ["--shingles", "word2", "--num-perm", "64", "--splits", "16x4", "--thresholds", "0.5,0.7",
+             "--no-second-pass", "--no-seed-check", "--budget", "0.2"]
+    assert main(["sweep", "--sample", str(docs), "--out", str(tmp_path / "a.csv"), "--no-cache", *typed]) == 0
+    assert not (cache / "workspace").exists()
+    assert main(["sweep", "--sample", str(docs), "--out", str(tmp_path / "b.csv"), *typed]) == 0
+    kinds = {p.name.split("-")[0] for p in files(cache)}
+    assert {"shingle_sets", "signatures", "joins", "rows"} <= kinds, kinds
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert main(["sweep", "--sample", str(docs), "--out", str(tmp_path / "c.csv"), *typed]) == 0  # loaded
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "a.csv").read_bytes()
