@@ -1,7 +1,7 @@
 """Wall and CPU seconds of the default search with the workspace's disk store (``calib.search.stored``) off,
 cold (an empty cache folder: every step computed and written) and warm (the same folder again: every step
 loaded), each run a fresh process (``bench.search.search_speed --one``), with the steps each run computed
-and loaded, the bytes the folder holds and the results table's checksum (the same table all three ways).
+and loaded, the bytes its ``workspace/`` folder holds and the results table's checksum (the same table all three ways).
 
     python -m bench.search.disk_cache [--sample data/sample] [--repeats 1]
 """
@@ -26,7 +26,7 @@ def run(sample: str, mode: str, folder: Path) -> dict:
                           capture_output=True, text=True, cwd=ROOT, check=True, env=env)
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     r["mode"] = mode
-    r["bytes"] = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    r["bytes"] = sum(p.stat().st_size for p in (folder / "workspace").rglob("*") if p.is_file())
     return r
 
 

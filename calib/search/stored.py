@@ -165,6 +165,22 @@ def row_key(ws, cfg, floors, max_pairs) -> tuple:
     return (config_key(cfg), tuple(float(f) for f in floors), max_pairs, labels_digest(ws))
 
 
+def load_signatures(ws, key: tuple, num_perm: int) -> np.ndarray | None:
+    """The widest signature matrix stored for ``key`` (one file per key), when it has ``num_perm`` columns."""
+    have = None if ws._disk is None else (ws._disk.get("signatures", key) or {}).get("sig")
+    if have is None or have.ndim != 2 or len(have) != ws.sample.n or have.shape[1] < num_perm:
+        return None
+    ws.loaded["signatures"] += 1
+    return have
+
+
+def save_signatures(ws, key: tuple, sig: np.ndarray) -> None:
+    """Count a signature matrix just computed and store it."""
+    ws.computed["signatures"] += 1
+    if ws._disk is not None:
+        ws._disk.put("signatures", key, {"sig": sig})
+
+
 # -- reference joins: one entry per (key, floor), an index of the floors stored, the joins stopped by the budget
 def load_join(ws, key: tuple, floor: float) -> tuple[float, tuple] | None:
     """The stored join of ``key`` at the highest floor <= ``floor`` (its pairs hold every pair at ``floor``)."""

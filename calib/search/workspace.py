@@ -18,6 +18,8 @@ one canonical row before banding and before the reference join, and their
 pairs expanded by multiplicity afterwards: the pairs are exactly those of an
 uncollapsed run, and their number is known before any is built, so the pair
 budget ``max_pairs`` is checked on document pairs without the m^2 work.
+With ``disk`` (``calib sweep`` and the app) the steps are also kept on disk across runs
+(:mod:`calib.search.stored`), and ``computed`` / ``loaded`` count each step computed or loaded.
 The labels (truth, duplicate and non-duplicate pairs, the cluster bootstrap)
 sit beside these caches and can be swapped (:meth:`Workspace.ignoring`,
 :meth:`Workspace.relabeled`) without redoing them.
@@ -187,7 +189,8 @@ class Workspace:
         """The shingle sets, weighted (:class:`calib.sketches.weighted_minhash.WeightedSets`) under a weighting."""
         key = rep.shingling_fingerprint()
         if key not in self._sets:
-            self._sets[key] = kept(self, "shingle_sets", key, lambda: shingle_hashes(self.stripped(rep)[1], rep, unique=True),
+            self._sets[key] = kept(self, "shingle_sets", key,
+                                   lambda: shingle_hashes(self.stripped(rep)[1], rep, unique=True),
                                    lambda s: {"offsets": s.offsets, "hashes": s.hashes},
                                    lambda a: ShingleSets(a["offsets"], a["hashes"], True))
         if rep.weighting == "none":
@@ -219,8 +222,10 @@ class Workspace:
             out.update(idf_source=self.sources["idf"], idf_sha256=self._df_sha[key])
         if rep.strip_lines:
             key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
-            sha = kept(self, "stoplists", key, lambda: self.stripped(rep)[0].sha256(rep), text_array, array_text)
-            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=sha)
+            if f"strip:{key}" not in self._df_sha:  # every row of the representation records it
+                self._df_sha[f"strip:{key}"] = kept(self, "stoplists", key, lambda: self.stripped(rep)[0].sha256(rep),
+                                                    text_array, array_text)
+            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=self._df_sha[f"strip:{key}"])
         return out
 
     def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
@@ -262,17 +267,11 @@ class Workspace:
         """(n, rep.num_perm) signatures; prefix-stable schemes share prefixes."""
         key = self._sig_key(rep)
         have = self._sigs.get(key)
-        if have is None and self._disk is not None:  # one file per key: the widest matrix computed
-            have = (self._disk.get("signatures", key) or {}).get("sig")
-            ok = have is not None and have.ndim == 2 and len(have) == self.sample.n and have.shape[1] >= rep.num_perm
-            have = have if ok else None
-            if ok:
-                self.loaded["signatures"] += 1
+        if have is None:
+            have = stored.load_signatures(self, key, rep.num_perm)
         if have is None or have.shape[1] < rep.num_perm:
             have = signatures(self.sets(rep), rep.num_perm, rep.seed, rep.scheme)
-            self.computed["signatures"] += 1
-            if self._disk is not None:
-                self._disk.put("signatures", key, {"sig": have})
+            stored.save_signatures(self, key, have)
         self._sigs[key] = have
         return have[:, :rep.num_perm]
 
