@@ -97,11 +97,11 @@ class Stored:
         return f"{kind}-{hashlib.sha256(full.encode()).hexdigest()[:40]}.npz", full
 
     def get(self, kind: str, key) -> dict[str, np.ndarray] | None:
-        name, full = self._name(kind, repr(key))
+        name, full = self._name(kind, _text(key))
         return self.store.get(name, full)
 
     def put(self, kind: str, key, arrays: dict[str, np.ndarray]) -> None:
-        name, full = self._name(kind, repr(key))
+        name, full = self._name(kind, _text(key))
         self.store.put(name, full, arrays)
 
 
@@ -153,8 +153,13 @@ def array_row(arrays: dict) -> dict:
     return json.loads(array_text(arrays))
 
 
+def _text(key) -> str:
+    """A key as text: numpy scalars as the Python numbers they equal (an int64 b and an int b are one key)."""
+    return json.dumps(key, sort_keys=True, default=lambda v: _plain(v) if isinstance(v, np.generic) else str(v))
+
+
 def config_key(cfg) -> str:
-    return json.dumps(cfg.to_dict(), sort_keys=True, default=str)
+    return _text(cfg.to_dict())
 
 
 def row_key(ws, cfg, floors, max_pairs) -> tuple:
