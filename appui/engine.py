@@ -46,7 +46,7 @@ _BUILDS_LOCK = threading.Lock()
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _handle(content_hash: str, _sample: Sample) -> Handle:
-    h = Handle(Workspace(_sample), threading.Lock())
+    h = Handle(Workspace(_sample, disk=True), threading.Lock())  # a restarted server loads what it computed
     with _BUILDS_LOCK:
         BUILDS[content_hash] += 1
     return h

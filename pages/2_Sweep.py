@@ -237,7 +237,9 @@ def engine_caption() -> None:
                f"built {count(info['builds'], 'time')} by this server; it holds "
                f"{count(info['shingle_sets'], 'shingle set')}, "
                f"{count(info['signature_matrices'], 'signature matrix', 'signature matrices')}, "
-               f"{count(info['candidate_sets'], 'candidate set')}.")
+               f"{count(info['candidate_sets'], 'candidate set')}."
+               + (f" Kept on disk across restarts: {count(sum(info['loaded'].values()), 'step')} loaded, "
+                  f"{count(sum(info['computed'].values()), 'step')} computed." if info.get("on_disk") else ""))
 
 
 EVERY = "every representation"

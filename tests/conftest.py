@@ -15,6 +15,10 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# The workspace's disk store (calib.search.stored) is off in tests: each test computes what it checks, and
+# nothing is written to ~/.cache; tests/test_disk_cache.py turns it on in a folder of its own.
+os.environ["CALIB_CACHE"] = "off"
+
 # Tests that share a session resource too costly to start twice run on one pytest-xdist worker
 # (.ci/run: -n 2 --dist loadgroup); the group is named after the fixture.
 SHARED_ON_ONE_WORKER = ("spark_cluster", "app_server")

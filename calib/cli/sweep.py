@@ -247,7 +247,7 @@ def cmd_sweep(a) -> int:
                            max(b for m in grid.num_perms for b, _ in grid.splits_for(m)))
     try:  # refuses a sample of fewer than 2 documents, before any work
         ws = Workspace(sample, ignore_categories=grid.ignore_categories, line_corpus=_line_corpus(a), **_idf_source(a),
-                       **workspace_sources(a))
+                       **workspace_sources(a), disk=a.disk_cache)
     except ValueError as exc:
         raise CliError(f"{a.sample}: {exc}")
     no_labels = _no_labels(sample)
@@ -398,6 +398,10 @@ def add_parser(sub) -> None:
     s.add_argument("--out", required=True, help="results file, .parquet or .csv")
     s.add_argument("--overwrite", action="store_true", help="replace existing output (default: refuse, before any work)")
     s.add_argument("--budget", type=float, default=0.01, help="false-removal-rate budget for the recommendation (default: 0.01)")
+    s.add_argument("--no-cache", dest="disk_cache", action="store_false",
+                   help="compute every step again and keep nothing on disk (default: a re-run on the same sample "
+                        "loads the sets, signatures, joins, candidates, ceilings and rows an earlier run computed "
+                        "with the same code, from CALIB_CACHE_DIR or ~/.cache/calib; CALIB_CACHE=off: likewise)")
     add_confidence_option(s)
     add_target_option(s)
     s.add_argument("--line-counts", metavar="CORPUS", help=LINE_COUNTS_HELP)

@@ -21,6 +21,7 @@ recommendation is still made on measured rows (and the seed check after them).
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -29,7 +30,8 @@ import pandas as pd
 from calib.search.capabilities import CALIB, Capabilities
 from calib.search.config import Config, config_from_row
 from calib.search.recommend import ranked
-from calib.search.screen import Ceiling, best_cuts, ceiling
+from calib.search.screen import Ceiling, best_cuts, ceiling as scan
+from calib.search.stored import array_text, config_key, kept, labels_digest, text_array
 from calib.search.sweep import sweep_configs
 from calib.search.unverified import unverified_cuts
 from calib.search.watch import stopped
@@ -246,7 +248,7 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
         for fp in [fp for fp in _by_ceiling(ex) if fp not in ex.measured][:MEASURE]:
             ex.measured.add(fp)
             s, c = ex.ceilings[fp]
-            configs += (best_cuts(ws, s, c, budget, num_perms=num_perms, keep=CUTS) if target.verifies else
+            configs += (cuts(ws, s, c, budget, num_perms) if target.verifies else
                         unverified_cuts(ws, s, budget, keep=CUTS, whole=target.whole_signature,
                                         min_bands=target.min_bands))
         have = set(done["config_fingerprint"])
@@ -269,6 +271,30 @@ def explore(ws, first: pd.DataFrame, *, budget: float = 0.01, objective: str = "
     progress(1.0, "exploration done")
     added = pd.concat(ex.rows, ignore_index=True) if ex.rows else first.iloc[:0]
     return added, ex
+
+
+def ceiling(ws, cfg: Config, budget: float) -> Ceiling:
+    """:func:`calib.search.screen.ceiling` of ``cfg`` within ``budget``, kept on disk per setting, budget and
+    labels when the workspace keeps its steps (:mod:`calib.search.stored`)."""
+    def to_arrays(c: Ceiling) -> dict:
+        return {"thresholds": c.thresholds, "recall": c.recall, "false_removal_rate": c.false_removal_rate,
+                "labeled_removals": c.labeled_removals, "budget": np.array(c.budget)}
+
+    def from_arrays(a: dict) -> Ceiling:
+        return Ceiling(a["thresholds"], a["recall"], a["false_removal_rate"], a["labeled_removals"],
+                       float(a["budget"]))
+
+    return kept(ws, "ceilings", (config_key(cfg), float(budget), labels_digest(ws)),
+                lambda: scan(ws, cfg, budget), to_arrays, from_arrays)
+
+
+def cuts(ws, s: Config, c: Ceiling, budget: float, num_perms) -> list[Config]:
+    """:func:`calib.search.screen.best_cuts` of setting ``s`` (of ceiling ``c``, which the key's setting,
+    budget and labels determine), kept on disk like the ceiling."""
+    return kept(ws, "cuts", (config_key(s), float(budget), [int(m) for m in num_perms], CUTS, labels_digest(ws)),
+                lambda: best_cuts(ws, s, c, budget, num_perms=num_perms, keep=CUTS),
+                lambda cs: text_array(json.dumps([json.loads(config_key(x)) for x in cs])),
+                lambda a: [Config.from_dict(d) for d in json.loads(array_text(a))])
 
 
 def _name(cfg: Config) -> str:

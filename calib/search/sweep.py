@@ -45,6 +45,7 @@ from calib.search.over_hash import NAN_ROW, over_hash
 from calib.search.recommend import recommend, standing_text, with_recommendation  # noqa: F401
 from calib.search.seeds import across_seeds  # noqa: F401
 from calib.search.watch import report as _report, stopped as _stopped
+from calib.search import stored
 from calib.search.workspace import Workspace, as_workspace
 
 ProgressFn = Callable[[float, str], None]
@@ -289,9 +290,12 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
         if _stopped():  # asked to stop (calib.search.watch): the rows scored so far stand
             break
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
-        st = _SplitState(ws, rep, b, r, floors[rep.shingling_fingerprint(), m], max_pairs, m)
-        for cfg in cfgs:
-            rows.append(_score(ws, st, cfg))
+        fl = floors[rep.shingling_fingerprint(), m]
+        have = [stored.load_row(ws, stored.row_key(ws, cfg, fl, max_pairs)) for cfg in cfgs]  # a re-run's rows
+        st = None if all(x is not None for x in have) else _SplitState(ws, rep, b, r, fl, max_pairs, m)
+        for cfg, row in zip(cfgs, have):
+            rows.append(row if row is not None else stored.save_row(ws, stored.row_key(ws, cfg, fl, max_pairs),
+                                                                   _score(ws, st, cfg)))
         done += len(cfgs)
     progress(1.0, "done")
     out = fill_unset(_fill_unset(pd.DataFrame(rows)))

@@ -18,6 +18,8 @@ one canonical row before banding and before the reference join, and their
 pairs expanded by multiplicity afterwards: the pairs are exactly those of an
 uncollapsed run, and their number is known before any is built, so the pair
 budget ``max_pairs`` is checked on document pairs without the m^2 work.
+With ``disk`` (``calib sweep`` and the app) the steps are also kept on disk across runs
+(:mod:`calib.search.stored`), and ``computed`` / ``loaded`` count each step computed or loaded.
 The labels (truth, duplicate and non-duplicate pairs, the cluster bootstrap)
 sit beside these caches and can be swapped (:meth:`Workspace.ignoring`,
 :meth:`Workspace.relabeled`) without redoing them.
@@ -26,6 +28,7 @@ sit beside these caches and can be swapped (:meth:`Workspace.ignoring`,
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from contextlib import contextmanager
 from typing import Callable, Iterable
 
@@ -34,6 +37,8 @@ import numpy as np
 from calib.candidates import lsh
 from calib.estimates.bootstrap import ClusterBootstrap, cluster_units
 from calib.search.config import Config
+from calib.search import stored
+from calib.search.stored import Stored, kept, text_array, array_text
 from calib.verification.copies import Copies, find_copies, set_digests, spread
 from calib.verification.jaccard import TooManyPairs, pairs_jaccard
 from calib.verification.measures import get_measure
@@ -68,7 +73,8 @@ class Workspace:
 
     def __init__(self, sample: Sample, *, collapse: bool = True, ignore_categories: Iterable[str] = (),
                  frequencies: Callable | None = None, frequencies_source: str = "sample",
-                 line_corpus: list[str] | None = None, sources: dict[str, str] | None = None):
+                 line_corpus: list[str] | None = None, sources: dict[str, str] | None = None,
+                 disk: bool | None = None):
         self.collapse = collapse  # False: band and join every row (the reference the tests compare with)
         self.line_corpus = line_corpus  # texts whose line counts make the boilerplate stoplist (None: the sample's)
         # weighting idf: the document frequencies come from the sample, or from frequencies(rep) (a named corpus)
@@ -92,6 +98,11 @@ class Workspace:
         self._ref: dict[str, tuple[float, tuple]] = {}
         self._ref_over: dict[str, list[TooManyPairs]] = {}
         self._cands: dict[tuple, tuple[np.ndarray, np.ndarray] | lsh.TooManyCandidates] = {}
+        # each step computed (not loaded) and loaded from disk, by name; the disk store (calib.search.stored:
+        # disk True, unless CALIB_CACHE=off; None: only with CALIB_CACHE=on)
+        self.computed: Counter = Counter()
+        self.loaded: Counter = Counter()
+        self._disk = Stored.of(self, disk)
         self._set_truth(truth_from_sample(sample, ignore_categories))
 
     def _set_truth(self, truth: Truth) -> None:
@@ -123,9 +134,11 @@ class Workspace:
         return other
 
     def cache_info(self) -> dict:
-        """How many results of each expensive step this workspace holds."""
+        """How many results of each expensive step this workspace holds, and (``computed``, ``loaded``)
+        how many it computed and loaded from disk, by step."""
         return {"shingle_sets": len(self._sets), "signature_matrices": len(self._sigs),
-                "reference_sets": len(self._ref), "candidate_sets": len(self._cands)}
+                "reference_sets": len(self._ref), "candidate_sets": len(self._cands),
+                "computed": dict(self.computed), "loaded": dict(self.loaded), "on_disk": self._disk is not None}
 
     def _rep_caches(self) -> tuple[dict, ...]:
         """The caches keyed by a shingling fingerprint: the string itself, ``fp:weighting``, or a tuple led by it."""
@@ -167,6 +180,7 @@ class Workspace:
             return None, self.sample.texts
         key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
         if key not in self._texts:
+            self.computed["stripped"] += 1
             st = stoplist(self._line_table("stoplist"), rep, rep.strip_lines)
             self._texts[key] = (st, st.strip_all(self._line_table("sample"), rep))
         return self._texts[key]
@@ -182,7 +196,10 @@ class Workspace:
         """The shingle sets, weighted (:class:`calib.sketches.weighted_minhash.WeightedSets`) under a weighting."""
         key = rep.shingling_fingerprint()
         if key not in self._sets:
-            self._sets[key] = shingle_hashes(self.stripped(rep)[1], rep, unique=True)
+            self._sets[key] = kept(self, "shingle_sets", key,
+                                   lambda: shingle_hashes(self.stripped(rep)[1], rep, unique=True),
+                                   lambda s: {"offsets": s.offsets, "hashes": s.hashes},
+                                   lambda a: ShingleSets(a["offsets"], a["hashes"], True))
         if rep.weighting == "none":
             return self._sets[key]
         wkey = f"{key}:{rep.weighting}"
@@ -211,7 +228,11 @@ class Workspace:
                 self._df_sha[key] = self.frequencies(rep).sha256()
             out.update(idf_source=self.sources["idf"], idf_sha256=self._df_sha[key])
         if rep.strip_lines:
-            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=self.stripped(rep)[0].sha256(rep))
+            key = rep.normalization().with_(strip_lines=rep.strip_lines).fingerprint()
+            if f"strip:{key}" not in self._df_sha:  # every row of the representation records it
+                self._df_sha[f"strip:{key}"] = kept(self, "stoplists", key, lambda: self.stripped(rep)[0].sha256(rep),
+                                                    text_array, array_text)
+            out.update(stoplist_source=self.sources["stoplist"], stoplist_sha256=self._df_sha[f"strip:{key}"])
         return out
 
     def sketch_similarity(self, rep: Representation, i, j) -> np.ndarray:
@@ -224,7 +245,8 @@ class Workspace:
         """Digests of the normalized (stripped) texts: the short documents' exact match (calib.verification.short)."""
         key = rep.shingling_fingerprint()
         if key not in self._keys:
-            self._keys[key] = text_keys(self.stripped(rep)[1], rep)
+            self._keys[key] = kept(self, "text_keys", key, lambda: text_keys(self.stripped(rep)[1], rep),
+                                   lambda k: {"keys": k}, lambda a: a["keys"])
         return self._keys[key]
 
     def short(self, cfg: Config) -> np.ndarray:
@@ -234,7 +256,9 @@ class Workspace:
         """Groups of documents with identical shingle sets (none when not collapsing)."""
         key = rep.shingling_fingerprint()
         if key not in self._copies:
-            self._copies[key] = find_copies(self.sets(rep)) if self.collapse else Copies(np.arange(self.sample.n))
+            self._copies[key] = kept(self, "copies", key, lambda: find_copies(self.sets(rep)) if self.collapse else
+                                     Copies(np.arange(self.sample.n)), lambda c: {"canonical": c.canonical},
+                                     lambda a: Copies(a["canonical"]))
         return self._copies[key]
 
     def active(self, rep: Representation) -> np.ndarray:
@@ -250,9 +274,12 @@ class Workspace:
         """(n, rep.num_perm) signatures; prefix-stable schemes share prefixes."""
         key = self._sig_key(rep)
         have = self._sigs.get(key)
+        if have is None:
+            have = stored.load_signatures(self, key, rep.num_perm)
         if have is None or have.shape[1] < rep.num_perm:
             have = signatures(self.sets(rep), rep.num_perm, rep.seed, rep.scheme)
-            self._sigs[key] = have
+            stored.save_signatures(self, key, have)
+        self._sigs[key] = have
         return have[:, :rep.num_perm]
 
     def reference_pairs(self, rep: Representation, floor: float, max_pairs: int | None = None,
@@ -266,17 +293,23 @@ class Workspace:
         pairs at that floor and below).
         """
         key = (rep.shingling_fingerprint(), measure) + (() if rep.weighting == "none" else (rep.weighting,))
+        stored.load_over(self, key)
         for exc in self._ref_over.get(key, ()):
             if floor <= exc.threshold and max_pairs is not None and exc.found > max_pairs:
                 raise TooManyPairs(floor, exc.found, max_pairs)
         cached = self._ref.get(key)
         if cached is None or cached[0] > floor:
+            cached = stored.load_join(self, key, floor) or cached
+        if cached is None or cached[0] > floor:
+            self.computed["joins"] += 1
             try:
                 cached = (floor, self._join(rep, floor, max_pairs, measure))
             except TooManyPairs as exc:
                 self._ref_over.setdefault(key, []).append(exc)
+                stored.save_over(self, key)
                 raise
-            self._ref[key] = cached
+            stored.save_join(self, key, *cached)
+        self._ref[key] = cached
         i, j, s = cached[1]
         if cached[0] < floor:
             m = s >= floor
@@ -377,10 +410,13 @@ class Workspace:
         """Candidate pairs, or the TooManyCandidates that stopped them."""
         key = self._sig_key(rep) + (rep.num_perm, b, r)
         if key not in self._cands:
-            try:
-                self._cands[key] = self._candidate_pairs(rep, b, r, max_pairs)
-            except lsh.TooManyCandidates as exc:
-                self._cands[key] = exc
+            def compute():
+                try:
+                    return self._candidate_pairs(rep, b, r, max_pairs)
+                except lsh.TooManyCandidates as exc:
+                    return exc
+            self._cands[key] = kept(self, "candidates", key + (max_pairs,), compute, stored.candidates_arrays,
+                                    stored.arrays_candidates)
         return self._cands[key]
 
     def _candidate_pairs(self, rep: Representation, b: int, r: int, max_pairs: int | None):
