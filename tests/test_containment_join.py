@@ -128,3 +128,14 @@ def test_suffix_overlap_is_exact_or_proves_too_few(a, b, need):
     got = _suffix_overlap(ranks, 0, len(a), len(a), len(ranks), need)
     inter = len(a & b)
     assert got == (inter if inter >= need else -1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_threshold_below_one_shingle_in_either_join(seed):
+    """t |A| < 1e-9 still needs one shared shingle: the prefix is the whole set, not one past its end
+    (which read the next document's shingles, and past the last one's)."""
+    from calib.verification.jaccard import all_pairs_above, brute_force_all_pairs
+    sets = _csr(skewed_sets(300 + seed, n=20))
+    for t in (1e-12, 1e-15):
+        _same(all_pairs_containment_above(sets, t), brute_force_containment(sets, t))
+        _same(all_pairs_above(sets, t), brute_force_all_pairs(sets, t))
