@@ -24,9 +24,13 @@ containment clustering proposes for removal (see :mod:`calib.search.config`).
   filtering on the smaller side: with shingles in a global order (rarest
   first), C(A, B) >= t needs |A & B| >= ceil(t |A|), so the first
   |A| - ceil(t |A|) + 1 shingles of A meet B somewhere. Every shingle of B is
-  indexed (B's share of the overlap can be small), A's prefix probes the index,
-  and the survivors are verified exactly; :func:`brute_force_containment` is
-  the O(n^2) reference.
+  indexed (B's share of the overlap can be small), A's prefix probes the index
+  counting c, the prefix shingles B holds, and each survivor is verified
+  exactly: |A & B| = c + |A's suffix & B's shingles ranked after A's prefix|,
+  a merge that stops as soon as the matches plus A's shingles left fall short
+  of ceil(t |A|), and gallops through B when B is much larger than A (a short
+  file against long ones: O(|A| log |B|), not O(|A| + |B|));
+  :func:`brute_force_containment` is the O(n^2) reference.
 
 Two empty sets (or an empty and any other) have C = 0 (no evidence).
 """
