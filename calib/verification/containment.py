@@ -104,7 +104,7 @@ def _full_postings(offsets, ranks, active, by_order, n_tokens):
     return post_off, pos
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")  # compiled into its callers (and cached with them)
 def _suffix_overlap(ranks, a0, a1, b0, b1, need):
     """|ranks[a0:a1] & ranks[b0:b1]| (both ascending), or -1 as soon as it cannot reach ``need``
     (the matches so far plus every element of A left is less). When B is much longer than A each
