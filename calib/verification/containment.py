@@ -24,9 +24,13 @@ containment clustering proposes for removal (see :mod:`calib.search.config`).
   filtering on the smaller side: with shingles in a global order (rarest
   first), C(A, B) >= t needs |A & B| >= ceil(t |A|), so the first
   |A| - ceil(t |A|) + 1 shingles of A meet B somewhere. Every shingle of B is
-  indexed (B's share of the overlap can be small), A's prefix probes the index,
-  and the survivors are verified exactly; :func:`brute_force_containment` is
-  the O(n^2) reference.
+  indexed (B's share of the overlap can be small), A's prefix probes the index
+  counting c, the prefix shingles B holds, and each survivor is verified
+  exactly: |A & B| = c + |A's suffix & B's shingles ranked after A's prefix|,
+  a merge that stops as soon as the matches plus A's shingles left fall short
+  of ceil(t |A|), and gallops through B when B is much larger than A (a short
+  file against long ones: O(|A| log |B|), not O(|A| + |B|));
+  :func:`brute_force_containment` is the O(n^2) reference.
 
 Two empty sets (or an empty and any other) have C = 0 (no evidence).
 """
@@ -79,8 +83,9 @@ def estimate_containment(sig: np.ndarray, sizes: np.ndarray, i, j, num_perm: int
 
 
 @njit(cache=True)
-def _full_postings(offsets, ranks, active, n_tokens):
-    """Inverted index of every shingle of the active documents: token -> rows (ascending)."""
+def _full_postings(offsets, ranks, active, by_order, n_tokens):
+    """Inverted index of every shingle of the active documents: token -> their positions in the
+    (size, row) order ``by_order``, ascending (int32)."""
     n = len(offsets) - 1
     counts = np.zeros(n_tokens + 1, dtype=np.int64)
     for d in range(n):
@@ -89,48 +94,93 @@ def _full_postings(offsets, ranks, active, n_tokens):
                 counts[ranks[t] + 1] += 1
     post_off = np.cumsum(counts)
     fill = post_off[:-1].copy()
-    rows = np.empty(post_off[-1], dtype=np.int64)
-    for d in range(n):
+    pos = np.empty(post_off[-1], dtype=np.int32)
+    for u in range(n):
+        d = by_order[u]
         if active[d]:
             for t in range(offsets[d], offsets[d + 1]):
-                rows[fill[ranks[t]]] = d
+                pos[fill[ranks[t]]] = u
                 fill[ranks[t]] += 1
-    return post_off, rows
+    return post_off, pos
+
+
+@njit(inline="always")  # compiled into its callers (and cached with them)
+def _suffix_overlap(ranks, a0, a1, b0, b1, need):
+    """|ranks[a0:a1] & ranks[b0:b1]| (both ascending), or -1 as soon as it cannot reach ``need``
+    (the matches so far plus every element of A left is less). When B is much longer than A each
+    element of A is sought by galloping (exponential then binary search): O(|A| log |B|)."""
+    inter = 0
+    gallop = (b1 - b0) > 8 * (a1 - a0)
+    while a0 < a1:
+        if inter + (a1 - a0) < need:
+            return -1
+        v = ranks[a0]
+        if gallop:
+            step = 1
+            hi = b0
+            while hi < b1 and ranks[hi] < v:
+                b0 = hi + 1
+                hi = b0 + step
+                step *= 2
+            hi = min(hi, b1)
+            while b0 < hi:  # first position in [b0, hi) with rank >= v
+                mid = (b0 + hi) // 2
+                if ranks[mid] < v:
+                    b0 = mid + 1
+                else:
+                    hi = mid
+        else:
+            while b0 < b1 and ranks[b0] < v:
+                b0 += 1
+        if b0 >= b1:
+            break
+        if ranks[b0] == v:
+            inter += 1
+            b0 += 1
+        a0 += 1
+    return inter if inter >= need else -1
 
 
 @njit(cache=True, parallel=True)
-def _probe(offsets, ranks, probe_len, post_off, post_rows, sizes, lo, hi, emit, out_off, out_i, out_j, counts,
-           n_chunks):
-    """Rows x in lo..hi-1 probe the index with their prefix; a partner y must
-    be at least as large ((|y|, y) > (|x|, x): each pair is met once, from its
-    smaller side). Pass 1 counts the partners per row, pass 2 (emit) writes
-    them (min, max) from out_off."""
-    n = len(sizes)
+def _probe(offsets, ranks, probe_len, need, post_off, post_pos, by_order, order_pos, lo, hi, emit, out_off,
+           out_i, out_j, out_x, counts, n_chunks):
+    """Rows x in lo..hi-1 probe the index with their prefix; a partner y comes after x in (size, row)
+    order (each pair is met once, from its smaller side), and c counts the prefix tokens it shares.
+
+    Pass 1 (emit=False) counts the candidates per row; pass 2 writes them (min, max) from out_off
+    with |x & y| = c + |x's suffix & y's tokens ranked after x's prefix| (the suffix's tokens rank
+    after the prefix's), or -1 where that merge proves |x & y| < need (then C < t)."""
+    n = len(order_pos)
     for ch in prange(n_chunks):
-        seen = np.zeros(n, dtype=np.bool_)
+        acc = np.zeros(n, dtype=np.int32)
         touched = np.empty(n, dtype=np.int64)
         for x in range(lo + ch, hi, n_chunks):
-            a = sizes[x]
+            me = order_pos[x]
             m = 0
             for t in range(offsets[x], offsets[x] + probe_len[x]):
                 tok = ranks[t]
-                for q in range(post_off[tok], post_off[tok + 1]):
-                    y = post_rows[q]
-                    if y == x or seen[y]:
-                        continue
-                    if sizes[y] < a or (sizes[y] == a and y < x):
-                        continue
-                    seen[y] = True
-                    touched[m] = y
-                    m += 1
+                s, e = post_off[tok], post_off[tok + 1]
+                for q in range(s + np.searchsorted(post_pos[s:e], me + 1), e):
+                    y = by_order[post_pos[q]]
+                    if acc[y] == 0:
+                        touched[m] = y
+                        m += 1
+                    acc[y] += 1
+            counts[x - lo] = m
             w = out_off[x - lo] if emit else 0
+            a1 = offsets[x + 1]
+            a0 = offsets[x] + probe_len[x]
+            end_x = ranks[a0 - 1] if m else 0
             for u in range(m):
                 y = touched[u]
-                seen[y] = False
+                c = acc[y]
+                acc[y] = 0
                 if emit:
+                    b0 = offsets[y] + np.searchsorted(ranks[offsets[y]:offsets[y + 1]], end_x, side="right")
+                    rest = _suffix_overlap(ranks, a0, a1, b0, offsets[y + 1], need[x] - c)
                     out_i[w + u] = min(x, y)
                     out_j[w + u] = max(x, y)
-            counts[x - lo] = m
+                    out_x[w + u] = c + rest if rest >= 0 else -1
 
 
 def all_pairs_containment_above(sets: ShingleSets, threshold: float, *, block: int = 4096,
@@ -139,8 +189,9 @@ def all_pairs_containment_above(sets: ShingleSets, threshold: float, *, block: i
     """Every pair (i < j) with exact C >= threshold (> 0), and its C, sorted by (i, j).
 
     Raises :class:`calib.verification.jaccard.TooManyPairs` when more than ``max_pairs``
-    pairs pass. Each block's filter survivors are materialized at once (their
-    number is bounded by the block's prefix postings).
+    pairs pass (checked after each block of rows). Each block's filter survivors are
+    materialized at once (their number is bounded by the block's prefix postings) and verified
+    in the probe: the merge of a survivor's suffixes stops once C >= t is out of reach.
     """
     _require_sets(sets)
     if not 0.0 < threshold <= 1.0:
@@ -148,28 +199,33 @@ def all_pairs_containment_above(sets: ShingleSets, threshold: float, *, block: i
     if max_pairs is not None and max_pairs < 0:
         raise ValueError(f"max_pairs must be >= 0 or None, got {max_pairs}")
     n = sets.n
-    act = (np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)) & (sets.sizes() > 0)
     sizes = sets.sizes()
+    act = (np.ones(n, dtype=np.bool_) if active is None else row_mask(active, n)) & (sizes > 0)
     probe_len = np.where(act, _prefix_lengths(sizes, threshold), 0)
+    # the overlap C >= t needs, with a margin below the prefix filter's: where the merge may give up
+    need = np.maximum(np.ceil(threshold * sizes - 1e-6), 1).astype(np.int64)
     ranks = _global_ranks(sets)
     n_tokens = int(ranks.max()) + 1 if len(ranks) else 0
-    post_off, post_rows = _full_postings(sets.offsets, ranks, act, n_tokens)
+    by_order = np.lexsort((np.arange(n), sizes))
+    order_pos = np.empty(n, dtype=np.int64)
+    order_pos[by_order] = np.arange(n)
+    post_off, post_pos = _full_postings(sets.offsets, ranks, act, by_order, n_tokens)
     out_i, out_j, out_s, found = [], [], [], 0
     empty = np.empty(0, np.int64)
     for lo in range(0, n, block):
         hi = min(lo + block, n)
         workers = min(hi - lo, 8)
         counts = np.zeros(hi - lo, dtype=np.int64)
-        base = (sets.offsets, ranks, probe_len, post_off, post_rows, sizes)
-        _probe(*base, lo, hi, False, empty, empty, empty, counts, workers)
+        base = (sets.offsets, ranks, probe_len, need, post_off, post_pos, by_order, order_pos, lo, hi)
+        _probe(*base, False, empty, empty, empty, empty, counts, workers)
         off = np.zeros(hi - lo + 1, dtype=np.int64)
         np.cumsum(counts, out=off[1:])
         if off[-1] == 0:
             continue
-        ii = np.empty(off[-1], dtype=np.int64)
-        jj = np.empty(off[-1], dtype=np.int64)
-        _probe(*base, lo, hi, True, off, ii, jj, np.zeros(hi - lo, dtype=np.int64), workers)
-        c = pairs_containment(sets, ii, jj)
+        ii, jj, inter = (np.empty(off[-1], dtype=np.int64) for _ in range(3))
+        _probe(*base, True, off, ii, jj, inter, np.zeros(hi - lo, dtype=np.int64), workers)
+        small = np.minimum(sizes[ii], sizes[jj])
+        c = np.divide(inter, small, out=np.zeros(len(inter)), where=inter > 0)  # as pairs_containment
         keep = c >= threshold
         found += int(keep.sum())
         if max_pairs is not None and found > max_pairs:

@@ -202,8 +202,10 @@ def _prefix_join(offsets, ranks, probe_len, index_len, post_off, post_pos, by_or
 
 
 def _prefix_lengths(sizes: np.ndarray, fraction: float) -> np.ndarray:
-    """|A| - ceil(fraction |A|) + 1 for non-empty sets, 0 for empty ones."""
-    return np.where(sizes > 0, sizes - np.ceil(fraction * sizes - 1e-9).astype(np.int64) + 1, 0)
+    """|A| - ceil(fraction |A|) + 1 for non-empty sets, 0 for empty ones; at most |A| (a pair above
+    any threshold > 0 shares a shingle, even where fraction |A| rounds to 0)."""
+    need = np.maximum(np.ceil(fraction * sizes - 1e-9), 1).astype(np.int64)
+    return np.where(sizes > 0, sizes - need + 1, 0)
 
 
 _EMIT = 1 << 22  # filter survivors emitted and verified at a time (~100 MB of transient arrays)
