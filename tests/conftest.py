@@ -40,6 +40,34 @@ def sample():
     return load_sample(Path(__file__).resolve().parents[1] / "data" / "sample")
 
 
+# ------------------------------------------------------- the app in-process (streamlit.testing AppTest)
+
+# the files whose tests drive the app in this process: each test starts and ends with Streamlit's caches empty
+APP_TEST_FILES = frozenset({
+    "test_app.py", "test_app_boilerplate.py", "test_app_containment.py", "test_app_readability.py",
+    "test_app_search.py", "test_app_security.py", "test_app_weighted.py", "test_figures.py", "test_team_app.py",
+    "test_uncertainty_app.py"})
+
+
+@pytest.fixture(autouse=True)
+def _clean(request):
+    """In the files of APP_TEST_FILES: ``st.cache_data`` and ``st.cache_resource`` cleared before and after
+    each test, the review store a file of the test's own (CALIB_REVIEW_DB in its tmp_path) and
+    CALIB_ALLOWED_DIRS unset. Other files are left alone (no tmp_path made for them)."""
+    if request.path.name not in APP_TEST_FILES:
+        yield
+        return
+    import streamlit as st
+    monkeypatch, tmp_path = request.getfixturevalue("monkeypatch"), request.getfixturevalue("tmp_path")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
 # ------------------------------------------------------- the app in a real browser
 
 @pytest.fixture(scope="session")

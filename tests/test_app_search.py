@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import streamlit as st
 from _steep import steep_sample
 from streamlit.testing.v1 import AppTest
 
@@ -21,16 +20,6 @@ from calib.search.recommend import recommend
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def clash_sample():
