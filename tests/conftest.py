@@ -31,6 +31,7 @@ SHARED_ON_ONE_WORKER = (
     "test_atomic_sets.py::results",    # two applies on 400 documents
     "test_e2e_team.py::server",        # a server of its own, on a PostgreSQL store
     "test_seed_robust.py::steep",      # a Workspace whose sketches the two searches share
+    "test_search_watch.py::ws",        # the default search on a planted sample, watched (run once)
 )
 # The longest single test starts first, so that it never starts late and ends alone (.ci/run keeps this
 # order: --no-loadscope-reorder; xdist would otherwise hand out every group before any single test).
