@@ -43,6 +43,16 @@ def _shares(item, entry: str) -> bool:
     return fixture in getattr(item, "fixturenames", ()) and (not module or item.path.name == module)
 
 
+def _group_for_xdist(config, item, group: str) -> None:
+    """On an xdist worker under --dist loadgroup: the test's id ends with "@group", which is how the scheduler
+    keeps a group on one worker. pytest-xdist 3.8 writes the suffix to ``item._nodeid``, which pytest 9 no
+    longer reads (its id is ``item._id``), so without this every group was silently spread over both workers."""
+    if not getattr(config.option, "loadgroup", False) or "@" in item.nodeid or not hasattr(item, "_id"):
+        return
+    from _pytest.nodeid import coerce_node_id
+    item._id = coerce_node_id(f"{item.nodeid}@{group}")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """FIRST, then slow tests, then the rest (a stable sort: the order within each kind is kept), so that
@@ -52,6 +62,7 @@ def pytest_collection_modifyitems(config, items):
         for entry in SHARED_ON_ONE_WORKER:
             if _shares(item, entry):
                 item.add_marker(pytest.mark.xdist_group(entry))
+                _group_for_xdist(config, item, entry)
                 break
     items.sort(key=lambda item: (item.nodeid not in FIRST, item.get_closest_marker("slow") is None))
 
