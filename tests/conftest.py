@@ -19,22 +19,56 @@ if os.environ.get("CI"):
 # nothing is written to ~/.cache; tests/test_disk_cache.py turns it on in a folder of its own.
 os.environ["CALIB_CACHE"] = "off"
 
-# Tests that share a session resource too costly to start twice run on one pytest-xdist worker
-# (.ci/run: -n 2 --dist loadgroup); the group is named after the fixture.
-SHARED_ON_ONE_WORKER = ("spark_cluster", "app_server")
+# Tests that share a resource too costly to make twice run on one pytest-xdist worker (.ci/run: -n 2
+# --dist loadgroup). xdist hands tests out one at a time, so without a group the tests of one module
+# alternate between the workers and each worker builds the module's fixtures. An entry names a fixture
+# of this file, or "file::fixture" a module's own; the group is named after the entry.
+SHARED_ON_ONE_WORKER = (
+    "spark_cluster",                   # a Spark standalone cluster
+    "app_server",                      # streamlit run: its Workspace keeps the shipped sample's sketches
+    "shipped_search",                  # calib sweep's default search on the shipped sample
+    "test_spark_apply.py::spark",      # a local Spark session (a JVM)
+    "test_target_search.py::hard",     # two default searches on 210 documents (the picks), sketches cached
+    "test_refactor_checksums.py::ws",  # a sweep of the shipped sample
+    "test_corpus_draw.py::world",      # a 100,000-document corpus built and scanned
+    "test_export.py::ws",              # the shipped sample's default configuration evaluated
+    "test_atomic_sets.py::results",    # two applies on 400 documents
+    "test_e2e_team.py::server",        # a server of its own, on a PostgreSQL store
+    "test_seed_robust.py::steep",      # a Workspace whose sketches the two searches share
+    "test_search_watch.py::ws",        # the default search on a planted sample, watched (run once)
+)
+# The longest single test starts first, so that it never starts late and ends alone (.ci/run keeps this
+# order: --no-loadscope-reorder; xdist would otherwise hand out every group before any single test).
+FIRST = ("tests/test_readme.py::test_readme_and_docs_run_in_order",)
+
+
+def _shares(item, entry: str) -> bool:
+    module, _, fixture = entry.rpartition("::")
+    return fixture in getattr(item, "fixturenames", ()) and (not module or item.path.name == module)
+
+
+def _group_for_xdist(config, item, group: str) -> None:
+    """On an xdist worker under --dist loadgroup: the test's id ends with "@group", which is how the scheduler
+    keeps a group on one worker. pytest-xdist 3.8 writes the suffix to ``item._nodeid``, which pytest 9 no
+    longer reads (its id is ``item._id``), so without this every group was silently spread over both workers."""
+    if not getattr(config.option, "loadgroup", False) or "@" in item.nodeid or not hasattr(item, "_id"):
+        return
+    from _pytest.nodeid import coerce_node_id
+    item._id = coerce_node_id(f"{item.nodeid}@{group}")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
-    """Slow tests first (a stable sort: the order within each kind is kept), so that with two
-    workers the long ones start at once and short ones fill in at the end, rather than one long
+    """FIRST, then slow tests, then the rest (a stable sort: the order within each kind is kept), so that
+    with two workers the long ones start at once and short ones fill in at the end, rather than one long
     test starting last while the other worker idles."""
     for item in items:
-        for name in SHARED_ON_ONE_WORKER:
-            if name in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(name))
+        for entry in SHARED_ON_ONE_WORKER:
+            if _shares(item, entry):
+                item.add_marker(pytest.mark.xdist_group(entry))
+                _group_for_xdist(config, item, entry)
                 break
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=lambda item: (item.nodeid not in FIRST, item.get_closest_marker("slow") is None))
 
 
 @pytest.fixture(scope="session")
@@ -42,6 +76,52 @@ def sample():
     """The shipped labeled sample (data/sample), loaded once per run; tests must not modify it."""
     from calib.reading.samples import load_sample
     return load_sample(Path(__file__).resolve().parents[1] / "data" / "sample")
+
+
+@pytest.fixture(scope="session")
+def shipped_search(tmp_path_factory) -> tuple[Path, str]:
+    """``calib sweep --sample data/sample --out results.parquet`` (the default search, as the README runs it),
+    run once in this process for the tests that read its outcome: the results table's path and what the
+    command wrote to stderr. Tests must not modify the table."""
+    import contextlib
+    import io
+
+    from calib.cli import main
+    out = tmp_path_factory.mktemp("shipped_search") / "results.parquet"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["sweep", "--sample", str(Path(__file__).resolve().parents[1] / "data" / "sample"),
+                     "--out", str(out)])
+    assert code == 0, err.getvalue()[-3000:]
+    return out, err.getvalue()
+
+
+# ------------------------------------------------------- the app in-process (streamlit.testing AppTest)
+
+# the files whose tests drive the app in this process: each test starts and ends with Streamlit's caches empty
+APP_TEST_FILES = frozenset({
+    "test_app.py", "test_app_boilerplate.py", "test_app_containment.py", "test_app_readability.py",
+    "test_app_search.py", "test_app_security.py", "test_app_weighted.py", "test_figures.py", "test_team_app.py",
+    "test_uncertainty_app.py"})
+
+
+@pytest.fixture(autouse=True)
+def _clean(request):
+    """In the files of APP_TEST_FILES: ``st.cache_data`` and ``st.cache_resource`` cleared before and after
+    each test, the review store a file of the test's own (CALIB_REVIEW_DB in its tmp_path) and
+    CALIB_ALLOWED_DIRS unset. Other files are left alone (no tmp_path made for them)."""
+    if request.path.name not in APP_TEST_FILES:
+        yield
+        return
+    import streamlit as st
+    monkeypatch, tmp_path = request.getfixturevalue("monkeypatch"), request.getfixturevalue("tmp_path")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
+    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
 
 
 # ------------------------------------------------------- the app in a real browser

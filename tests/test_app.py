@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from appui import export, loading, reviews
@@ -36,17 +35,6 @@ DOCS_CSV = (b"id,text,domain\n"
             b"c,an entirely different text about numerical linear algebra and sparse matrices,y\n"
             b"d,yet another unrelated sentence concerning licences and their many clauses,y\n")
 PAIRS_CSV = b"id_a,id_b,label,category\na,b,duplicate,edit\na,c,not_duplicate,other\n"
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def start() -> AppTest:
@@ -86,6 +74,12 @@ def small_sweep(at, splits: str = "16x8, 12x8, 8x16", thresholds=(0.7, 0.8), mea
     assert not at.exception, at.exception
     assert not errors(at), errors(at)
     return at
+
+
+def test_each_test_here_has_a_review_store_of_its_own(tmp_path):
+    """tests/conftest.py's _clean, shared by the files of APP_TEST_FILES (it also empties Streamlit's caches)."""
+    assert os.environ["CALIB_REVIEW_DB"] == str(tmp_path / "reviews" / "r.sqlite")
+    assert "CALIB_ALLOWED_DIRS" not in os.environ
 
 
 def test_home_loads_shipped_sample():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_app import _clean, small_sweep, start  # noqa: F401 (_clean: test_app's autouse fixture, here too)
+from test_app import small_sweep, start
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest  # noqa: F401  (the helpers below build
 from appui import tables
 from calib.candidates.ensemble import Ensemble, containment_s_curve, lookup
 
-from test_app import _clean, small_sweep, start  # noqa: F401  (_clean: the autouse fixture)
+from test_app import small_sweep, start
 
 
 def test_sweep_page_sweeps_both_measures():

@@ -15,7 +15,7 @@ import pytest
 from appui import charts, tables
 from appui.text import agree, count
 from calib.candidates.ensemble import containment_s_curve
-from test_app import REVIEW_DOCS, REVIEW_PAIRS, _clean, errors, small_sweep, start, upload  # noqa: F401
+from test_app import REVIEW_DOCS, REVIEW_PAIRS, errors, small_sweep, start, upload  # noqa: F401
 
 
 def config_of(table) -> dict:

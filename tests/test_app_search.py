@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import streamlit as st
 from _steep import steep_sample
 from streamlit.testing.v1 import AppTest
 
@@ -21,16 +20,6 @@ from calib.search.recommend import recommend
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def clash_sample():
@@ -83,10 +72,13 @@ def texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning])
 
 
-def agree(at: AppTest, capsys, path: Path, tmp_path: Path, cli_path: Path) -> None:
-    """The page's search gives the CLI's recommendation, knobs and nothing-fits message."""
-    err = cli_sweep(capsys, cli_path, tmp_path / "cli.parquet")
-    cli = pd.read_parquet(tmp_path / "cli.parquet")
+def agree(at: AppTest, capsys, tmp_path: Path, cli_path: Path, cli_run: tuple[Path, str] | None = None) -> None:
+    """The page's search gives the CLI's recommendation, knobs and nothing-fits message: ``calib sweep --sample
+    cli_path`` is run here, or given as ``cli_run`` (its results table and stderr, as conftest's shipped_search)."""
+    if cli_run is None:
+        cli_run = tmp_path / "cli.parquet", cli_sweep(capsys, cli_path, tmp_path / "cli.parquet")
+    cli_results, err = cli_run
+    cli = pd.read_parquet(cli_results)
     at.button(key="run_search").click().run()
     wait(at)
     sweep = at.session_state["calib_sweeps"][at.session_state["calib_sample_hash"]]
@@ -121,7 +113,7 @@ def agree(at: AppTest, capsys, path: Path, tmp_path: Path, cli_path: Path) -> No
             assert rec_fp in (tmp_path / f"export-{fmt}" / "config.json").read_text(encoding="utf-8")
     # and the CLI's results file opens in the app with the CLI's recommended row
     at.file_uploader(key="open_results").set_value(
-        ("cli.parquet", (tmp_path / "cli.parquet").read_bytes(), "application/octet-stream")).run()
+        ("cli.parquet", cli_results.read_bytes(), "application/octet-stream")).run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     assert at.session_state["calib_sweeps"][at.session_state["calib_sample_hash"]].source == "opened from cli.parquet"
     label = [m.value for m in at.markdown if m.value.startswith("**Recommended under")]
@@ -135,18 +127,18 @@ def agree(at: AppTest, capsys, path: Path, tmp_path: Path, cli_path: Path) -> No
 @pytest.mark.slow
 def test_app_and_cli_agree_on_a_planted_sample(tmp_path, capsys):
     path = write_docs(steep_sample(0, pairs=30, hard=6, singletons=20), tmp_path / "steep.jsonl")
-    agree(app_on(path), capsys, path, tmp_path, path)
+    agree(app_on(path), capsys, tmp_path, path)
 
 
 @pytest.mark.slow
 def test_app_and_cli_agree_when_nothing_fits(tmp_path, capsys):
     path = write_docs(clash_sample(), tmp_path / "clash.jsonl")
-    agree(app_on(path), capsys, path, tmp_path, path)
+    agree(app_on(path), capsys, tmp_path, path)
 
 
 @pytest.mark.slow
-def test_app_and_cli_agree_on_the_shipped_sample(tmp_path, capsys):
-    agree(app_on(None), capsys, ROOT / "data" / "sample", tmp_path, ROOT / "data" / "sample")
+def test_app_and_cli_agree_on_the_shipped_sample(tmp_path, capsys, shipped_search):
+    agree(app_on(None), capsys, tmp_path, ROOT / "data" / "sample", shipped_search)
 
 
 @pytest.mark.slow

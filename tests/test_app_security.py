@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from appui import loading, reviews
@@ -31,17 +30,11 @@ DOCS_CSV = (b"id,text\n"
 
 
 @pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
+def _own_home(monkeypatch, tmp_path):
+    """A HOME of the test's own (on top of conftest's _clean: caches cleared, review store in tmp_path)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    monkeypatch.delenv("CALIB_ALLOWED_DIRS", raising=False)
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def files_under(root: Path) -> set[Path]:

@@ -4,21 +4,10 @@ configuration's S-curve over weighted Jaccard (AppTest on the shipped sample).""
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 
 from calib.search.config import Config, config_from_row
 from calib.sketches.represent import Representation
 from test_app import errors, small_sweep, start  # noqa: F401  (helpers only: no test is imported)
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch, tmp_path):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    monkeypatch.setenv("CALIB_REVIEW_DB", str(tmp_path / "reviews" / "r.sqlite"))
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """The documentation site as a reader's browser draws it: no code block wraps inside an option or hides the end of a command."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,20 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
 PAGES = ("tutorials/own-corpus", "corpus-draw", "how-to/calib-apply", "how-to/datasketch", "getting-started")
 
 
+def built_site(tmp_path: Path) -> Path:
+    """The site .ci/run built a moment ago from this tree with mkdocs build --strict (CALIB_DOCS_SITE), or
+    one built here the same way when the variable is unset."""
+    given = os.environ.get("CALIB_DOCS_SITE")
+    if given:
+        assert (Path(given) / "index.html").is_file(), f"CALIB_DOCS_SITE={given} holds no built site"
+        return Path(given)
+    site = tmp_path / "site"
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
+    subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(site)], cwd=ROOT, check=True,
+                   capture_output=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)})
+    return site
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
 def test_code_blocks_scroll_and_never_wrap_inside_an_option_at_800_px(tmp_path):
@@ -23,10 +38,7 @@ def test_code_blocks_scroll_and_never_wrap_inside_an_option_at_800_px(tmp_path):
     scrollbar that takes layout space (drawn always, not only on hover); and the first line's end is
     clear of the copy button."""
     from playwright.sync_api import sync_playwright
-    site = tmp_path / "site"
-    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
-    subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(site)], cwd=ROOT, check=True,
-                   capture_output=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)})
+    site = built_site(tmp_path)
     probe = """els => els.map(e => {
         const cs = getComputedStyle(e), r = e.getBoundingClientRect();
         const button = e.parentElement.querySelector('.md-clipboard');

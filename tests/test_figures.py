@@ -20,7 +20,7 @@ from calib.estimates import figures
 from calib.estimates.bootstrap import ClusterBootstrap
 from calib.estimates.metrics import counted_rate
 from calib.estimates.stats import wilson
-from test_app import _clean, small_sweep, start  # noqa: F401
+from test_app import small_sweep, start
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_NUMBERS = re.compile(r"\b(nan|inf|NaN|None)\b|±\s*inf")

@@ -16,9 +16,17 @@ def ws():
     return Workspace(steep_sample(0, pairs=30, hard=6, singletons=20))
 
 
-def test_progress_is_monotone_reaches_one_and_names_each_step(ws):
+@pytest.fixture(scope="module")
+def watched(ws):
+    """The default search on ``ws`` run once, watched: its result, the progress calls and the batches handed out."""
     seen, batches = [], []
     found = search(ws, progress=lambda f, m: seen.append((f, m)), measured=batches.append)
+    return found, seen, batches
+
+
+@pytest.mark.slow
+def test_progress_is_monotone_reaches_one_and_names_each_step(watched):
+    found, seen, batches = watched
     fractions = [f for f, _ in seen]
     assert all(0.0 <= f <= 1.0 for f in fractions)
     assert all(b >= a for a, b in zip(fractions, fractions[1:])), "progress went back"
@@ -32,14 +40,15 @@ def test_progress_is_monotone_reaches_one_and_names_each_step(ws):
     assert len(batches) >= 3 and not found.stopped
 
 
-def test_stop_between_settings_keeps_the_rows_measured(ws):
+@pytest.mark.slow
+def test_stop_between_settings_keeps_the_rows_measured(ws, watched):
     batches, calls = [], []
 
     def stop():  # asked between settings: stop once a few groups of the first pass are done
         calls.append(1)
         return len(calls) > 3
 
-    full = search(ws)
+    full = watched[0]  # the same search on the same workspace, not stopped
     found = search(ws, stop=stop, measured=batches.append)
     assert found.stopped and "stopped on request" in found.added_text()
     n = len(found.results)

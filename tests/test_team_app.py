@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from calib.review.adjudication import review_labels
 from calib.review.sqlite import ReviewStore
-from test_app import _clean, small_sweep  # noqa: F401  (_clean: the autouse fixture, caches cleared, CALIB_REVIEW_DB in tmp_path)
+from test_app import small_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 

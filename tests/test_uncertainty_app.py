@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_app import _clean, errors, start  # noqa: F401  (_clean: autouse cache/env reset)
+from test_app import errors, start
 
 DOCS = ("id,text,group\n" + "".join(f"a{k},the same licence text with a small change number {k},A\n" for k in range(6))
         + "b0,another text entirely about sparse matrices,B\nb1,another text entirely about sparse matrices too,B\n"
