@@ -311,7 +311,9 @@ def test_readme_and_docs_run_in_order(tmp_path, monkeypatch, capsys):
     if CLOUGH_DIR.is_dir():  # the corpora that do not ship, beside the clone as beside the repository
         (tmp_path / "shared" / "corpora").mkdir(parents=True)
         (tmp_path / "shared" / "corpora" / "clough").symlink_to(CLOUGH_DIR)
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # the commands run as on a user's machine: calib sweep keeps its steps on disk by default (the other
+    # tests run with the store off), here in a folder of this run's own
+    env = dict(os.environ, PYTHONPATH=str(REPO), CALIB_CACHE="on", CALIB_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("CALIB_ALLOWED_DIRS", None)
     monkeypatch.chdir(clone)
     ran, skipped, done, took = [], [], set(), {}
