@@ -102,6 +102,7 @@ def run_controls(kwargs: dict, cats: tuple[str, ...]) -> None:
                  help="calib sweep's default search: a grid chosen from the sample (first pass), a step around "
                       "the recall / false-removal front and the exploration of every axis (second pass), then "
                       "the best few re-run on more hash seeds (seed check)"):
+        st.session_state.pop("calib_search_note", None)
         st.session_state[JOB] = search_job.start(state.sample_hash(), kwargs, engine.default_search(kwargs, cats))
         st.session_state[JOB].ignored = cats
         st.rerun()
@@ -144,6 +145,10 @@ def collect(j: search_job.Job) -> None:
         st.session_state["calib_search_error"] = f"The search failed: {j.error}"
         return
     found = j.found
+    if found.stopped and not len(found.results):  # any earlier sweep of the sample stays
+        st.session_state["calib_search_note"] = ("The search was stopped before it measured a configuration: "
+                                                 "nothing to show. Run it again and let it measure a few.")
+        return
     state.set_results(found.results, found, j.settings, "the default search" + (
         ", stopped" if found.stopped else ""))
     st.session_state["calib_second_pass_note"] = ""
@@ -157,6 +162,9 @@ def finish_if_done() -> None:
     err = st.session_state.pop("calib_search_error", None)
     if err:
         st.error(err)
+    note = st.session_state.get("calib_search_note")  # shown until the next search starts
+    if note:
+        st.info(note)
 
 
 # --- how each row was found --------------------------------------------------------------------

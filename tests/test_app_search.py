@@ -192,6 +192,10 @@ def test_the_search_can_be_watched_and_stopped_keeping_what_was_measured(tmp_pat
     assert at.button(key="stop_search") is not None
     assert at.get("progress"), "no progress bar while the search runs"
     assert any(c.value.startswith("Elapsed ") for c in at.caption)
+    t0 = time.monotonic()
+    while not job.batches:  # stopped after a first row is measured (a stop before it: tests/test_search_watch.py)
+        assert job.running and time.monotonic() - t0 < 600, "no row measured"
+        time.sleep(0.2)
     at.button(key="stop_search").click().run()
     wait(at)
     assert job.stop_event.is_set() and job.fraction == 1.0 and job.updates > 0
@@ -301,3 +305,23 @@ def test_the_export_page_names_what_the_chosen_tool_lacks():
     assert refused and "it lacks" in refused[0] and "calib sweep --target datatrove" in refused[0]
     at.selectbox(key="export_target").set_value("calib").run()
     assert not [e for e in at.error if "cannot run this configuration" in e.value]
+
+
+def test_a_search_stopped_before_its_first_row_says_so(tmp_path, monkeypatch):
+    """Stop pressed before anything is measured: a note, no error, and no empty sweep in its place."""
+    from appui import search_job
+    path = write_docs(steep_sample(0, pairs=30, hard=6, singletons=20), tmp_path / "steep.jsonl")
+    at = app_on(path)
+    start = search_job.start
+
+    def stopped_at_once(*args, **kwargs):
+        job = start(*args, **kwargs)
+        job.stop()
+        return job
+    monkeypatch.setattr(search_job, "start", stopped_at_once)
+    at.button(key="run_search").click().run()
+    wait(at)
+    assert not at.error, [e.value for e in at.error]
+    assert any("stopped before it measured a configuration" in i.value for i in at.info), [i.value for i in at.info]
+    sweeps = at.session_state["calib_sweeps"] if "calib_sweeps" in at.session_state else {}
+    assert sweeps.get(at.session_state["calib_sample_hash"]) is None

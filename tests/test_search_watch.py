@@ -60,3 +60,14 @@ def test_stop_between_settings_keeps_the_rows_measured(ws, watched):
     pd.testing.assert_series_equal(same["pair_recall"].reset_index(drop=True),
                                    found.results["pair_recall"].reset_index(drop=True), check_names=False)
     assert sum(len(b) for b in batches) == n
+
+
+def test_a_stop_before_the_first_row_ends_with_nothing_measured(ws):
+    """Stop pressed at once: the search ends (progress at 100%, 'stopped') with no row and no pick,
+    and says it stopped, instead of failing on a table without columns."""
+    seen = []
+    found = search(ws, stop=lambda: True, progress=lambda f, m: seen.append((f, m)))
+    assert found.stopped and found.best is None and len(found.results) == 0
+    assert seen[-1] == (1.0, "stopped")
+    assert "stopped on request" in found.added_text()
+    assert {"pair_recall", "false_removal_rate", "search_pass"} <= set(found.results.columns)

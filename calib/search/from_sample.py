@@ -205,6 +205,8 @@ class SearchResult:
         best = self.refined_best
         if not self.second_pass:
             return "second pass: off"
+        if self.stopped and not self.refined and self.exploration is None:
+            return "second pass: not run"
         explored = ("" if self.exploration is None else
                     f" and {sum(len(r) for r in self.exploration.rows)} from {len(self.exploration.ceilings)} "
                     f"settings explored ({len(self.exploration.rounds)} rounds)")
@@ -328,7 +330,8 @@ def _search(ws, grid, *, given, max_false_removal_rate, objective, second_pass, 
     checking = check_top > 0 and check_seeds > 0 and seeds is None
     share = (0.4 if second_pass else 0.9) if checking else (0.5 if second_pass else 1.0)
     first = sweep_configs(ws, configs, grid.max_pairs, default_floor=min(grid.thresholds),
-                          progress=lambda f, m: progress(share * f, f"first pass: {m}")).assign(search_pass=1)
+                          progress=lambda f, m: progress(share * f, f"first pass: {m}"))
+    first = (no_rows() if first.empty else first).assign(search_pass=1)  # empty: stopped before the first row
 
     def best_of(rows):  # several seeds: recommend on the across-seed means, as calib sweep does
         return recommend(across_seeds(rows) if seeds else rows, max_false_removal_rate=max_false_removal_rate,
