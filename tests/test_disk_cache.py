@@ -128,9 +128,7 @@ def test_bad_planted_and_foreign_files_are_refused_once_and_recomputed(cache, ca
         elif how == 3:  # writable by the group
             p.chmod(0o664)
         elif how == 4:  # another entry's whole, sealed file under this name (its key differs)
-            other = found[(k + 1) % len(found)]
             p.write_bytes(diskstore.pack("another key", {"x": np.arange(3)}))
-            del other
         else:  # a link to a file of the same bytes
             target = p.with_name(p.name + ".elsewhere")
             p.rename(target)
