@@ -8,8 +8,11 @@ all (:func:`calib.base.atomic.write_text_atomic`): an interrupted run leaves the
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -32,6 +35,37 @@ def machine() -> str:
     """One line naming the processor, its cores and the Python that ran the figures."""
     return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}")
+
+
+def fresh_run(module: str, sample: str, *options: str, calib_root: str | None = None, env: dict | None = None):
+    """``python -m module --one sample *options`` in a fresh process (``--calib-root``: import calib from
+    that checkout): the JSON of the last line it prints (a bench script's ``--one`` result)."""
+    cmd = [sys.executable, "-m", module, "--one", sample, *options] + (["--calib-root", calib_root] if calib_root else [])
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT, check=True, env=env)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def checkout_arguments(ap, before: str) -> None:
+    """The options of a bench script timed in fresh processes (:func:`fresh_run`), on this checkout and
+    another: ``--one``, ``--sample``, ``--calib-root``, ``--before`` (``before``: what that one's help says)."""
+    ap.add_argument("--one", help="one run on this sample folder, printed as JSON")
+    ap.add_argument("--sample", action="append", help="sample folders (repeatable; default data/sample)")
+    ap.add_argument("--calib-root", help="import calib from this checkout instead of this one")
+    ap.add_argument("--before", help=before)
+
+
+def alternately(run: Callable[..., dict], samples, before: str | None, repeats: int = 1) -> list[dict]:
+    """``run(sample, calib_root=...)`` for each sample, ``repeats`` times, the ``before`` checkout (if any) and this
+    one alternately so that both see the same machine state: each result with its ``tree`` ('before' /
+    'after'), printed to stderr as it comes."""
+    trees = ([("before", before)] if before else []) + [("after", None)]
+    runs = []
+    for sample in samples:
+        for _ in range(repeats):
+            for name, root in trees:
+                runs.append({**run(sample, calib_root=root), "tree": name})
+                print(json.dumps(runs[-1]), file=sys.stderr)
+    return runs
 
 
 def best_of(run: Callable[[], object], repeats: int = 3) -> tuple[float, float]:

@@ -12,19 +12,16 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench.record import fresh_run
 
 
 def run(sample: str, mode: str, folder: Path) -> dict:
     env = {**os.environ, "CALIB_CACHE": "off" if mode == "off" else "on", "CALIB_CACHE_DIR": str(folder)}
-    proc = subprocess.run([sys.executable, "-m", "bench.search.search_speed", "--one", sample],
-                          capture_output=True, text=True, cwd=ROOT, check=True, env=env)
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    r = fresh_run("bench.search.search_speed", sample, env=env)
     r["mode"] = mode
     r["bytes"] = sum(p.stat().st_size for p in (folder / "workspace").rglob("*") if p.is_file())
     return r

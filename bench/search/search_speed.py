@@ -23,12 +23,13 @@ import json
 import os
 import resource
 import shlex
-import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench.record import checkout_arguments, fresh_run
+
 FLOAT_DIGITS = 9
 
 
@@ -73,20 +74,9 @@ def one(sample_dir: str, profile: str | None, table: str | None) -> dict:
             "cache": ws.cache_info()}
 
 
-def run(sample: str, calib_root: str | None) -> dict:
-    cmd = [sys.executable, "-m", "bench.search.search_speed", "--one", sample]
-    if calib_root:
-        cmd += ["--calib-root", calib_root]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--one", help="one run on this sample folder, printed as JSON")
-    ap.add_argument("--sample", action="append", help="sample folders (repeatable; default data/sample)")
-    ap.add_argument("--calib-root", help="import calib from this checkout instead of this one")
-    ap.add_argument("--before", help="a second checkout timed alternately with this one (the 'before' column)")
+    checkout_arguments(ap, "a second checkout timed alternately with this one (the 'before' rows)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--profile", help="with --one: write a cProfile dump here")
     ap.add_argument("--table", help="with --one: pickle the results table here")
@@ -100,19 +90,11 @@ def main(argv=None) -> None:
     if a.one:
         print(json.dumps(one(a.one, a.profile, a.table)))
         return
-    from bench.record import load_averages, machine, write_result
+    from bench.record import alternately, load_averages, machine, write_result
     samples = a.sample if a.sample is not None else ([] if a.include else ["data/sample"])
-    trees = ([("before", a.before)] if a.before else []) + [("after", None)]
     if a.threads:
         os.environ["NUMBA_NUM_THREADS"] = str(a.threads)
-    runs = []
-    for sample in samples:
-        for _ in range(a.repeats):
-            for name, root in trees:  # alternately, so both see the same machine state
-                r = run(sample, root)
-                r["tree"] = name
-                runs.append(r)
-                print(json.dumps(r), file=sys.stderr)
+    runs = alternately(partial(fresh_run, "bench.search.search_speed"), samples, a.before, a.repeats)
     for spec in a.include:
         tree, path = spec.split("=", 1)
         runs.append({**json.loads(Path(path).read_text().strip().splitlines()[-1]), "tree": tree})

@@ -22,12 +22,13 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench.record import checkout_arguments, fresh_run
+
 SETTINGS = (("word", dict()), ("word", dict(strip_punct=False)), ("word", dict(lowercase=False)), ("char", dict()))
 SHARE = 0.02
 
@@ -56,20 +57,9 @@ def one(sample_dir: str) -> dict:
             "load": os.getloadavg()[0]}
 
 
-def run(sample: str, calib_root: str | None) -> dict:
-    cmd = [sys.executable, "-m", "bench.search.strip_speed", "--one", sample]
-    if calib_root:
-        cmd += ["--calib-root", calib_root]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--one", help="one run on this sample folder, printed as JSON")
-    ap.add_argument("--sample", action="append", help="sample folders (repeatable; default data/sample)")
-    ap.add_argument("--calib-root", help="with --one: import calib from this checkout instead of this one")
-    ap.add_argument("--before", help="another checkout timed alternately with this one (the 'before' rows)")
+    checkout_arguments(ap, "a second checkout timed alternately with this one (the 'before' rows)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--out", default="bench/results/strip_speed.md")
     a = ap.parse_args(argv)
@@ -78,15 +68,8 @@ def main(argv=None) -> None:
     if a.one:
         print(json.dumps(one(a.one)))
         return
-    from bench.record import load_averages, machine, write_result
-    trees = ([("before", a.before)] if a.before else []) + [("after", None)]
-    runs = []
-    for sample in a.sample or ["data/sample"]:
-        for _ in range(a.repeats):
-            for name, root in trees:  # alternately, so both see the same machine state
-                r = {**run(sample, root), "tree": name}
-                runs.append(r)
-                print(json.dumps(r), file=sys.stderr)
+    from bench.record import alternately, load_averages, machine, write_result
+    runs = alternately(partial(fresh_run, "bench.search.strip_speed"), a.sample or ["data/sample"], a.before, a.repeats)
     labels = " / ".join(f"{s}{'' if not f else ' ' + ','.join(f'{k}={v}' for k, v in f.items())}" for s, f in SETTINGS)
     lines = ["# Boilerplate line stripping: CPU seconds of Workspace.stripped", "",
              f"`python -m bench.search.strip_speed {' '.join(shlex.quote(x) for x in (argv or sys.argv[1:]))}`: "

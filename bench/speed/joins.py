@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench.record import checkout_arguments, fresh_run
+
 REPS = ("word3", "word5", "char5")
 
 
@@ -71,19 +71,9 @@ def one(sample_dir: str, floors=None, reps=REPS) -> list[dict]:
     return rows
 
 
-def run(sample: str, calib_root: str | None, options: list[str]) -> list[dict]:
-    cmd = [sys.executable, "-m", "bench.speed.joins", "--one", sample] + options + (
-        ["--calib-root", calib_root] if calib_root else [])
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--one", help="one run on this sample folder, printed as JSON")
-    ap.add_argument("--sample", action="append", help="sample folders (repeatable; default data/sample)")
-    ap.add_argument("--calib-root", help="import calib from this checkout instead of this one")
-    ap.add_argument("--before", help="a second checkout timed first (the 'before' column)")
+    checkout_arguments(ap, "a second checkout timed first (the 'before' column)")
     ap.add_argument("--floors", help="floors to join at, e.g. 0.9,0.7 (default: SCAN_FLOORS)")
     ap.add_argument("--reps", default=",".join(REPS), help="representations, e.g. word3,char5")
     ap.add_argument("--out", default="bench/results/joins.md")
@@ -103,8 +93,8 @@ def main(argv=None) -> None:
              "|---|---|---|---|---|---|---|---|"]
     totals, options = {}, (["--floors", a.floors] if a.floors else []) + ["--reps", a.reps]
     for sample in a.sample or ["data/sample"]:
-        before = run(sample, a.before, options) if a.before else None
-        after = run(sample, None, options)
+        before = fresh_run("bench.speed.joins", sample, *options, calib_root=a.before) if a.before else None
+        after = fresh_run("bench.speed.joins", sample, *options)
         for k, r in enumerate(after):
             b = before[k] if before else None
             same = "" if b is None or r["measure"] == "ranking" else ("yes" if b["digest"] == r["digest"] else "NO")
