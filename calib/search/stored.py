@@ -150,7 +150,10 @@ def row_arrays(row: dict) -> dict:
 
 
 def array_row(arrays: dict) -> dict:
-    return json.loads(array_text(arrays))
+    row = json.loads(array_text(arrays))
+    if not isinstance(row, dict):
+        raise ValueError("not a results row")
+    return row
 
 
 def _text(key) -> str:
@@ -250,28 +253,5 @@ def arrays_candidates(a: dict):
     return a["i"], a["j"]
 
 
-def load_row(ws, key: tuple) -> dict | None:
-    """The scored row an earlier run stored for ``key`` (:func:`row_key`), or None."""
-    if ws._disk is None:
-        return None
-    a = ws._disk.get("rows", key)
-    try:
-        row = None if a is None else array_row(a)
-    except (KeyError, ValueError, UnicodeDecodeError):
-        row = None
-    if isinstance(row, dict):
-        ws.loaded["rows"] += 1
-        return row
-    return None
-
-
-def save_row(ws, key: tuple, row: dict) -> dict:
-    """Count and store a row just scored; the row."""
-    ws.computed["rows"] += 1
-    if ws._disk is not None:
-        ws._disk.put("rows", key, row_arrays(row))
-    return row
-
-
-__all__ = ["Stored", "code_digest", "config_key", "kept", "labels_digest", "load_row", "row_key", "sample_digest",
-           "save_row"]
+__all__ = ["Stored", "array_row", "code_digest", "config_key", "kept", "labels_digest", "row_arrays", "row_key",
+           "sample_digest"]

@@ -291,11 +291,14 @@ def sweep_configs(ws: Workspace, configs: list[Config], max_pairs: int | None = 
             break
         progress(done / len(configs), f"{rep.shingle_label()} num_perm={rep.num_perm} b={b} r={r}")
         fl = floors[rep.shingling_fingerprint(), m]
-        have = [stored.load_row(ws, stored.row_key(ws, cfg, fl, max_pairs)) for cfg in cfgs]  # a re-run's rows
-        st = None if all(x is not None for x in have) else _SplitState(ws, rep, b, r, fl, max_pairs, m)
-        for cfg, row in zip(cfgs, have):
-            rows.append(row if row is not None else stored.save_row(ws, stored.row_key(ws, cfg, fl, max_pairs),
-                                                                   _score(ws, st, cfg)))
+        split: list[_SplitState] = []  # the split's state, built for the first row an earlier run did not store
+        for cfg in cfgs:
+            def score(cfg: Config = cfg) -> dict:  # called at once, by kept, when the row is not on disk
+                if not split:
+                    split.append(_SplitState(ws, rep, b, r, fl, max_pairs, m))
+                return _score(ws, split[0], cfg)
+            rows.append(stored.kept(ws, "rows", stored.row_key(ws, cfg, fl, max_pairs), score, stored.row_arrays,
+                                    stored.array_row))
         done += len(cfgs)
     progress(1.0, "done")
     out = fill_unset(_fill_unset(pd.DataFrame(rows)))
